@@ -1,0 +1,55 @@
+/*
+ * jointmath.h - record layouts, kernel prototypes and the dispatch table.
+ *
+ * Every kernel exists once per ISA (suffix _scalar, _sse, _avx2, _avx512), built from one
+ * source file per kernel family; dispatch.c picks one set at import time.
+ */
+#ifndef JOINTMATH_H
+#define JOINTMATH_H
+
+#include <stddef.h>
+
+/* The seeds' JointQuat / JointMat, byte for byte (the Python dtypes mirror these). */
+typedef struct {
+    float q[4]; /* rotation x, y, z, w */
+    float t[4]; /* translation x, y, z; the 4th lane is 0 */
+} jm_joint_quat;
+
+typedef struct {
+    float m[3][4]; /* row-major 3x3 rotation, translation in column 3 */
+} jm_joint_mat;
+
+/* A record-to-record kernel: n records from src to dst, strides in bytes. */
+typedef void (*jm_map_kernel)(const char *src, ptrdiff_t src_stride, char *dst, ptrdiff_t dst_stride,
+                              size_t n);
+
+/* The kernels of one ISA. */
+typedef struct {
+    const char *name;
+    jm_map_kernel joints_to_mats;  /* jm_joint_quat -> jm_joint_mat */
+    jm_map_kernel mats_to_joints;  /* jm_joint_mat -> jm_joint_quat */
+    jm_map_kernel quats_to_matrices; /* float[4] -> float[3][3] */
+    jm_map_kernel matrices_to_quats; /* float[3][3] -> float[4] */
+} jm_kernel_table;
+
+#define JM_DECLARE_ISA(isa)                                                                      \
+    void jm_joints_to_mats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
+    void jm_mats_to_joints_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
+    void jm_quats_to_matrices_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
+    void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);
+
+JM_DECLARE_ISA(scalar)
+JM_DECLARE_ISA(sse)
+JM_DECLARE_ISA(avx2)
+JM_DECLARE_ISA(avx512)
+
+/* Number of ISA paths, in order from the baseline up. */
+#define JM_NUM_ISAS 4
+
+/* The table of path i (0 = scalar ... 3 = avx512). */
+const jm_kernel_table *jm_isa_table(int i);
+
+/* Whether this CPU and OS can run path i (cpuid feature bits plus xgetbv register state). */
+int jm_isa_supported(int i);
+
+#endif /* JOINTMATH_H */

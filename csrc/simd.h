@@ -1,0 +1,320 @@
+/*
+ * simd.h - the tiny vector layer every kernel file is written against.
+ *
+ * A kernel file includes this header once; the build compiles that file once per ISA with
+ * JM_ISA set to one of the values below (and the matching -m target flags), so the same source
+ * becomes jm_<kernel>_scalar, jm_<kernel>_sse, jm_<kernel>_avx2 and jm_<kernel>_avx512.
+ *
+ *   vf      a vector of JM_W floats (float itself on the scalar path)
+ *   vmask   the result of a lane-wise comparison, consumed by v_select
+ *
+ * Records (joints, quaternions, matrices) are moved between memory and registers as 128-bit
+ * "quads" of four floats: v_load_quads reads one quad from each of JM_W records and transposes
+ * them so that vector k holds component k of every record (structure of arrays); v_store_quads
+ * is its inverse. Lane i always belongs to record i of the block, on every path, so kernels
+ * can mix quads of different record layouts freely. Loads and stores are unaligned and use
+ * only plain loads, shuffles and stores (no gather/scatter).
+ */
+#ifndef JM_SIMD_H
+#define JM_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define JM_ISA_SCALAR 0
+#define JM_ISA_SSE 1
+#define JM_ISA_AVX2 2
+#define JM_ISA_AVX512 3
+
+#ifndef JM_ISA
+#error "JM_ISA must be defined by the build (see setup.py)"
+#endif
+
+/* JM_FN(name) gives the ISA-suffixed symbol the dispatcher links against. */
+#define JM_CAT_(a, b) a##_##b
+#define JM_CAT(a, b) JM_CAT_(a, b)
+
+#if JM_ISA == JM_ISA_AVX512
+#include <immintrin.h>
+#define JM_W 16
+#define JM_FN(name) JM_CAT(name, avx512)
+typedef __m512 vf;
+typedef __mmask16 vmask;
+#elif JM_ISA == JM_ISA_AVX2
+#include <immintrin.h>
+#define JM_W 8
+#define JM_FN(name) JM_CAT(name, avx2)
+typedef __m256 vf;
+typedef __m256 vmask;
+#elif JM_ISA == JM_ISA_SSE
+#include <smmintrin.h>
+#define JM_W 4
+#define JM_FN(name) JM_CAT(name, sse)
+typedef __m128 vf;
+typedef __m128 vmask;
+#else
+#include <math.h>
+#define JM_W 1
+#define JM_FN(name) JM_CAT(name, scalar)
+typedef float vf;
+typedef int vmask;
+#endif
+
+#define JM_INLINE static inline __attribute__((always_inline))
+
+/* ---------------------------------------------------------------- arithmetic -- */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE vf v_set1(float a) { return _mm512_set1_ps(a); }
+JM_INLINE vf v_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+JM_INLINE vf v_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+JM_INLINE vf v_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+JM_INLINE vf v_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+JM_INLINE vf v_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+JM_INLINE vf v_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+JM_INLINE vf v_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }   /* a*b + c */
+JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); } /* c - a*b */
+JM_INLINE vf v_rsqrt_approx(vf a) { return _mm512_rsqrt14_ps(a); }
+JM_INLINE vf v_rcp_approx(vf a) { return _mm512_rcp14_ps(a); }
+JM_INLINE vf v_xor(vf a, vf b) { return _mm512_xor_ps(a, b); }
+JM_INLINE vf v_and(vf a, vf b) { return _mm512_and_ps(a, b); }
+JM_INLINE vmask v_gt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+JM_INLINE vmask v_ge(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
+JM_INLINE vmask v_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+JM_INLINE vmask m_and(vmask a, vmask b) { return (vmask)(a & b); }
+JM_INLINE vmask m_or(vmask a, vmask b) { return (vmask)(a | b); }
+JM_INLINE vmask m_not(vmask a) { return (vmask)~a; }
+/* lanes where m is set take a, the others b */
+JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE vf v_set1(float a) { return _mm256_set1_ps(a); }
+JM_INLINE vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+JM_INLINE vf v_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+JM_INLINE vf v_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+JM_INLINE vf v_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+JM_INLINE vf v_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+JM_INLINE vf v_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+JM_INLINE vf v_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+JM_INLINE vf v_rsqrt_approx(vf a) { return _mm256_rsqrt_ps(a); }
+JM_INLINE vf v_rcp_approx(vf a) { return _mm256_rcp_ps(a); }
+JM_INLINE vf v_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+JM_INLINE vf v_and(vf a, vf b) { return _mm256_and_ps(a, b); }
+JM_INLINE vmask v_gt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+JM_INLINE vmask v_ge(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+JM_INLINE vmask v_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+JM_INLINE vmask m_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
+JM_INLINE vmask m_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
+JM_INLINE vmask m_not(vmask a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))); }
+JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE vf v_set1(float a) { return _mm_set1_ps(a); }
+JM_INLINE vf v_add(vf a, vf b) { return _mm_add_ps(a, b); }
+JM_INLINE vf v_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
+JM_INLINE vf v_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
+JM_INLINE vf v_div(vf a, vf b) { return _mm_div_ps(a, b); }
+JM_INLINE vf v_min(vf a, vf b) { return _mm_min_ps(a, b); }
+JM_INLINE vf v_max(vf a, vf b) { return _mm_max_ps(a, b); }
+JM_INLINE vf v_sqrt(vf a) { return _mm_sqrt_ps(a); }
+/* SSE has no FMA: a separate multiply and add (one more rounding, covered by every bound). */
+JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return _mm_sub_ps(c, _mm_mul_ps(a, b)); }
+JM_INLINE vf v_rsqrt_approx(vf a) { return _mm_rsqrt_ps(a); }
+JM_INLINE vf v_rcp_approx(vf a) { return _mm_rcp_ps(a); }
+JM_INLINE vf v_xor(vf a, vf b) { return _mm_xor_ps(a, b); }
+JM_INLINE vf v_and(vf a, vf b) { return _mm_and_ps(a, b); }
+JM_INLINE vmask v_gt(vf a, vf b) { return _mm_cmpgt_ps(a, b); }
+JM_INLINE vmask v_ge(vf a, vf b) { return _mm_cmpge_ps(a, b); }
+JM_INLINE vmask v_lt(vf a, vf b) { return _mm_cmplt_ps(a, b); }
+JM_INLINE vmask m_and(vmask a, vmask b) { return _mm_and_ps(a, b); }
+JM_INLINE vmask m_or(vmask a, vmask b) { return _mm_or_ps(a, b); }
+JM_INLINE vmask m_not(vmask a) { return _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))); }
+JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm_blendv_ps(b, a, m); }
+#else
+JM_INLINE vf v_set1(float a) { return a; }
+JM_INLINE vf v_add(vf a, vf b) { return a + b; }
+JM_INLINE vf v_sub(vf a, vf b) { return a - b; }
+JM_INLINE vf v_mul(vf a, vf b) { return a * b; }
+JM_INLINE vf v_div(vf a, vf b) { return a / b; }
+JM_INLINE vf v_min(vf a, vf b) { return b < a ? b : a; } /* returns b when either is NaN, like minps */
+JM_INLINE vf v_max(vf a, vf b) { return b > a ? b : a; }
+JM_INLINE vf v_sqrt(vf a) { return sqrtf(a); }
+/* The scalar path is built for baseline x86-64, where fmaf is a library call: plain mul+add. */
+JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return a * b + c; }
+JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return c - a * b; }
+JM_INLINE vf v_rsqrt_approx(vf a) { return 1.0f / sqrtf(a); }
+JM_INLINE vf v_rcp_approx(vf a) { return 1.0f / a; }
+JM_INLINE vf v_xor(vf a, vf b) {
+    uint32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    ia ^= ib;
+    memcpy(&a, &ia, 4);
+    return a;
+}
+JM_INLINE vf v_and(vf a, vf b) {
+    uint32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    ia &= ib;
+    memcpy(&a, &ia, 4);
+    return a;
+}
+JM_INLINE vmask v_gt(vf a, vf b) { return a > b; }
+JM_INLINE vmask v_ge(vf a, vf b) { return a >= b; }
+JM_INLINE vmask v_lt(vf a, vf b) { return a < b; }
+JM_INLINE vmask m_and(vmask a, vmask b) { return a & b; }
+JM_INLINE vmask m_or(vmask a, vmask b) { return a | b; }
+JM_INLINE vmask m_not(vmask a) { return !a; }
+JM_INLINE vf v_select(vmask m, vf a, vf b) { return m ? a : b; }
+#endif
+
+/* a float from its IEEE-754 bit pattern (sign masks and the like) */
+JM_INLINE float jm_float_from_bits(uint32_t bits) {
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+JM_INLINE vf v_abs(vf a) { return v_and(a, v_set1(jm_float_from_bits(0x7fffffffu))); }
+
+/*
+ * 1/sqrt(a) to about 2 ulp: the hardware estimate (12 bits on SSE/AVX2, 14 on AVX-512) refined
+ * by one Newton-Raphson step y' = y * (1.5 - 0.5 * a * y * y). The scalar path divides exactly.
+ * a = 0 gives NaN on the SIMD paths (inf * 0 in the step); callers keep a away from zero.
+ */
+JM_INLINE vf v_rsqrt(vf a) {
+#if JM_ISA == JM_ISA_SCALAR
+    return 1.0f / sqrtf(a);
+#else
+    vf y = v_rsqrt_approx(a);
+    vf half_a_y = v_mul(v_mul(v_set1(0.5f), a), y);
+    return v_mul(y, v_fnmadd(half_a_y, y, v_set1(1.5f)));
+#endif
+}
+
+/* ----------------------------------------------------- record loads and stores -- */
+/*
+ * v_load_quads: for i in [0, JM_W) read floats [0, 4) at (base + i * stride) and return them
+ * transposed: c0 lane i = first float of record i, ..., c3 lane i = fourth float.
+ * v_store_quads writes the inverse. stride is in bytes and may be anything (records of any
+ * size, unaligned, negative strides of sliced arrays).
+ */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE __m512 jm_load_4_quads(const char *p, ptrdiff_t s) {
+    /* 128-bit lane L gets the quad of record 4L (+ j when called with p + j*s) */
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps((const float *)p));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 4 * s)), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 8 * s)), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 12 * s)), 3);
+}
+JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m512 v) {
+    _mm_storeu_ps((float *)p, _mm512_castps512_ps128(v));
+    _mm_storeu_ps((float *)(p + 4 * s), _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps((float *)(p + 8 * s), _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps((float *)(p + 12 * s), _mm512_extractf32x4_ps(v, 3));
+}
+/* 4x4 transpose inside every 128-bit lane */
+JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
+    __m512 t0 = _mm512_unpacklo_ps(*a, *b), t1 = _mm512_unpackhi_ps(*a, *b);
+    __m512 t2 = _mm512_unpacklo_ps(*c, *d), t3 = _mm512_unpackhi_ps(*c, *d);
+    *a = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    *b = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    *c = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    *d = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m256 jm_load_4_quads(const char *p, ptrdiff_t s) {
+    /* low lane: record j, high lane: record 4 + j */
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps((const float *)p)),
+                                _mm_loadu_ps((const float *)(p + 4 * s)), 1);
+}
+JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m256 v) {
+    _mm_storeu_ps((float *)p, _mm256_castps256_ps128(v));
+    _mm_storeu_ps((float *)(p + 4 * s), _mm256_extractf128_ps(v, 1));
+}
+JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
+    __m256 t0 = _mm256_unpacklo_ps(*a, *b), t1 = _mm256_unpackhi_ps(*a, *b);
+    __m256 t2 = _mm256_unpacklo_ps(*c, *d), t3 = _mm256_unpackhi_ps(*c, *d);
+    *a = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    *b = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    *c = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    *d = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+}
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE __m128 jm_load_4_quads(const char *p, ptrdiff_t s) {
+    (void)s;
+    return _mm_loadu_ps((const float *)p);
+}
+JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m128 v) {
+    (void)s;
+    _mm_storeu_ps((float *)p, v);
+}
+JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) { _MM_TRANSPOSE4_PS(*a, *b, *c, *d); }
+#endif
+
+#if JM_ISA == JM_ISA_SCALAR
+JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
+    float q[4];
+    (void)stride;
+    memcpy(q, base, sizeof q); /* memcpy: records may be unaligned */
+    *c0 = q[0];
+    *c1 = q[1];
+    *c2 = q[2];
+    *c3 = q[3];
+}
+JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
+    float q[4] = {c0, c1, c2, c3};
+    (void)stride;
+    memcpy(base, q, sizeof q);
+}
+#else
+JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
+    vf r0 = jm_load_4_quads(base, stride);
+    vf r1 = jm_load_4_quads(base + stride, stride);
+    vf r2 = jm_load_4_quads(base + 2 * stride, stride);
+    vf r3 = jm_load_4_quads(base + 3 * stride, stride);
+    jm_transpose_lanes(&r0, &r1, &r2, &r3);
+    *c0 = r0;
+    *c1 = r1;
+    *c2 = r2;
+    *c3 = r3;
+}
+JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
+    jm_transpose_lanes(&c0, &c1, &c2, &c3);
+    jm_store_4_quads(base, stride, c0);
+    jm_store_4_quads(base + stride, stride, c1);
+    jm_store_4_quads(base + 2 * stride, stride, c2);
+    jm_store_4_quads(base + 3 * stride, stride, c3);
+}
+#endif
+
+/* ------------------------------------------------------------ the block driver -- */
+/*
+ * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time.
+ * The last n % JM_W records are copied into zeroed stack buffers, processed as one full block
+ * and copied back, so no path reads or writes past either array. in_size / out_size are the
+ * record sizes in bytes (what the tail copies); the strides may be larger.
+ */
+#define JM_MAX_RECORD 64
+#define JM_FOR_BLOCKS(block, in, in_stride, in_size, out, out_stride, out_size, n)               \
+    do {                                                                                         \
+        size_t jm_i_ = 0;                                                                        \
+        for (; jm_i_ + JM_W <= (n); jm_i_ += JM_W)                                               \
+            block((in) + (ptrdiff_t)jm_i_ * (in_stride), (in_stride),                            \
+                  (out) + (ptrdiff_t)jm_i_ * (out_stride), (out_stride));                        \
+        if (jm_i_ < (n)) {                                                                       \
+            char jm_in_[JM_W * JM_MAX_RECORD] = {0}, jm_out_[JM_W * JM_MAX_RECORD];              \
+            size_t jm_r_ = (n) - jm_i_;                                                          \
+            for (size_t k = 0; k < jm_r_; k++)                                                   \
+                memcpy(jm_in_ + k * (in_size), (in) + (ptrdiff_t)(jm_i_ + k) * (in_stride),      \
+                       (in_size));                                                               \
+            block(jm_in_, (ptrdiff_t)(in_size), jm_out_, (ptrdiff_t)(out_size));                 \
+            for (size_t k = 0; k < jm_r_; k++)                                                   \
+                memcpy((out) + (ptrdiff_t)(jm_i_ + k) * (out_stride), jm_out_ + k * (out_size),  \
+                       (out_size));                                                              \
+        }                                                                                        \
+    } while (0)
+
+#endif /* JM_SIMD_H */

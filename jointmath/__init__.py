@@ -1,0 +1,24 @@
+"""jointmath: batch joint math for skeletal animation and motion capture on NumPy arrays.
+
+Quaternions are (x, y, z, w). Record arrays use JOINT_QUAT (q, t) and JOINT_MAT (3x4 matrix).
+The C core picks the best SIMD path for this CPU at import; JOINTMATH_ISA=scalar|sse|avx2|avx512
+forces one.
+"""
+from ._core import available_isas, isa, joints_to_mats, mats_to_joints
+from ._records import JOINT_MAT, JOINT_QUAT, make_joints
+from ._arrays import matrix_to_quat, quat_to_matrix
+from . import reference
+
+__all__ = [
+    "JOINT_MAT",
+    "JOINT_QUAT",
+    "available_isas",
+    "isa",
+    "joints_to_mats",
+    "make_joints",
+    "mats_to_joints",
+    "matrix_to_quat",
+    "quat_to_matrix",
+    "reference",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,32 @@
+"""The joint record dtypes, byte for byte the C structs in csrc/jointmath.h."""
+import numpy as np
+
+from . import _core
+
+#: A joint as quaternion + translation, 32 bytes: ``q`` float32[4] (x, y, z, w) and
+#: ``t`` float32[4] (translation x, y, z; the 4th lane is 0).
+JOINT_QUAT = np.dtype([("q", np.float32, (4,)), ("t", np.float32, (4,))])
+
+#: A joint as a 3x4 matrix, 48 bytes: ``m`` float32[3][4], the row-major rotation with the
+#: translation in column 3.
+JOINT_MAT = np.dtype([("m", np.float32, (3, 4))])
+
+_core._register_dtypes(JOINT_QUAT, JOINT_MAT)
+
+
+def make_joints(q, t=None):
+    """A JOINT_QUAT array from quaternions ``q`` (..., 4) and optional translations ``t`` (..., 3).
+
+    Both are converted to float32; ``t`` defaults to zero. The result has shape ``q.shape[:-1]``.
+    """
+    q = np.asarray(q)
+    if q.ndim < 1 or q.shape[-1] != 4:
+        raise ValueError(f"q must have shape (..., 4), got shape {q.shape}")
+    joints = np.zeros(q.shape[:-1], JOINT_QUAT)
+    joints["q"] = q
+    if t is not None:
+        t = np.asarray(t)
+        if t.shape != q.shape[:-1] + (3,):
+            raise ValueError(f"t must have shape {q.shape[:-1] + (3,)}, got shape {t.shape}")
+        joints["t"][..., :3] = t
+    return joints

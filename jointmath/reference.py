@@ -1,0 +1,76 @@
+"""Pure-NumPy float64 versions of jointmath's kernels.
+
+The tests compare every ISA path against these functions; users may call them too (they are
+slower, but they are plain NumPy and compute in float64). Conventions as in the package:
+quaternions (x, y, z, w), active row-major rotation matrices (v' = R v).
+"""
+import numpy as np
+
+#: float64 twins of jointmath.JOINT_QUAT / JOINT_MAT, the record results of this module.
+JOINT_QUAT64 = np.dtype([("q", np.float64, (4,)), ("t", np.float64, (4,))])
+JOINT_MAT64 = np.dtype([("m", np.float64, (3, 4))])
+
+
+def quat_to_matrix(q):
+    """(..., 4) quaternions -> (..., 3, 3) rotation matrices of q / |q|, in float64."""
+    q = np.asarray(q, dtype=np.float64)
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    s = 2.0 / (x * x + y * y + z * z + w * w)
+    xx, yy, zz = x * x * s, y * y * s, z * z * s
+    xy, xz, yz = x * y * s, x * z * s, y * z * s
+    wx, wy, wz = w * x * s, w * y * s, w * z * s
+    r = np.stack(
+        [1 - (yy + zz), xy - wz, xz + wy,
+         xy + wz, 1 - (xx + zz), yz - wx,
+         xz - wy, yz + wx, 1 - (xx + yy)],
+        axis=-1,
+    )
+    return r.reshape(q.shape[:-1] + (3, 3))
+
+
+def matrix_to_quat(m):
+    """(..., 3, 3) rotation matrices -> (..., 4) unit quaternions, in float64.
+
+    Largest-divisor method: the largest of 4x², 4y², 4z², 4w² (computed from the diagonal; the
+    first on ties) gives its component as a square root, positive, and the others follow from
+    the off-diagonal sums and differences. The matrix is not orthogonalised.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    r = np.moveaxis(m.reshape(m.shape[:-2] + (9,)), -1, 0)
+    t = np.stack([
+        1 + r[0] - r[4] - r[8],
+        1 - r[0] + r[4] - r[8],
+        1 - r[0] - r[4] + r[8],
+        1 + r[0] + r[4] + r[8],
+    ])
+    xy, xz, yz = r[1] + r[3], r[2] + r[6], r[5] + r[7]
+    wx, wy, wz = r[7] - r[5], r[2] - r[6], r[3] - r[1]
+    # candidates[case, component]: 4 * component * (divisor component)
+    candidates = np.stack([
+        np.stack([t[0], xy, xz, wx]),
+        np.stack([xy, t[1], yz, wy]),
+        np.stack([xz, yz, t[2], wz]),
+        np.stack([wx, wy, wz, t[3]]),
+    ])
+    case = np.argmax(np.where(np.isnan(t), -np.inf, t), axis=0)
+    q = np.take_along_axis(candidates, case[None, None], axis=0)[0]
+    q = np.moveaxis(q, 0, -1)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def joints_to_mats(joints):
+    """JOINT_QUAT records -> JOINT_MAT64 records (float64), same shape."""
+    joints = np.asarray(joints)
+    mats = np.empty(joints.shape, JOINT_MAT64)
+    mats["m"][..., :3] = quat_to_matrix(joints["q"])
+    mats["m"][..., 3] = joints["t"][..., :3]
+    return mats
+
+
+def mats_to_joints(mats):
+    """JOINT_MAT records -> JOINT_QUAT64 records (float64), same shape; t[3] = 0."""
+    mats = np.asarray(mats)
+    joints = np.zeros(mats.shape, JOINT_QUAT64)
+    joints["q"] = matrix_to_quat(mats["m"][..., :3])
+    joints["t"][..., :3] = mats["m"][..., 3]
+    return joints
