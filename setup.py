@@ -45,12 +45,12 @@ class BuildPerIsa(build_ext):
 
 core = Extension(
     "jointmath._core",
-    sources=["jointmath/_core.c", "csrc/dispatch.c"],
+    sources=["jointmath/_core.c", "jointmath/_convert.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,
     extra_link_args=EXTRA_FLAGS,
-    depends=["csrc/jointmath.h"],
+    depends=["csrc/jointmath.h", "jointmath/_core.h"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})

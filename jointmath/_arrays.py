@@ -47,7 +47,7 @@ def _map(kernel, reference_func, a, out, out_shape):
         src = np.ascontiguousarray(a)
         direct = out is not None and out.flags.c_contiguous and not np.may_share_memory(out, src)
         result = out if direct else np.empty(out_shape, np.float32)
-        _core._map_float32(kernel, src, result)
+        _core._convert_float32(kernel, src, result)
     if out is None or result is out:
         return result
     out[...] = result

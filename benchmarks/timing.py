@@ -1,0 +1,53 @@
+"""Shared by the benchmark scripts: median timings, per-ISA runs and the table format.
+
+Absolute times on shared machines are noise; every figure that matters is a ratio between
+two measurements taken in the same run, which is what these helpers print.
+"""
+import statistics
+import time
+
+import jointmath
+from jointmath import _core
+
+
+def median_seconds(func, min_time=0.2, repeats=15):
+    """Median wall time of one call of func(), over `repeats` batches lasting >= min_time/repeats."""
+    func()  # warm up (page faults, caches)
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            func()
+        elapsed = time.perf_counter() - t0
+        if elapsed >= min_time / repeats:
+            break
+        number *= 2
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            func()
+        samples.append((time.perf_counter() - t0) / number)
+    return statistics.median(samples)
+
+
+def per_isa(func):
+    """{isa name: median seconds of func()} for every path this CPU runs."""
+    before = jointmath.isa()
+    try:
+        result = {}
+        for name in jointmath.available_isas():
+            _core._set_isa(name)
+            result[name] = median_seconds(func)
+        return result
+    finally:
+        _core._set_isa(before)
+
+
+def print_table(title, n, rows, baseline):
+    """rows: [(label, seconds)]; prints ns per item and each row's ratio to `baseline`'s time."""
+    base = dict(rows)[baseline]
+    print(f"\n{title}  (n = {n:,})")
+    print(f"  {'':<34}{'ns/item':>10}{'x ' + baseline:>22}")
+    for label, seconds in rows:
+        print(f"  {label:<34}{seconds / n * 1e9:>10.3f}{seconds / base:>22.2f}")

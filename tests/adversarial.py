@@ -1,0 +1,67 @@
+"""Adversarial inputs shared by the tests: sizes around the vector widths, awkward memory
+layouts, and the numerically hard quaternions and matrices."""
+import numpy as np
+
+#: counts around every vector width (1, 4, 8, 16 lanes) and a long run with a tail
+SIZES = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 1000]
+
+
+def random_unit_quats(rng, n, dtype=np.float32):
+    """n random unit quaternions, uniformly distributed over rotations, normalised in float64."""
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return q.astype(dtype)
+
+
+def hard_quats(rng, dtype=np.float32):
+    """Quaternions where conversions are fragile: axes, half turns, near-identity, ties."""
+    s = np.sqrt(0.5)
+    base = [
+        [0, 0, 0, 1], [0, 0, 0, -1], [1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0],  # identity, 180° turns
+        [s, s, 0, 0], [s, 0, s, 0], [0, s, s, 0], [s, 0, 0, s], [0, s, 0, s], [0, 0, s, s],  # ties
+        [0.5, 0.5, 0.5, 0.5], [-0.5, 0.5, -0.5, 0.5],
+        [1e-4, 0, 0, 1], [0, 1e-4, 1, 0], [1e-7, 1e-7, 1e-7, 1],
+    ]
+    # 180° rotations about random axes (w = 0: trace = -1)
+    axes = rng.standard_normal((32, 3))
+    axes /= np.linalg.norm(axes, axis=1, keepdims=True)
+    half_turns = np.concatenate([axes, np.zeros((32, 1))], axis=1)
+    # near the case boundaries of the largest-divisor method: two components of equal magnitude
+    # up to a tiny perturbation
+    near = rng.standard_normal((256, 4))
+    i = rng.integers(0, 4, 256)
+    j = (i + rng.integers(1, 4, 256)) % 4
+    near[np.arange(256), j] = np.abs(near[np.arange(256), i]) * (1 + rng.uniform(-1e-6, 1e-6, 256))
+    near *= rng.choice([-1, 1], size=near.shape)
+    q = np.concatenate([np.array(base, float), half_turns, near])
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return q.astype(dtype)
+
+
+def rotation_angle_between(q0, q1):
+    """Angle (radians) of the rotation taking q0 to q1, modulo sign, in float64."""
+    q0 = np.asarray(q0, np.float64)
+    q1 = np.asarray(q1, np.float64)
+    q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
+    q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
+    q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
+    # 2 atan2(|q0 - q1|, |q0 + q1|) stays accurate for tiny angles, unlike 2 acos(q0 . q1)
+    return 2 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
+
+
+def layouts(a):
+    """The same values in awkward layouts: sliced (strided), read-only, unaligned, Fortran."""
+    out = {"contiguous": a}
+    doubled = np.repeat(a, 2, axis=0)
+    out["strided"] = doubled[::2]
+    out["reversed"] = a[::-1].copy()[::-1]
+    ro = a.copy()
+    ro.flags.writeable = False
+    out["readonly"] = ro
+    raw = np.zeros(a.nbytes + 1, np.uint8)
+    unaligned = raw[1:].view(a.dtype).reshape(a.shape)
+    unaligned[...] = a
+    out["unaligned"] = unaligned
+    if a.ndim >= 2:
+        out["fortran"] = np.asfortranarray(a)
+    return out
