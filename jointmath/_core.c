@@ -133,15 +133,23 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
 
 /* An ndarray whose dtype is equivalent to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name) {
-    if (!PyArray_Check(obj)) {
+    PyArrayObject *a;
+    if (PyArray_Check(obj)) {
+        Py_INCREF(obj);
+        a = (PyArrayObject *)obj;
+    } else if (PyArray_IsScalar(obj, Void)) { /* one record indexed out of an array */
+        a = (PyArrayObject *)PyArray_FromScalar(obj, NULL);
+        if (!a)
+            return NULL;
+    } else {
         PyErr_Format(PyExc_TypeError, "%s must be a numpy array of dtype jointmath.%s, got %s", arg,
                      dtype_name, Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    PyArrayObject *a = (PyArrayObject *)obj;
     if (!PyArray_EquivTypes(PyArray_DESCR(a), descr)) {
-        PyErr_Format(PyExc_TypeError, "%s must have dtype jointmath.%s, got dtype %R", arg, dtype_name,
+        PyErr_Format(PyExc_TypeError, "%s must have dtype jointmath.%s, got dtype %S", arg, dtype_name,
                      (PyObject *)PyArray_DESCR(a));
+        Py_DECREF(a);
         return NULL;
     }
     return a;
@@ -157,7 +165,7 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
     }
     PyArrayObject *o = (PyArrayObject *)out;
     if (!PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
-        PyErr_Format(PyExc_TypeError, "out must have dtype %s, got dtype %R", dtype_name,
+        PyErr_Format(PyExc_TypeError, "out must have dtype %s, got dtype %S", dtype_name,
                      (PyObject *)PyArray_DESCR(o));
         return -1;
     }
@@ -230,8 +238,7 @@ void jm_run_kernel(jm_map_kernel kernel, const char *src, ptrdiff_t ss, char *ds
  * out_descr) of the same shape, and returns the result (a new reference).
  */
 PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in_descr, const char *in_name,
-                             PyObject *out_obj, PyArray_Descr *out_descr, const char *out_name,
-                             jm_map_kernel kernel) {
+                         PyObject *out_obj, PyArray_Descr *out_descr, const char *out_name, jm_map_kernel kernel) {
     if (!in_descr || !out_descr)
         return PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
     PyArrayObject *in = jm_record_array(in_obj, in_arg, in_descr, in_name);
@@ -241,19 +248,24 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
     const npy_intp *shape = PyArray_DIMS(in);
     if (out_obj == Py_None)
         out_obj = NULL;
-    if (out_obj && jm_check_out(out_obj, out_descr, out_name, ndim, shape) < 0)
+    if (out_obj && jm_check_out(out_obj, out_descr, out_name, ndim, shape) < 0) {
+        Py_DECREF(in);
         return NULL;
+    }
     const size_t n = (size_t)PyArray_SIZE(in);
 
     /* the source: used in place when it is one run of records, else a C-ordered copy */
+    /* `in` stays referenced to the end: `shape` points into it */
     PyArrayObject *src = in;
     char *src_base;
     ptrdiff_t src_stride;
     Py_INCREF(src);
     if (!jm_as_record_run(src, &src_base, &src_stride)) {
         Py_SETREF(src, (PyArrayObject *)PyArray_NewCopy(in, NPY_CORDER));
-        if (!src)
+        if (!src) {
+            Py_DECREF(in);
             return NULL;
+        }
         jm_as_record_run(src, &src_base, &src_stride);
     }
 
@@ -269,6 +281,7 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
         dst = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, out_descr, ndim, shape, NULL, NULL, 0, NULL);
         if (!dst) {
             Py_DECREF(src);
+            Py_DECREF(in);
             return NULL;
         }
         jm_as_record_run(dst, &dst_base, &dst_stride);
@@ -277,6 +290,7 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
     if (n)
         jm_run_kernel(kernel, src_base, src_stride, dst_base, dst_stride, n);
     Py_DECREF(src);
+    Py_DECREF(in);
 
     if (out && dst != out) {
         int failed = PyArray_CopyInto(out, dst) < 0;

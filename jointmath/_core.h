@@ -26,7 +26,8 @@ extern PyArray_Descr *jm_joint_mat_descr;   /* jointmath.JOINT_MAT */
 int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   const char *const *names, int n, int required, PyObject **slots);
 
-/* `obj` as an ndarray of a dtype equivalent to `descr`, or NULL with a TypeError naming `arg`. */
+/* `obj` (an ndarray or one record of one) as a new reference to an ndarray of a dtype equivalent
+   to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);
 
 /* 0 if `out` is a writeable ndarray of `descr` with exactly `shape`, else -1 with an error set. */
