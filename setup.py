@@ -50,7 +50,9 @@ core = Extension(
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,
     extra_link_args=EXTRA_FLAGS,
-    depends=["csrc/jointmath.h", "jointmath/_core.h"],
+    # the per-ISA kernel objects are built in build_extension: list their sources here too, so
+    # that editing a kernel rebuilds the extension
+    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "jointmath/_core.h"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})

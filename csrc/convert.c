@@ -9,34 +9,39 @@
 #include "simd.h"
 
 /*
- * quat_to_rotation: R = the rotation of q / |q|.
+ * quat_to_rotation: R = the rotation of q / |q|, with h = 1 / |q|^2:
  *
- *   R = [1 - 2(yy+zz)   2(xy - wz)     2(xz + wy)  ]
- *       [2(xy + wz)     1 - 2(xx+zz)   2(yz - wx)  ]
- *       [2(xz - wy)     2(yz + wx)     1 - 2(xx+yy)]
+ *   R = [(ww+xx-yy-zz) h   2(xy - wz) h       2(xz + wy) h    ]
+ *       [2(xy + wz) h      (ww-xx+yy-zz) h    2(yz - wx) h    ]
+ *       [2(xz - wy) h      2(yz + wx) h       (ww-xx-yy+zz) h ]
  *
- * The factor 2 / |q|^2 is folded into x, y, z first, leaving the nine products of the
- * "compressed calculation" (xx2 ... wz2). Dividing by |q|^2 makes any non-zero q give a proper
- * rotation (inputs that drifted from unit length, like scipy); a zero q gives NaN.
- * Accuracy, unit q, float32: max abs element error <= 5e-7 against float64 on every path.
+ * Ten products of the components, then one scaling each. The diagonal as a difference of
+ * squares, rather than the shorter 1 - 2(yy+zz), halves the worst float32 error (elements near
+ * -1 lose two roundings at magnitude 2 in the short form). Dividing by |q|^2 makes any non-zero
+ * q give a proper rotation (like scipy); a zero q gives NaN. For nearly unit q
+ * (| |q|^2 - 1 | < 2^-12, every normalised float32 quaternion) h is 2 - |q|^2 instead of the
+ * rounded division: exact (Sterbenz), relative error (|q|^2 - 1)^2 < 6e-8.
+ * Accuracy, unit q, float32: max abs element error 2.4e-7 measured over 10^7 random unit
+ * quaternions on every path (bound 5e-7, tested).
  */
 JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
-    vf norm2 = v_fmadd(x, x, v_fmadd(y, y, v_fmadd(z, z, v_mul(w, w))));
-    vf s = v_div(v_set1(2.0f), norm2);
-    vf x2 = v_mul(x, s), y2 = v_mul(y, s), z2 = v_mul(z, s);
-    vf xx2 = v_mul(x, x2), yy2 = v_mul(y, y2), zz2 = v_mul(z, z2);
-    vf xy2 = v_mul(x, y2), xz2 = v_mul(x, z2), yz2 = v_mul(y, z2);
-    vf wx2 = v_mul(w, x2), wy2 = v_mul(w, y2), wz2 = v_mul(w, z2);
+    vf xx = v_mul(x, x), yy = v_mul(y, y), zz = v_mul(z, z), ww = v_mul(w, w);
+    vf xy = v_mul(x, y), xz = v_mul(x, z), yz = v_mul(y, z);
+    vf wx = v_mul(w, x), wy = v_mul(w, y), wz = v_mul(w, z);
+    vf norm2 = v_add(xx, v_add(yy, v_add(zz, ww)));
     vf one = v_set1(1.0f);
-    r[0] = v_sub(one, v_add(yy2, zz2));
-    r[1] = v_sub(xy2, wz2);
-    r[2] = v_add(xz2, wy2);
-    r[3] = v_add(xy2, wz2);
-    r[4] = v_sub(one, v_add(xx2, zz2));
-    r[5] = v_sub(yz2, wx2);
-    r[6] = v_sub(xz2, wy2);
-    r[7] = v_add(yz2, wx2);
-    r[8] = v_sub(one, v_add(xx2, yy2));
+    vmask is_near_unit = v_lt(v_abs(v_sub(norm2, one)), v_set1(1.0f / 4096));
+    vf h = v_select(is_near_unit, v_sub(v_set1(2.0f), norm2), v_div(one, norm2));
+    vf s = v_add(h, h);
+    r[0] = v_mul(v_sub(v_add(ww, xx), v_add(yy, zz)), h);
+    r[1] = v_mul(v_sub(xy, wz), s);
+    r[2] = v_mul(v_add(xz, wy), s);
+    r[3] = v_mul(v_add(xy, wz), s);
+    r[4] = v_mul(v_sub(v_add(ww, yy), v_add(xx, zz)), h);
+    r[5] = v_mul(v_sub(yz, wx), s);
+    r[6] = v_mul(v_sub(xz, wy), s);
+    r[7] = v_mul(v_add(yz, wx), s);
+    r[8] = v_mul(v_sub(v_add(ww, zz), v_add(xx, yy)), h);
 }
 
 /*
