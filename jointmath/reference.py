@@ -79,11 +79,12 @@ def mats_to_joints(mats):
 def angle_between(q0, q1):
     """Angle in radians of the rotation taking q0 to q1 (quaternions, (..., 4), any scale),
     modulo sign: q and -q are the same rotation. Computed in float64 as
-    2 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair, which stays accurate for
-    tiny angles (2 acos(q0 . q1) loses half the digits there)."""
+    4 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair (|q0 - q1| and |q0 + q1|
+    are 2 sin and 2 cos of a quarter of the angle), which stays accurate for tiny angles
+    (2 acos(q0 . q1) loses half the digits there)."""
     q0 = np.asarray(q0, np.float64)
     q1 = np.asarray(q1, np.float64)
     q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
     q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
     q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
-    return 2 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
+    return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))

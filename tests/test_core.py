@@ -124,3 +124,15 @@ def test_main_job_rejects_bad_arguments():
     proc = subprocess.run([sys.executable, "-m", "jointmath", "--joints", "0"], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "--joints must be at least 1" in proc.stderr
+
+
+def test_angle_between_is_the_rotation_angle():
+    Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
+    rng = np.random.default_rng(3)
+    q0 = Rotation.random(200, random_state=rng)
+    q1 = Rotation.random(200, random_state=rng)
+    expected = (q0.inv() * q1).magnitude()
+    got = jm.reference.angle_between(q0.as_quat(), -q1.as_quat())
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert jm.reference.angle_between(np.array([0, 0, 0, 1.0]), np.array([0, 0, np.sin(1e-9), np.cos(1e-9)])) == \
+        pytest.approx(2e-9, rel=1e-6)
