@@ -23,6 +23,13 @@ typedef struct {
 typedef void (*jm_map_kernel)(const char *src, ptrdiff_t src_stride, char *dst, ptrdiff_t dst_stride,
                               size_t n);
 
+/* n contiguous float[4] -> n codes (uint32 or uint64); returns how many quaternions were zero or
+   non-finite and sets *first_invalid to the first one's index (n when none). */
+typedef size_t (*jm_pack_kernel)(const float *q, void *codes, size_t n, size_t *first_invalid);
+
+/* n contiguous codes -> n unit quaternions float[4]. */
+typedef void (*jm_unpack_kernel)(const void *codes, float *q, size_t n);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -30,13 +37,21 @@ typedef struct {
     jm_map_kernel mats_to_joints;  /* jm_joint_mat -> jm_joint_quat */
     jm_map_kernel quats_to_matrices; /* float[4] -> float[3][3] */
     jm_map_kernel matrices_to_quats; /* float[3][3] -> float[4] */
+    jm_pack_kernel pack_quats32;     /* pack.c */
+    jm_pack_kernel pack_quats64;
+    jm_unpack_kernel unpack_quats32;
+    jm_unpack_kernel unpack_quats64;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
     void jm_joints_to_mats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
     void jm_mats_to_joints_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
     void jm_quats_to_matrices_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
-    void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);
+    void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
+    size_t jm_pack_quats32_##isa(const float *, void *, size_t, size_t *);                       \
+    size_t jm_pack_quats64_##isa(const float *, void *, size_t, size_t *);                       \
+    void jm_unpack_quats32_##isa(const void *, float *, size_t);                                 \
+    void jm_unpack_quats64_##isa(const void *, float *, size_t);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)

@@ -403,6 +403,80 @@ JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf
         v_store_quads(base + 16 * k, stride, c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
 }
 
+/* ------------------------------------------------------------ 32-bit integers -- */
+/*
+ * vi: JM_W 32-bit integer lanes, for bit packing. v_round_int rounds to nearest, ties to even
+ * (the default MXCSR mode on every path, lrintf on the scalar one), so every path produces the
+ * same integers from the same floats. vi_shl / vi_shr are logical shifts.
+ * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
+ * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
+ */
+#if JM_ISA == JM_ISA_AVX512
+typedef __m512i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm512_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm512_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm512_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm512_or_si512(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm512_slli_epi32(a, n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm512_srli_epi32(a, n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm512_mask_blend_epi32(m, b, a); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount(m); }
+/* lane 4L + j <-> record 4j + L: the 4x4 index transpose, its own inverse */
+JM_INLINE __m512i jm_record_order(void) {
+    return _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+}
+JM_INLINE vi v_load_u32(const char *p) { return _mm512_permutexvar_epi32(jm_record_order(), _mm512_loadu_si512(p)); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm512_storeu_si512(p, _mm512_permutexvar_epi32(jm_record_order(), a)); }
+#elif JM_ISA == JM_ISA_AVX2
+typedef __m256i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm256_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm256_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm256_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm256_or_si256(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm256_slli_epi32(a, (int)n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm256_srli_epi32(a, (int)n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m)); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm256_movemask_ps(m)); }
+JM_INLINE vi v_load_u32(const char *p) { return _mm256_loadu_si256((const __m256i *)p); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm256_storeu_si256((__m256i *)p, a); }
+#elif JM_ISA == JM_ISA_SSE
+typedef __m128i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm_or_si128(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm_and_si128(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm_slli_epi32(a, (int)n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm_srli_epi32(a, (int)n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm_castsi128_ps(_mm_cmpeq_epi32(a, b)); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(b), _mm_castsi128_ps(a), m)); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm_movemask_ps(m)); }
+JM_INLINE vi v_load_u32(const char *p) { return _mm_loadu_si128((const __m128i *)p); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm_storeu_si128((__m128i *)p, a); }
+#else
+typedef uint32_t vi;
+JM_INLINE vi vi_set1(int32_t a) { return (uint32_t)a; }
+JM_INLINE vi v_round_int(vf a) { return (uint32_t)(int32_t)lrintf(a); }
+JM_INLINE vf v_from_int(vi a) { return (float)(int32_t)a; }
+JM_INLINE vi vi_or(vi a, vi b) { return a | b; }
+JM_INLINE vi vi_and(vi a, vi b) { return a & b; }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return a << n; }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return a >> n; }
+JM_INLINE vmask vi_eq(vi a, vi b) { return a == b; }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return m ? a : b; }
+JM_INLINE int m_count(vmask m) { return m != 0; }
+JM_INLINE vi v_load_u32(const char *p) {
+    uint32_t a;
+    memcpy(&a, p, sizeof a);
+    return a;
+}
+JM_INLINE void v_store_u32(char *p, vi a) { memcpy(p, &a, sizeof a); }
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
  * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time.

@@ -7,18 +7,25 @@ forces one.
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
+from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
 from . import reference
 
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
+    "PACKED_JOINT",
+    "PACKED_JOINT64",
     "available_isas",
     "isa",
     "joints_to_mats",
     "make_joints",
     "mats_to_joints",
+    "pack_joints",
+    "pack_quats",
     "matrix_to_quat",
     "quat_to_matrix",
     "reference",
+    "unpack_joints",
+    "unpack_quats",
 ]
 __version__ = "0.1.0"

@@ -88,3 +88,41 @@ def angle_between(q0, q1):
     q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
     q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
     return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
+
+
+# ------------------------------------------------------------------ packing --
+
+
+def invalid_quats(q):
+    """Boolean (...) mask of the quaternions that cannot be packed: zero or not finite."""
+    q = np.asarray(q)
+    return ~np.isfinite(q).all(axis=-1) | (q == 0).all(axis=-1)
+
+
+def pack_quats(q, bits=10):
+    """float64 version of jointmath.pack_quats (same layout; q must be valid, see invalid_quats)."""
+    q = np.asarray(q, dtype=np.float64)
+    top = 2**bits - 1
+    index = np.argmax(np.abs(q), axis=-1)
+    largest = np.take_along_axis(q, index[..., None], axis=-1)
+    others = np.arange(4) != index[..., None]
+    c = (q / largest)[others].reshape(q.shape[:-1] + (3,))
+    fields = np.clip(np.rint((c + 1) * (top / 2)), 0, top).astype(np.uint64)
+    code = (index.astype(np.uint64) << np.uint64(3 * bits)) | (fields[..., 0] << np.uint64(2 * bits)) \
+        | (fields[..., 1] << np.uint64(bits)) | fields[..., 2]
+    return code.astype(np.uint32 if bits == 10 else np.uint64)
+
+
+def unpack_quats(p):
+    """float64 version of jointmath.unpack_quats (uint32 codes: 10-bit fields, uint64: 20-bit)."""
+    p = np.asarray(p)
+    bits = 10 if p.dtype == np.uint32 else 20
+    code = p.astype(np.uint64)
+    top = 2**bits - 1
+    index = ((code >> np.uint64(3 * bits)) & np.uint64(3)).astype(np.intp)
+    fields = np.stack([(code >> np.uint64(s)) & np.uint64(top) for s in (2 * bits, bits, 0)], axis=-1)
+    c = fields.astype(np.float64) * (2.0 / top) - 1
+    q = np.ones(p.shape + (4,))
+    others = np.arange(4) != index[..., None]
+    q[others] = c.reshape(-1)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
