@@ -194,6 +194,30 @@ JM_INLINE vf v_rsqrt(vf a) {
 #endif
 }
 
+/*
+ * 1/a to about 2 ulp: the hardware estimate refined by one Newton-Raphson step
+ * y' = y * (2 - a * y). The scalar path divides exactly. Callers keep a away from 0 and inf.
+ */
+JM_INLINE vf v_rcp(vf a) {
+#if JM_ISA == JM_ISA_SCALAR
+    return 1.0f / a;
+#else
+    vf y = v_rcp_approx(a);
+    return v_mul(y, v_fnmadd(a, y, v_set1(2.0f)));
+#endif
+}
+
+/* whether any lane of a mask is set (loop exits of iterative kernels) */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE int m_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE int m_any(vmask m) { return _mm_movemask_ps(m) != 0; }
+#else
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#endif
+
 /* ----------------------------------------------------- record loads and stores -- */
 /*
  * v_load_quads: for i in [0, JM_W) read floats [0, 4) at (base + i * stride) and return them

@@ -7,12 +7,14 @@ forces one.
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
+from ._extract import extract_rotation
 from . import reference
 
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
     "available_isas",
+    "extract_rotation",
     "isa",
     "joints_to_mats",
     "make_joints",
