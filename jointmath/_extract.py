@@ -1,27 +1,9 @@
 """extract_rotation: the rotation closest to arbitrary 3x3 matrices (Mueller et al. 2016)."""
-import operator
+from . import _core
 
-import numpy as np
-
-from . import _core, reference
-from ._arrays import _checked_out, _float_array
-from ._records import JOINT_MAT
-
-#: default stopping tolerance on |omega| (rad) per dtype: float32 stops just above the size of
-#: the update its rounding leaves at the answer, float64 near its own precision
-DEFAULT_TOL = {np.dtype(np.float32): 2e-7, np.dtype(np.float64): 1e-12}
+#: default max_iter; the default tol is 2e-7 for float32 (the smallest that float32 rounding
+#: lets well-conditioned matrices reach) and 1e-12 for float64 (set in jointmath/_extract.c)
 DEFAULT_MAX_ITER = 200
-
-
-def _batch_rows(x, core_shape, batch):
-    """x broadcast to batch + core_shape, as (n, *core_shape) with contiguous rows (a view when
-    x already is one run of such rows, else a copy)."""
-    if x.shape[: x.ndim - len(core_shape)] != batch:
-        x = np.broadcast_to(x, batch + core_shape)
-    rows = x.reshape((-1,) + core_shape)  # a view whenever the batch dims collapse
-    if rows.ndim > 1 and rows.strides[1:] != np.empty((1,) + core_shape, x.dtype).strides[1:]:
-        rows = np.ascontiguousarray(rows)
-    return rows
 
 
 def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=None, return_iterations=False):
@@ -71,64 +53,4 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     non-real tol; ValueError for wrong shapes, shapes that do not broadcast, max_iter or tol out
     of range, or a read-only out.
     """
-    records = isinstance(a, np.ndarray) and a.dtype == JOINT_MAT
-    if records:
-        batch, dtype = a.shape, np.dtype(np.float32)
-    else:
-        a = _float_array(a, "a", (3, 3))
-        batch, dtype = a.shape[:-2], a.dtype
-    if q0 is not None:
-        q0 = _float_array(q0, "q0", (4,))
-        if q0.shape[:-1] != batch:
-            try:
-                batch = np.broadcast_shapes(batch, q0.shape[:-1])
-            except ValueError:
-                raise ValueError(
-                    f"q0 must broadcast against a: batch shapes {q0.shape[:-1]} and {batch} do not") from None
-    if isinstance(max_iter, bool):
-        raise TypeError("max_iter must be an int, got bool")
-    try:
-        max_iter = operator.index(max_iter)
-    except TypeError:
-        raise TypeError(f"max_iter must be an int, got {type(max_iter).__name__}") from None
-    if not 0 <= max_iter <= (1 << 24 if dtype == np.float32 else 1 << 62):
-        raise ValueError(f"max_iter must be >= 0 (float32: <= 2**24), got {max_iter}")
-    if tol is None:
-        tol = DEFAULT_TOL[dtype]
-    elif isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
-        raise TypeError(f"tol must be a real number, got {type(tol).__name__}")
-    if not 0 <= tol < np.inf:
-        raise ValueError(f"tol must be finite and >= 0, got {tol}")
-    out = _checked_out(out, batch + (4,), dtype)
-
-    if dtype == np.float64:
-        result = reference.extract_rotation(a, q0, max_iter, tol, return_iterations)
-        q, iterations = result if return_iterations else (result, None)
-        if out is not None:
-            out[...] = q
-            q = out
-        return (q, iterations) if return_iterations else q
-
-    a_rows = _batch_rows(a, (), batch) if records else _batch_rows(a, (3, 3), batch)
-    q0_rows = None if q0 is None else _batch_rows(q0.astype(np.float32, copy=False), (4,), batch)
-    # the kernel writes into out directly when it is one contiguous run that overlaps neither
-    # input, or that is q0's own records (in-place warm start: each block reads before writing)
-    direct = (
-        out is not None
-        and out.flags.c_contiguous
-        and not np.may_share_memory(out, a_rows)
-        and (q0_rows is None or not np.may_share_memory(out, q0_rows)
-             or (q0_rows.flags.c_contiguous and q0_rows.ctypes.data == out.ctypes.data))
-    )
-    result = out.reshape(-1, 4) if direct else np.empty((a_rows.shape[0], 4), np.float32)
-    iterations = np.empty(batch, np.int32) if return_iterations else None
-    _core._extract_float32(a_rows, q0_rows, result, None if iterations is None else iterations.reshape(-1),
-                           max_iter, float(tol))
-    if direct:
-        q = out
-    elif out is not None:
-        out[...] = result.reshape(batch + (4,))
-        q = out
-    else:
-        q = result.reshape(batch + (4,))
-    return (q, iterations) if return_iterations else q
+    return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations)

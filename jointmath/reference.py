@@ -116,7 +116,7 @@ def _pow2_scale(x, axes):
     return np.ldexp(1.0, 1 - exponent)
 
 
-def extract_rotation(a, q0=None, max_iter=100, tol=1e-12, return_iterations=False):
+def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=False):
     """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
     in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
     of R and A), as the paper's loop - R formed from q, the exponential map by sin and cos, q
