@@ -20,8 +20,10 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     q0: optional (..., 4) starting quaternions (x, y, z, w), e.g. the previous frame's result;
     broadcast against a's batch shape; converted to a's dtype; need not be unit (q0 = 0 starts
     from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
-    paper's recommendation), which is near the answer only for nearly orthogonal A.
-    max_iter: int >= 0 (float32: <= 2**24), most updates per matrix (default 200).
+    paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
+    positive multiple of a rotation starts at that rotation; near the answer only for nearly
+    orthogonal A.
+    max_iter: int in [0, 2**24], the most updates per matrix (default 200).
     tol: float >= 0, a matrix stops when |omega| < tol (rad) before updating; default 2e-7 for
     float32 (the smallest that float32 rounding lets well-conditioned matrices reach) and 1e-12
     for float64. tol=0 runs max_iter updates.
@@ -34,23 +36,29 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
 
     Before iterating, A is scaled by the power of two that puts its largest |element| in [1, 2):
     exact, the answer does not change, and any finite A gives a finite result. A = 0 returns the
-    start unchanged (a unit float32 q0 bit for bit). NaN in one matrix or q0 gives NaN there
+    start unchanged (bit for bit a float32 q0 with | |q0|^2 - 1 | <= 2^-21). NaN in one matrix or q0 gives NaN there
     only.
 
-    Convergence is linear: for A = R S (S symmetric, eigenvalues s1 >= s2 >= s3 > 0) the error
-    about the axis of s1 shrinks by s1 / (s1 + s2 + s3) per update, so ill-conditioned matrices
-    are slow. Measured cold-start updates to reach the default float32 tol (median / 99th
-    percentile, random S of that condition number, bench_extract.py): condition 1: 0 / 0,
-    2: 14 / 20, 10: 57 / 83, 100: 483 / 700, 1000: 4,000+ (max_iter hit). Warm-start from the
-    previous frame instead, and bound max_iter (3 is typical per simulation step).
+    Convergence is linear: for A = R S (S symmetric positive definite, eigenvalues s1 >= s2 >= s3)
+    the error about the axis of s1 shrinks by s1 / (s1 + s2 + s3) per update, so ill-conditioned
+    matrices are slow. Measured float32 cold-start updates to the default tol (median / 99th
+    percentile / max of 4,000 random A = R S with eigenvalues 1, uniform, kappa; bench_extract.py):
+    kappa 1: 0 / 0 / 1, 2: 16 / 20 / 22, 5: 23 / 41 / 45, 10: 27 / 75 / 102, 30: 31 / 180 / 260,
+    100: 33 / 424 / 837, 1000: 33 / 985 / 4232: beyond condition ~30 the default max_iter=200
+    stops some matrices short of tol. So warm-start
+    from the previous frame or time step whenever there is one and bound max_iter (the paper
+    uses 3 per simulation step): from starts within +-pi/3 (Euler angles) of the answer, 97.8 %
+    of A = I reach ||A - R||_F^2 < 0.001 in 3 updates; from random starts all converge.
 
-    Accuracy, float32, default tol and max_iter: condition number <= 10 matches the SVD polar
-    rotation within 1e-5 rad (99.9 % of matrices; <= 1e-4 rad all); a rotation matrix comes back
-    within 1e-6 rad; | |q| - 1 | <= 5e-7. float64 computes the same iteration in NumPy
-    (jointmath.reference.extract_rotation).
+    Accuracy, float32, default tol and max_iter (measured over 20,000 random matrices per case,
+    every ISA path): condition number <= 10: within 7.3e-7 rad of the SVD polar rotation;
+    condition 100 (max_iter=1000): 5.2e-6 rad (the tol bound: the error left is about
+    tol (kappa + 2) / 2);
+    rotation matrices (cold start): within 2.3e-7 rad; | |q| - 1 | <= 3e-7. float64 runs the
+    same iteration in NumPy (jointmath.reference.extract_rotation).
 
-    Raises TypeError for a, q0, out of the wrong type or dtype and for non-integer max_iter or
-    non-real tol; ValueError for wrong shapes, shapes that do not broadcast, max_iter or tol out
-    of range, or a read-only out.
+    Raises TypeError for a, q0, out of the wrong type or dtype, a non-integer max_iter or a
+    non-real tol; ValueError for wrong shapes, batch shapes that do not broadcast, max_iter or
+    tol out of range (tol must be finite, <= 1e30), or a read-only out.
     """
     return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations)

@@ -125,9 +125,10 @@ def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=Fals
     Semantics shared with jointmath.extract_rotation: A is first scaled by the power of two that
     puts its largest |element| in [1, 2) (exact; the answer does not change, the 1e-9 guard
     becomes relative to A's size); the start is q0 / |q0| (identity for q0 = 0, q0 broadcasts
-    against A's batch shape) or, without q0, the normalised largest-divisor quaternion of the
-    scaled A; a matrix stops before an update when |omega| < tol or after max_iter updates; a
-    NaN omega is applied once and stops. Returns (..., 4) quaternions, and int32 update counts
+    against A's batch shape) or, without q0, the normalised largest-divisor quaternion of A
+    scaled to Frobenius norm sqrt(3) (so that c R starts at R); a matrix stops before an update
+    when |omega| < tol or after max_iter updates; a NaN omega is applied once and stops. Returns
+    (..., 4) quaternions, and int32 update counts
     when return_iterations."""
     a = np.asarray(a, dtype=np.float64)
     batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
@@ -135,7 +136,8 @@ def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=Fals
     with np.errstate(invalid="ignore", over="ignore"):
         a = a * _pow2_scale(a, (1, 2))[:, None, None]
         if q0 is None:
-            q = matrix_to_quat(a)
+            norm = np.linalg.norm(a, axis=(1, 2))
+            q = matrix_to_quat(a * (np.sqrt(3) / np.where(norm > 0, norm, 1))[:, None, None])
         else:
             q = np.broadcast_to(np.asarray(q0, dtype=np.float64), batch + (4,)).reshape(-1, 4)
             is_zero = ~np.any(q != 0, axis=1)
