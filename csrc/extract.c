@@ -78,7 +78,8 @@ typedef struct {
  * Start: q0 when given (q0 need not be unit; one whose | |q0|^2 - 1 | <= 2^-21 is used bit for
  * bit, any other is normalised, q0 = 0 means the identity), else the normalised largest-divisor
  * quaternion of A (the paper's recommendation) scaled to the Frobenius norm sqrt(3) of a
- * rotation, so that c R (c > 0) starts at R; finite and unit for every finite A.
+ * rotation, so that c R (c > 0) starts at R (A = 0: the identity); finite and unit for every
+ * finite A.
  */
 JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
                              extract_state *st) {
@@ -121,15 +122,19 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
         st->w = v_select(keep, w, v_select(is_zero, v_set1(1.0f), v_mul(sw, inv)));
     } else {
         /* from A scaled to the Frobenius norm of a rotation, sqrt(3): a rotation times any
-           c > 0 starts exact (the scaled A above has norm^2 >= 1 unless A = 0) */
-        vf norm2 = a[0];
-        norm2 = v_mul(norm2, norm2);
+           c > 0 starts exact. The scaled A above has norm^2 >= 1 unless A = 0, which starts
+           from the identity (its largest-divisor quaternion would be a half turn about x). */
+        vf norm2 = v_mul(a[0], a[0]);
         for (int i = 1; i < 9; i++)
             norm2 = v_fmadd(a[i], a[i], norm2);
+        vmask is_zero = v_lt(norm2, v_set1(1.0f));
         vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt(v_max(norm2, v_set1(1.0f))));
         vf r[9];
         for (int i = 0; i < 9; i++)
             r[i] = v_mul(a[i], to_unit);
+        r[0] = v_select(is_zero, v_set1(1.0f), r[0]);
+        r[4] = v_select(is_zero, v_set1(1.0f), r[4]);
+        r[8] = v_select(is_zero, v_set1(1.0f), r[8]);
         rotation_to_quat(r, &st->x, &st->y, &st->z, &st->w);
     }
     st->iterations = v_set1(0.0f);

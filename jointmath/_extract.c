@@ -133,12 +133,28 @@ static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter,
  * checked here; float32 and JOINT_MAT input run the kernels, float64 input runs
  * jointmath.reference.extract_rotation.
  */
+static PyObject *extract_rotation(PyObject *const *slots);
+
 static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
     static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations"};
     PyObject *slots[6];
     if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 6, 3, slots) < 0)
         return NULL;
+    if (!PyArray_IsScalar(slots[0], Void))
+        return extract_rotation(slots);
+    /* one record indexed out of a JOINT_MAT array: as a 0-d array */
+    PyObject *record = (PyObject *)jm_record_array(slots[0], "a", jm_joint_mat_descr, "JOINT_MAT");
+    if (!record)
+        return NULL;
+    slots[0] = record;
+    PyObject *result = extract_rotation(slots);
+    Py_DECREF(record);
+    return result;
+}
+
+/* The checks and the float32 run of extract_rotation; slots as jm_parse_args filled them. */
+static PyObject *extract_rotation(PyObject *const *slots) {
     PyObject *a_obj = slots[0], *q0_obj = slots[1] == Py_None ? NULL : slots[1], *max_iter_obj = slots[2];
     PyObject *tol_obj = slots[3] == Py_None ? NULL : slots[3], *out_obj = slots[4] == Py_None ? NULL : slots[4];
     static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};

@@ -21,8 +21,8 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     broadcast against a's batch shape; converted to a's dtype; need not be unit (q0 = 0 starts
     from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
     paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
-    positive multiple of a rotation starts at that rotation; near the answer only for nearly
-    orthogonal A.
+    positive multiple of a rotation starts at that rotation (A = 0: the identity); near the
+    answer only for nearly orthogonal A.
     max_iter: int in [0, 2**24], the most updates per matrix (default 200).
     tol: float >= 0, a matrix stops when |omega| < tol (rad) before updating; default 2e-7 for
     float32 (the smallest that float32 rounding lets well-conditioned matrices reach) and 1e-12

@@ -79,14 +79,15 @@ def mats_to_joints(mats):
 def angle_between(q0, q1):
     """Angle in radians of the rotation taking q0 to q1 (quaternions, (..., 4), any scale),
     modulo sign: q and -q are the same rotation. Computed in float64 as
-    2 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair, which stays accurate for
-    tiny angles (2 acos(q0 . q1) loses half the digits there)."""
+    4 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair (|q0 - q1| and |q0 + q1|
+    are 2 sin and 2 cos of a quarter of the angle), which stays accurate for tiny angles
+    (2 acos(q0 . q1) loses half the digits there)."""
     q0 = np.asarray(q0, np.float64)
     q1 = np.asarray(q1, np.float64)
     q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
     q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
     q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
-    return 2 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
+    return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
 
 
 # ------------------------------------------------------------------ rotation extraction --
@@ -126,9 +127,9 @@ def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=Fals
     puts its largest |element| in [1, 2) (exact; the answer does not change, the 1e-9 guard
     becomes relative to A's size); the start is q0 / |q0| (identity for q0 = 0, q0 broadcasts
     against A's batch shape) or, without q0, the normalised largest-divisor quaternion of A
-    scaled to Frobenius norm sqrt(3) (so that c R starts at R); a matrix stops before an update
-    when |omega| < tol or after max_iter updates; a NaN omega is applied once and stops. Returns
-    (..., 4) quaternions, and int32 update counts
+    scaled to Frobenius norm sqrt(3) (so that c R starts at R; A = 0 starts at the identity); a
+    matrix stops before an update when |omega| < tol or after max_iter updates; a NaN omega is
+    applied once and stops. Returns (..., 4) quaternions, and int32 update counts
     when return_iterations."""
     a = np.asarray(a, dtype=np.float64)
     batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
@@ -137,7 +138,10 @@ def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=Fals
         a = a * _pow2_scale(a, (1, 2))[:, None, None]
         if q0 is None:
             norm = np.linalg.norm(a, axis=(1, 2))
-            q = matrix_to_quat(a * (np.sqrt(3) / np.where(norm > 0, norm, 1))[:, None, None])
+            # A = 0 starts from the identity (its largest-divisor quaternion is a half turn)
+            unit = np.where((norm > 0)[:, None, None], a * (np.sqrt(3) / np.where(norm > 0, norm, 1))[:, None, None],
+                            np.eye(3))
+            q = matrix_to_quat(unit)
         else:
             q = np.broadcast_to(np.asarray(q0, dtype=np.float64), batch + (4,)).reshape(-1, 4)
             is_zero = ~np.any(q != 0, axis=1)
