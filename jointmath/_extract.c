@@ -82,7 +82,8 @@ static PyArrayObject *as_batch_records(PyArrayObject *arr, PyArray_Descr *descr,
     }
     npy_intp shape[NPY_MAXDIMS];
     memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
-    memcpy(shape + batch_ndim, core, core_ndim * sizeof(npy_intp));
+    if (core_ndim) /* records have no core dims (and core is NULL) */
+        memcpy(shape + batch_ndim, core, core_ndim * sizeof(npy_intp));
     Py_INCREF(descr);
     PyArrayObject *copy =
         (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, batch_ndim + core_ndim, shape, NULL, NULL, 0, NULL);
@@ -169,7 +170,8 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     const int a_batch_ndim = PyArray_NDIM(a) - (records ? 0 : 2);
     int batch_ndim = a_batch_ndim;
     npy_intp batch[NPY_MAXDIMS + 1];
-    memcpy(batch, PyArray_DIMS(a), a_batch_ndim * sizeof(npy_intp));
+    if (a_batch_ndim) /* a 0-d array may have no dims pointer */
+        memcpy(batch, PyArray_DIMS(a), a_batch_ndim * sizeof(npy_intp));
 
     /* q0: a float array (..., 4) whose batch shape broadcasts against a's */
     PyArrayObject *q0 = (PyArrayObject *)q0_obj;
