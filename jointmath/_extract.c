@@ -100,14 +100,15 @@ static int same_records(char *a_base, ptrdiff_t a_stride, char *b_base, ptrdiff_
     return a_base == b_base && a_stride == b_stride;
 }
 
-/* float64: jointmath.reference.extract_rotation (the arguments are checked), then out. */
-static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter, double tol, PyArrayObject *out,
+/* float64: jointmath.reference.extract_rotation (the arguments are checked; tol None is its
+   default), then out. */
+static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter, PyObject *tol, PyArrayObject *out,
                                  int return_iterations) {
     PyObject *reference = PyImport_ImportModule("jointmath.reference");
     if (!reference)
         return NULL;
-    PyObject *result = PyObject_CallMethod(reference, "extract_rotation", "OOndO", a, q0 ? q0 : Py_None, max_iter, tol,
-                                           return_iterations ? Py_True : Py_False);
+    PyObject *result = PyObject_CallMethod(reference, "extract_rotation", "OOnOO", a, q0 ? q0 : Py_None, max_iter,
+                                           tol ? tol : Py_None, return_iterations ? Py_True : Py_False);
     Py_DECREF(reference);
     if (!result || !out)
         return result;
@@ -197,7 +198,7 @@ static PyObject *extract_rotation(PyObject *const *slots) {
         return NULL;
     if (max_iter < 0 || max_iter > MAX_ITER_LIMIT)
         return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %zd", max_iter);
-    double tol = type == NPY_FLOAT32 ? 2e-7 : 1e-12; /* the documented defaults (see _extract.py) */
+    double tol = 2e-7; /* the documented float32 default (float64's is the reference's) */
     if (tol_obj) {
         if (PyBool_Check(tol_obj) || PyArray_IsScalar(tol_obj, Bool) ||
             !(PyFloat_Check(tol_obj) || PyLong_Check(tol_obj) || PyArray_IsScalar(tol_obj, Floating) ||
@@ -225,7 +226,7 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     PyArrayObject *out = (PyArrayObject *)out_obj;
 
     if (type == NPY_FLOAT64)
-        return extract_float64(a_obj, q0_obj, max_iter, tol, out, return_iterations);
+        return extract_float64(a_obj, q0_obj, max_iter, tol_obj, out, return_iterations);
 
     /* float32: records the kernel walks (views when possible), the result, the counts */
     char *a_base, *q0_base = NULL, *out_base;

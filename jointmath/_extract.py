@@ -2,7 +2,8 @@
 from . import _core
 
 #: default max_iter; the default tol is 2e-7 for float32 (the smallest that float32 rounding
-#: lets well-conditioned matrices reach) and 1e-12 for float64 (set in jointmath/_extract.c)
+#: lets well-conditioned matrices reach, set in jointmath/_extract.c) and 1e-12 for float64
+#: (jointmath.reference.extract_rotation's)
 DEFAULT_MAX_ITER = 200
 
 

@@ -117,7 +117,7 @@ def _pow2_scale(x, axes):
     return np.ldexp(1.0, 1 - exponent)
 
 
-def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=False):
+def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False):
     """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
     in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
     of R and A), as the paper's loop - R formed from q, the exponential map by sin and cos, q
@@ -128,9 +128,10 @@ def extract_rotation(a, q0=None, max_iter=200, tol=1e-12, return_iterations=Fals
     becomes relative to A's size); the start is q0 / |q0| (identity for q0 = 0, q0 broadcasts
     against A's batch shape) or, without q0, the normalised largest-divisor quaternion of A
     scaled to Frobenius norm sqrt(3) (so that c R starts at R; A = 0 starts at the identity); a
-    matrix stops before an update when |omega| < tol or after max_iter updates; a NaN omega is
-    applied once and stops. Returns (..., 4) quaternions, and int32 update counts
+    matrix stops before an update when |omega| < tol (default 1e-12) or after max_iter updates;
+    a NaN omega is applied once and stops. Returns (..., 4) quaternions, and int32 update counts
     when return_iterations."""
+    tol = 1e-12 if tol is None else tol  # jointmath.extract_rotation's float64 default too
     a = np.asarray(a, dtype=np.float64)
     batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
     a = np.broadcast_to(a, batch + (3, 3)).reshape(-1, 3, 3)

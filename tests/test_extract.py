@@ -187,6 +187,22 @@ def test_no_nan_from_finite_input(rng):
         check_unit(jm.extract_rotation(a, start, max_iter=3))
 
 
+def test_float64_robustness(rng):
+    a = np.concatenate([rng.uniform(-3, 3, (50, 3, 3)), np.zeros((5, 3, 3)), 1e300 * rng.uniform(-3, 3, (5, 3, 3))])
+    q0 = random_unit_quats(rng, 60, np.float64)
+    q, iterations = jm.extract_rotation(a, q0, return_iterations=True)
+    assert np.isfinite(q).all()
+    np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1, atol=1e-15)
+    np.testing.assert_allclose(q[50:55], q0[50:55], atol=1e-16)  # A = 0: q0
+    assert (iterations[50:55] == 0).all()
+    bad = a.copy()
+    bad[3, 2, 2] = np.nan
+    q_bad = jm.extract_rotation(bad, q0)
+    assert np.isnan(q_bad[3]).all()
+    others = np.arange(60) != 3
+    np.testing.assert_array_equal(q_bad[others], q[others])
+
+
 def test_power_of_two_scale_changes_nothing(rng):
     a = stretched(rng, 200, 10)
     q0 = random_unit_quats(rng, 200)
