@@ -195,15 +195,16 @@ JM_INLINE vf v_rsqrt(vf a) {
 }
 
 /*
- * 1/a to about 2 ulp: the hardware estimate refined by one Newton-Raphson step
- * y' = y * (2 - a * y). The scalar path divides exactly. Callers keep a away from 0 and inf.
+ * 1/a to about 1 ulp: the hardware estimate refined by one Newton-Raphson step
+ * y' = y + y (1 - a y); far cheaper than a division on every SIMD path (a 512-bit divide costs
+ * about two cycles per lane-group of work on some CPUs). The scalar path divides exactly.
  */
 JM_INLINE vf v_rcp(vf a) {
 #if JM_ISA == JM_ISA_SCALAR
     return 1.0f / a;
 #else
     vf y = v_rcp_approx(a);
-    return v_mul(y, v_fnmadd(a, y, v_set1(2.0f)));
+    return v_fmadd(y, v_fnmadd(a, y, v_set1(1.0f)), y);
 #endif
 }
 
@@ -226,18 +227,22 @@ JM_INLINE int m_any(vmask m) { return m != 0; }
  * size, unaligned, negative strides of sliced arrays).
  */
 #if JM_ISA == JM_ISA_AVX512
+/*
+ * AVX-512 lane order: the quads of records 4j .. 4j+3 fill one vector (128-bit lane L = record
+ * 4j + L), and the in-lane transpose of the four such vectors puts record 4j + L in lane 4L + j.
+ * Packed records (stride = their size) then load and store as whole 512-bit vectors.
+ */
 JM_INLINE __m512 jm_load_4_quads(const char *p, ptrdiff_t s) {
-    /* 128-bit lane L gets the quad of record 4L (+ j when called with p + j*s) */
     __m512 v = _mm512_castps128_ps512(_mm_loadu_ps((const float *)p));
-    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 4 * s)), 1);
-    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 8 * s)), 2);
-    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 12 * s)), 3);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + s)), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 2 * s)), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 3 * s)), 3);
 }
 JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m512 v) {
     _mm_storeu_ps((float *)p, _mm512_castps512_ps128(v));
-    _mm_storeu_ps((float *)(p + 4 * s), _mm512_extractf32x4_ps(v, 1));
-    _mm_storeu_ps((float *)(p + 8 * s), _mm512_extractf32x4_ps(v, 2));
-    _mm_storeu_ps((float *)(p + 12 * s), _mm512_extractf32x4_ps(v, 3));
+    _mm_storeu_ps((float *)(p + s), _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps((float *)(p + 2 * s), _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps((float *)(p + 3 * s), _mm512_extractf32x4_ps(v, 3));
 }
 /* 4x4 transpose inside every 128-bit lane */
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
@@ -294,11 +299,17 @@ JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, 
     memcpy(base, q, sizeof q);
 }
 #else
+/* the four vectors that jm_transpose_lanes turns into components (AVX-512: records 4j.., else j..) */
+#if JM_ISA == JM_ISA_AVX512
+#define JM_GROUP_STEP 4
+#else
+#define JM_GROUP_STEP 1
+#endif
 JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
     vf r0 = jm_load_4_quads(base, stride);
-    vf r1 = jm_load_4_quads(base + stride, stride);
-    vf r2 = jm_load_4_quads(base + 2 * stride, stride);
-    vf r3 = jm_load_4_quads(base + 3 * stride, stride);
+    vf r1 = jm_load_4_quads(base + JM_GROUP_STEP * stride, stride);
+    vf r2 = jm_load_4_quads(base + 2 * JM_GROUP_STEP * stride, stride);
+    vf r3 = jm_load_4_quads(base + 3 * JM_GROUP_STEP * stride, stride);
     jm_transpose_lanes(&r0, &r1, &r2, &r3);
     *c0 = r0;
     *c1 = r1;
@@ -308,11 +319,100 @@ JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, 
 JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
     jm_transpose_lanes(&c0, &c1, &c2, &c3);
     jm_store_4_quads(base, stride, c0);
-    jm_store_4_quads(base + stride, stride, c1);
-    jm_store_4_quads(base + 2 * stride, stride, c2);
-    jm_store_4_quads(base + 3 * stride, stride, c3);
+    jm_store_4_quads(base + JM_GROUP_STEP * stride, stride, c1);
+    jm_store_4_quads(base + 2 * JM_GROUP_STEP * stride, stride, c2);
+    jm_store_4_quads(base + 3 * JM_GROUP_STEP * stride, stride, c3);
 }
 #endif
+
+/*
+ * v_load_records / v_store_records: whole records of `quads` quads (1, 2 or 3: float[4],
+ * JOINT_QUAT, JOINT_MAT); c[4k + e] holds float e of quad k. The same as v_load_quads per quad,
+ * but on AVX-512 packed records (stride == 16 * quads) move as full 512-bit vectors rearranged
+ * by 128-bit block permutes: far fewer shuffles and stores than one quad at a time.
+ */
+#if JM_ISA == JM_ISA_AVX512
+/* index vector picking 128-bit blocks b0..b3 (0-3 from the first source, 4-7 the second) */
+#define JM_BLOCKS(b0, b1, b2, b3)                                                                \
+    _mm512_set_epi32(4 * (b3) + 3, 4 * (b3) + 2, 4 * (b3) + 1, 4 * (b3), 4 * (b2) + 3, 4 * (b2) + 2, \
+                     4 * (b2) + 1, 4 * (b2), 4 * (b1) + 3, 4 * (b1) + 2, 4 * (b1) + 1, 4 * (b1),     \
+                     4 * (b0) + 3, 4 * (b0) + 2, 4 * (b0) + 1, 4 * (b0))
+#define JM_LANES_OF_BLOCK(b) ((__mmask16)(0xF << (4 * (b))))
+
+/* group j of packed records: r[k] = quad k of records 4j .. 4j+3 (128-bit lane L = record 4j+L) */
+JM_INLINE void jm_load_packed_group(const char *p, int quads, __m512 r[3]) {
+    const float *f = (const float *)p;
+    if (quads == 1) {
+        r[0] = _mm512_loadu_ps(f);
+    } else if (quads == 2) { /* [Q0 T0 Q1 T1] [Q2 T2 Q3 T3] */
+        __m512 a = _mm512_loadu_ps(f), b = _mm512_loadu_ps(f + 16);
+        r[0] = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        r[1] = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    } else { /* [A0 B0 C0 A1] [B1 C1 A2 B2] [C2 A3 B3 C3] */
+        __m512 l0 = _mm512_loadu_ps(f), l1 = _mm512_loadu_ps(f + 16), l2 = _mm512_loadu_ps(f + 32);
+        __m512 a = _mm512_permutex2var_ps(l0, JM_BLOCKS(0, 3, 6, 0), l1);
+        __m512 b = _mm512_permutex2var_ps(l0, JM_BLOCKS(1, 4, 7, 0), l1);
+        __m512 c = _mm512_permutex2var_ps(l1, JM_BLOCKS(0, 1, 4, 7), l2);
+        r[0] = _mm512_mask_shuffle_f32x4(a, JM_LANES_OF_BLOCK(3), l2, l2, _MM_SHUFFLE(1, 0, 0, 0));
+        r[1] = _mm512_mask_shuffle_f32x4(b, JM_LANES_OF_BLOCK(3), l2, l2, _MM_SHUFFLE(2, 0, 0, 0));
+        r[2] = _mm512_mask_shuffle_f32x4(c, JM_LANES_OF_BLOCK(0), l0, l0, _MM_SHUFFLE(0, 0, 0, 2));
+    }
+}
+
+JM_INLINE void jm_store_packed_group(char *p, int quads, const __m512 r[3]) {
+    float *f = (float *)p;
+    if (quads == 1) {
+        _mm512_storeu_ps(f, r[0]);
+    } else if (quads == 2) {
+        _mm512_storeu_ps(f, _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 4, 1, 5), r[1]));
+        _mm512_storeu_ps(f + 16, _mm512_permutex2var_ps(r[0], JM_BLOCKS(2, 6, 3, 7), r[1]));
+    } else {
+        __m512 l0 = _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 4, 0, 1), r[1]);
+        __m512 l1 = _mm512_permutex2var_ps(r[1], JM_BLOCKS(1, 5, 0, 2), r[2]);
+        __m512 l2 = _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 3, 7, 0), r[1]);
+        _mm512_storeu_ps(f, _mm512_mask_shuffle_f32x4(l0, JM_LANES_OF_BLOCK(2), r[2], r[2], _MM_SHUFFLE(0, 0, 0, 0)));
+        _mm512_storeu_ps(f + 16, _mm512_mask_shuffle_f32x4(l1, JM_LANES_OF_BLOCK(2), r[0], r[0], _MM_SHUFFLE(0, 2, 0, 0)));
+        _mm512_storeu_ps(f + 32, _mm512_mask_shuffle_f32x4(l2, JM_LANES_OF_BLOCK(0) | JM_LANES_OF_BLOCK(3), r[2], r[2],
+                                                           _MM_SHUFFLE(3, 0, 0, 2)));
+    }
+}
+#endif
+
+JM_INLINE void v_load_records(const char *base, ptrdiff_t stride, int quads, vf *c) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride == 16 * quads) {
+        __m512 g[4][3];
+        for (int j = 0; j < 4; j++)
+            jm_load_packed_group(base + 4 * j * stride, quads, g[j]);
+        for (int k = 0; k < quads; k++) {
+            jm_transpose_lanes(&g[0][k], &g[1][k], &g[2][k], &g[3][k]);
+            for (int j = 0; j < 4; j++)
+                c[4 * k + j] = g[j][k];
+        }
+        return;
+    }
+#endif
+    for (int k = 0; k < quads; k++)
+        v_load_quads(base + 16 * k, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
+}
+
+JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf *c) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride == 16 * quads) {
+        __m512 g[4][3];
+        for (int k = 0; k < quads; k++) {
+            for (int j = 0; j < 4; j++)
+                g[j][k] = c[4 * k + j];
+            jm_transpose_lanes(&g[0][k], &g[1][k], &g[2][k], &g[3][k]);
+        }
+        for (int j = 0; j < 4; j++)
+            jm_store_packed_group(base + 4 * j * stride, quads, g[j]);
+        return;
+    }
+#endif
+    for (int k = 0; k < quads; k++)
+        v_store_quads(base + 16 * k, stride, c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
+}
 
 /* ------------------------------------------------------------ the block driver -- */
 /*
