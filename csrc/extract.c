@@ -24,19 +24,21 @@
 
 /* The 9 elements of JM_W matrices (row-major a[3 i + j] = A_ij) from records at p, stride s. */
 JM_INLINE void load_matrices(int layout, const char *p, ptrdiff_t s, vf a[9]) {
-    vf unused0, unused1, unused2;
     if (layout == LAYOUT_JOINT_MAT) {
-        v_load_quads(p, s, &a[0], &a[1], &a[2], &unused0);
-        v_load_quads(p + 16, s, &a[3], &a[4], &a[5], &unused1);
-        v_load_quads(p + 32, s, &a[6], &a[7], &a[8], &unused2);
+        vf mat[12]; /* rows of 4: the 4th is the translation */
+        v_load_records(p, s, 3, mat);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                a[3 * i + j] = mat[4 * i + j];
     } else {
         /* floats 0..3, 4..7 and 5..8: the third quad overlaps the second and ends at the
            record's last byte, so nothing past a 36-byte record is read */
+        vf unused0, unused1, unused2;
         v_load_quads(p, s, &a[0], &a[1], &a[2], &a[3]);
         v_load_quads(p + 16, s, &a[4], &a[5], &a[6], &a[7]);
         v_load_quads(p + 20, s, &unused0, &unused1, &unused2, &a[8]);
+        (void)unused0, (void)unused1, (void)unused2;
     }
-    (void)unused0, (void)unused1, (void)unused2;
 }
 
 /*
@@ -105,8 +107,9 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->kzw = v_sub(a[3], a[1]);
 
     if (q0_rec) {
-        vf x, y, z, w;
-        v_load_quads(q0_rec, qs, &x, &y, &z, &w);
+        vf q[4];
+        v_load_records(q0_rec, qs, 1, q);
+        const vf x = q[0], y = q[1], z = q[2], w = q[3];
         vf norm2 = v_fmadd(x, x, v_fmadd(y, y, v_fmadd(z, z, v_mul(w, w))));
         vmask keep = v_lt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
@@ -212,12 +215,13 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
     vf norm2 = v_fmadd(st->x, st->x, v_fmadd(st->y, st->y, v_fmadd(st->z, st->z, v_mul(st->w, st->w))));
     vmask off = v_gt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f));
     vf scale = v_select(off, v_rsqrt(norm2), v_set1(1.0f));
-    v_store_quads(out, os, v_mul(st->x, scale), v_mul(st->y, scale), v_mul(st->z, scale), v_mul(st->w, scale));
+    const vf q[4] = {v_mul(st->x, scale), v_mul(st->y, scale), v_mul(st->z, scale), v_mul(st->w, scale)};
+    v_store_records(out, os, 1, q);
     if (iterations) {
         /* through the record store, so that lane k lands at record k on every path */
         float counts[4 * JM_W];
-        const vf zero = v_set1(0.0f);
-        v_store_quads((char *)counts, 4 * sizeof(float), st->iterations, zero, zero, zero);
+        const vf zero = v_set1(0.0f), count_records[4] = {st->iterations, zero, zero, zero};
+        v_store_records((char *)counts, 4 * sizeof(float), 1, count_records);
         for (int i = 0; i < JM_W; i++) {
             int32_t count = (int32_t)counts[4 * i];
             memcpy(iterations + i * is, &count, sizeof count);
