@@ -42,13 +42,21 @@ JM_INLINE void load_matrices(int layout, const char *p, ptrdiff_t s, vf a[9]) {
 }
 
 /*
- * 1 / 2^floor(log2 m) for m >= 0: exact powers of two, so scaling by it changes no bit of the
- * mantissas. m below the normal range (0 or subnormal) gives 2^126; m = inf gives 0.
+ * Scales v[0..n) by the power of two that puts the largest |v[i]| in [1, 2) and returns that
+ * largest |v[i]| as it was. Powers of two change no bit of the mantissas (subnormals are first
+ * lifted by 2^64, exactly, to read their exponent). All zero: unchanged; an inf: NaN (inf * 0).
  */
-JM_INLINE vf pow2_reciprocal(vf m) {
-    vf exponent_only = v_and(m, v_set1(jm_float_from_bits(0x7f800000u))); /* 2^floor(log2 m) */
-    vmask is_normal = v_ge(m, v_set1(0x1p-126f));
-    return v_select(is_normal, v_div(v_set1(1.0f), exponent_only), v_set1(0x1p126f));
+JM_INLINE vf scale_to_unit_range(vf *v, int n) {
+    vf largest = v_abs(v[0]);
+    for (int i = 1; i < n; i++)
+        largest = v_max(largest, v_abs(v[i]));
+    vf lift = v_select(v_ge(largest, v_set1(0x1p-126f)), v_set1(1.0f), v_set1(0x1p64f));
+    vf lifted = v_mul(largest, lift);
+    vf exponent_only = v_and(lifted, v_set1(jm_float_from_bits(0x7f800000u))); /* 2^floor(log2) */
+    vf scale = v_select(v_gt(lifted, v_set1(0.0f)), v_div(v_set1(1.0f), exponent_only), v_set1(1.0f));
+    for (int i = 0; i < n; i++)
+        v[i] = v_mul(v_mul(v[i], lift), scale);
+    return largest;
 }
 
 /*
@@ -87,12 +95,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
                              extract_state *st) {
     vf a[9];
     load_matrices(layout, a_rec, as, a);
-    vf largest = v_abs(a[0]);
-    for (int i = 1; i < 9; i++)
-        largest = v_max(largest, v_abs(a[i]));
-    vf scale = pow2_reciprocal(largest);
-    for (int i = 0; i < 9; i++)
-        a[i] = v_mul(a[i], scale);
+    scale_to_unit_range(a, 9);
 
     vf trace = v_add(v_add(a[0], a[4]), a[8]);
     st->kxx = v_sub(v_sub(a[0], a[4]), a[8]);
@@ -107,22 +110,21 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->kzw = v_sub(a[3], a[1]);
 
     if (q0_rec) {
-        vf q[4];
+        vf q[4], sq[4];
         v_load_records(q0_rec, qs, 1, q);
-        const vf x = q[0], y = q[1], z = q[2], w = q[3];
-        vf norm2 = v_fmadd(x, x, v_fmadd(y, y, v_fmadd(z, z, v_mul(w, w))));
+        vf norm2 = v_fmadd(q[0], q[0], v_fmadd(q[1], q[1], v_fmadd(q[2], q[2], v_mul(q[3], q[3]))));
         vmask keep = v_lt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
-        vf largest_q = v_max(v_max(v_abs(x), v_abs(y)), v_max(v_abs(z), v_abs(w)));
-        vf s = pow2_reciprocal(largest_q);
-        vf sx = v_mul(x, s), sy = v_mul(y, s), sz = v_mul(z, s), sw = v_mul(w, s);
-        vf inv = v_rsqrt(v_fmadd(sx, sx, v_fmadd(sy, sy, v_fmadd(sz, sz, v_mul(sw, sw)))));
+        for (int i = 0; i < 4; i++)
+            sq[i] = q[i];
+        vf largest_q = scale_to_unit_range(sq, 4);
+        vf inv = v_rsqrt(v_fmadd(sq[0], sq[0], v_fmadd(sq[1], sq[1], v_fmadd(sq[2], sq[2], v_mul(sq[3], sq[3])))));
         /* q0 = 0: largest component 0 (and norm2 < 1, so that a NaN v_max dropped still counts) */
         vmask is_zero = m_and(v_lt(norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));
-        st->x = v_select(keep, x, v_select(is_zero, v_set1(0.0f), v_mul(sx, inv)));
-        st->y = v_select(keep, y, v_select(is_zero, v_set1(0.0f), v_mul(sy, inv)));
-        st->z = v_select(keep, z, v_select(is_zero, v_set1(0.0f), v_mul(sz, inv)));
-        st->w = v_select(keep, w, v_select(is_zero, v_set1(1.0f), v_mul(sw, inv)));
+        st->x = v_select(keep, q[0], v_select(is_zero, v_set1(0.0f), v_mul(sq[0], inv)));
+        st->y = v_select(keep, q[1], v_select(is_zero, v_set1(0.0f), v_mul(sq[1], inv)));
+        st->z = v_select(keep, q[2], v_select(is_zero, v_set1(0.0f), v_mul(sq[2], inv)));
+        st->w = v_select(keep, q[3], v_select(is_zero, v_set1(1.0f), v_mul(sq[3], inv)));
     } else {
         /* from A scaled to the Frobenius norm of a rotation, sqrt(3): a rotation times any
            c > 0 starts exact. The scaled A above has norm^2 >= 1 unless A = 0, which starts

@@ -185,6 +185,9 @@ def test_no_nan_from_finite_input(rng):
     for start in (None, q0):
         check_unit(jm.extract_rotation(a, start))
         check_unit(jm.extract_rotation(a, start, max_iter=3))
+    # subnormal matrices are scaled like any other (the float64 loop sees the same values)
+    tiny = (stretched(rng, 100, 10) * np.float32(2.0**-140)).astype(np.float32)
+    assert ref.angle_between(jm.extract_rotation(tiny), ref.extract_rotation(tiny, tol=2e-7)).max() <= 1e-5
 
 
 def test_float64_robustness(rng):
