@@ -190,6 +190,10 @@ static PyObject *extract_rotation(PyObject *const *slots) {
         }
     }
 
+    if (batch_ndim > NPY_MAXDIMS - 1) /* room for the (..., 4) of q0 and the result */
+        return PyErr_Format(PyExc_ValueError, "a must have at most %d batch dimensions, got %d", NPY_MAXDIMS - 1,
+                            batch_ndim);
+
     /* max_iter: an int in [0, 2^24]; tol: a real >= 0, finite (None: the dtype's default) */
     if (PyBool_Check(max_iter_obj) || !PyIndex_Check(max_iter_obj))
         return PyErr_Format(PyExc_TypeError, "max_iter must be an int, got %s", TYPE_NAME(max_iter_obj));

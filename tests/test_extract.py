@@ -408,6 +408,8 @@ def test_bad_input():
         jm.extract_rotation(a, None, 3)
     with pytest.raises(TypeError, match="unexpected keyword argument 'iterations'"):
         jm.extract_rotation(a, iterations=3)
+    with pytest.raises(ValueError, match="a must have at most"):
+        jm.extract_rotation(np.zeros((1,) * 64, jm.JOINT_MAT))  # NumPy allows 64 dimensions
     # numpy integers and floats are fine
     assert jm.extract_rotation(a, max_iter=np.int64(3), tol=np.float32(1e-6)).shape == (4, 4)
 
