@@ -46,12 +46,12 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     matrices are slow. Measured float32 cold-start updates to the default tol (median / 99th
     percentile / max of 4,000 random A = R S with eigenvalues 1, uniform, kappa; bench_extract.py):
     kappa 1: 0 / 0 / 0, 2: 16 / 20 / 21, 5: 23 / 42 / 53, 10: 27 / 74 / 95, 30: 31 / 177 / 248,
-    100: 33 / 414 / 694, 1000: 35 / 1049 / 6000: beyond condition ~30 the default max_iter=200
+    100: 33 / 414 / 694, 1000: 35 / 1045 / 6000: beyond condition ~30 the default max_iter=200
     stops some matrices short of tol. So warm-start from the previous frame or time step whenever
     there is one and bound max_iter (the paper uses 3 per simulation step): from starts within
     +-pi/3 (Euler angles) of the answer, 95.7 % of A = I reach ||A - R||_F^2 < 0.001 in 3 updates
     (the paper's experiment, 10^6 starts; 99.6 % in 4); from random starts all converge (to
-    3e-7 rad in 15 updates median, 34 at most).
+    3e-7 rad in 15 updates median, 35 at most).
 
     Accuracy, float32, default tol and max_iter (measured over 20,000 random matrices per case,
     every ISA path): condition number <= 10: within 1.5e-6 rad of the SVD polar rotation;
