@@ -82,6 +82,22 @@ def test_follows_the_papers_loop(rng):
         assert ref.angle_between(q, expected).max() <= 2e-6
 
 
+def test_one_update_from_anywhere_matches_the_papers_step(rng):
+    # random A and starts: steps of every size, including those beyond pi that the exponential
+    # map reduces by 2 pi (the step's own float32 conditioning, |omega| ~ 1 / |trace|, grows
+    # with its size, hence the looser bound there)
+    a = rng.uniform(-1, 1, (5000, 3, 3)).astype(np.float32)
+    q0 = random_unit_quats(rng, 5000)
+    r, m = rotations(q0), a.astype(np.float64)
+    omega = np.cross(r, m, axis=-2).sum(-1) / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
+    theta = np.linalg.norm(omega, axis=1)
+    err = ref.angle_between(jm.extract_rotation(a, q0, max_iter=1, tol=0),
+                            ref.extract_rotation(a, q0, max_iter=1, tol=0))
+    assert err[theta <= np.pi].max() <= 5e-6
+    reduced = (theta > np.pi) & (theta < 10)
+    assert reduced.sum() > 500 and err[reduced].max() <= 1e-4
+
+
 def test_float64_computes_in_float64(rng):
     a = stretched(rng, 300, 10).astype(np.float64)
     q, iterations = jm.extract_rotation(a, return_iterations=True)
