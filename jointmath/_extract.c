@@ -274,7 +274,8 @@ static PyObject *extract_rotation(PyObject *const *slots) {
         .tol = (float)tol,
     };
     jm_extract_kernel kernel = records ? jm_active->extract_mats : jm_active->extract_matrices;
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
+    /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
+    if ((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS) {
         Py_BEGIN_ALLOW_THREADS kernel(&job);
         Py_END_ALLOW_THREADS
     } else if (n) {

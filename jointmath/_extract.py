@@ -59,6 +59,8 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     tol (kappa + 2) / 2); rotation matrices (cold start): within 2.7e-7 rad; | |q| - 1 | <= 3.1e-7.
     float64 runs the same iteration in NumPy (jointmath.reference.extract_rotation).
 
+    The float32 kernels run without the GIL when matrices * (max_iter + 1) >= 16,384.
+
     Raises TypeError for a, q0, out of the wrong type or dtype, a non-integer max_iter or a
     non-real tol; ValueError for wrong shapes, batch shapes that do not broadcast, max_iter or
     tol out of range (tol must be finite, <= 1e30), or a read-only out.
