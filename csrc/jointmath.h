@@ -8,6 +8,7 @@
 #define JOINTMATH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The seeds' JointQuat / JointMat, byte for byte (the Python dtypes mirror these). */
 typedef struct {
@@ -30,6 +31,27 @@ typedef size_t (*jm_pack_kernel)(const float *q, void *codes, size_t n, size_t *
 /* n contiguous codes -> n unit quaternions float[4]. */
 typedef void (*jm_unpack_kernel)(const void *codes, float *q, size_t n);
 
+/*
+ * A rotation extraction job (csrc/extract.c): n matrices, each with an optional warm start, to
+ * n unit quaternions and optional iteration counts. Strides in bytes; every pointer is walked
+ * as base + i * stride.
+ */
+typedef struct {
+    const char *a;        /* n matrices: jm_joint_mat or float[3][3] records (per kernel) */
+    ptrdiff_t a_stride;
+    const char *q0;       /* n float[4] starting quaternions (x, y, z, w), or NULL: cold start */
+    ptrdiff_t q0_stride;
+    char *out;            /* n float[4] results */
+    ptrdiff_t out_stride;
+    int32_t *iterations;  /* n iteration counts, or NULL */
+    ptrdiff_t iterations_stride;
+    size_t n;
+    int max_iter;         /* 0 <= max_iter <= 2^24 (counts are kept in float lanes) */
+    float tol;            /* a matrix stops when |omega| < tol */
+} jm_extract_job;
+
+typedef void (*jm_extract_kernel)(const jm_extract_job *job);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -41,6 +63,8 @@ typedef struct {
     jm_pack_kernel pack_quats64;
     jm_unpack_kernel unpack_quats32;
     jm_unpack_kernel unpack_quats64;
+    jm_extract_kernel extract_mats;     /* rotation of jm_joint_mat's 3x3 part -> float[4] */
+    jm_extract_kernel extract_matrices; /* rotation of float[3][3] -> float[4] */
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -51,7 +75,9 @@ typedef struct {
     size_t jm_pack_quats32_##isa(const float *, void *, size_t, size_t *);                       \
     size_t jm_pack_quats64_##isa(const float *, void *, size_t, size_t *);                       \
     void jm_unpack_quats32_##isa(const void *, float *, size_t);                                 \
-    void jm_unpack_quats64_##isa(const void *, float *, size_t);
+    void jm_unpack_quats64_##isa(const void *, float *, size_t);                                 \
+    void jm_extract_mats_##isa(const jm_extract_job *);                                           \
+    void jm_extract_matrices_##isa(const jm_extract_job *);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)

@@ -208,6 +208,17 @@ JM_INLINE vf v_rcp(vf a) {
 #endif
 }
 
+/* whether any lane of a mask is set (loop exits of iterative kernels) */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE int m_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE int m_any(vmask m) { return _mm_movemask_ps(m) != 0; }
+#else
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#endif
+
 /* ----------------------------------------------------- record loads and stores -- */
 /*
  * v_load_quads: for i in [0, JM_W) read floats [0, 4) at (base + i * stride) and return them

@@ -8,6 +8,7 @@ from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
 from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
+from ._extract import extract_rotation
 from . import reference
 
 __all__ = [
@@ -16,13 +17,14 @@ __all__ = [
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "available_isas",
+    "extract_rotation",
     "isa",
     "joints_to_mats",
     "make_joints",
+    "matrix_to_quat",
     "mats_to_joints",
     "pack_joints",
     "pack_quats",
-    "matrix_to_quat",
     "quat_to_matrix",
     "reference",
     "unpack_joints",

@@ -90,6 +90,89 @@ def angle_between(q0, q1):
     return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
 
 
+# ------------------------------------------------------------------ rotation extraction --
+
+
+def polar_rotation(a):
+    """(..., 3, 3) matrices -> (..., 3, 3) float64 rotations closest to them in the Frobenius
+    norm: A = U diag(s) V^T by SVD, R = U diag(1, 1, det(U V^T)) V^T. The determinant fix flips
+    the direction of the smallest singular value when U V^T is a reflection (det A < 0), so R
+    is always a proper rotation. Rank-deficient A has no unique answer; SVD picks one."""
+    u, _, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
+    flip = np.linalg.det(u @ vt) < 0
+    u[..., :, 2] *= np.where(flip, -1.0, 1.0)[..., None]
+    return u @ vt
+
+
+def _quat_mul(a, b):
+    """Hamilton product a * b of (..., 4) quaternions (x, y, z, w)."""
+    av, aw = a[..., :3], a[..., 3:]
+    bv, bw = b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)], -1)
+
+
+def _pow2_scale(x, axes):
+    """The power of two putting the largest |element| over `axes` in [1, 2) (2 for zeros)."""
+    _, exponent = np.frexp(np.max(np.abs(x), axis=axes))
+    return np.ldexp(1.0, 1 - exponent)
+
+
+def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False):
+    """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
+    in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
+    of R and A), as the paper's loop - R formed from q, the exponential map by sin and cos, q
+    normalised after every step - run on all matrices at once with a per-matrix stop.
+
+    Semantics shared with jointmath.extract_rotation: A is first scaled by the power of two that
+    puts its largest |element| in [1, 2) (exact; the answer does not change, the 1e-9 guard
+    becomes relative to A's size); the start is q0 / |q0| (identity for q0 = 0, q0 broadcasts
+    against A's batch shape) or, without q0, the normalised largest-divisor quaternion of A
+    scaled to Frobenius norm sqrt(3) (so that c R starts at R; A = 0 starts at the identity); a
+    matrix stops before an update when |omega| < tol (default 1e-12) or after max_iter updates;
+    a NaN omega is applied once and stops. Returns (..., 4) quaternions, and int32 update counts
+    when return_iterations."""
+    tol = 1e-12 if tol is None else tol  # jointmath.extract_rotation's float64 default too
+    a = np.asarray(a, dtype=np.float64)
+    batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
+    a = np.broadcast_to(a, batch + (3, 3)).reshape(-1, 3, 3)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = a * _pow2_scale(a, (1, 2))[:, None, None]
+        if q0 is None:
+            norm = np.linalg.norm(a, axis=(1, 2))
+            # A = 0 starts from the identity (its largest-divisor quaternion is a half turn)
+            unit = np.where((norm > 0)[:, None, None], a * (np.sqrt(3) / np.where(norm > 0, norm, 1))[:, None, None],
+                            np.eye(3))
+            q = matrix_to_quat(unit)
+        else:
+            q = np.broadcast_to(np.asarray(q0, dtype=np.float64), batch + (4,)).reshape(-1, 4)
+            is_zero = ~np.any(q != 0, axis=1)
+            q = q * _pow2_scale(q, 1)[:, None]
+            q = q / np.linalg.norm(q, axis=1, keepdims=True)
+            q[is_zero] = (0, 0, 0, 1)
+    iterations = np.zeros(len(a), np.int32)
+    active = np.ones(len(a), bool)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        r, m = quat_to_matrix(q[idx]), a[idx]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            torque = np.cross(r, m, axis=-2).sum(-1)  # sum over columns i of r_i x a_i
+            omega = torque / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
+            theta = np.linalg.norm(omega, axis=1)
+            half = theta / 2
+            # sin(theta/2) omega / theta, without dividing by theta = 0
+            dq = np.concatenate([omega * (0.5 * np.sinc(half / np.pi))[:, None], np.cos(half)[:, None]], 1)
+            new = _quat_mul(dq, q[idx])
+            new /= np.linalg.norm(new, axis=1, keepdims=True)
+        update = ~(theta < tol)
+        q[idx[update]] = new[update]
+        iterations[idx[update]] += 1
+        active[idx[~(theta >= tol)]] = False
+    q = q.reshape(batch + (4,))
+    return (q, iterations.reshape(batch)) if return_iterations else q
+
+
 # ------------------------------------------------------------------ packing --
 
 
