@@ -9,8 +9,8 @@
 static int check_buffer(PyArrayObject *a, int type, npy_intp n, int writeable, const char *what) {
     if (PyArray_TYPE(a) != type || !PyArray_IS_C_CONTIGUOUS(a) || PyArray_SIZE(a) != n ||
         (writeable && !PyArray_ISWRITEABLE(a))) {
-        PyErr_Format(PyExc_ValueError, "internal: %s must be a C-contiguous %s array of %zd elements", what,
-                     writeable ? "writeable" : "", (Py_ssize_t)n);
+        PyErr_Format(PyExc_ValueError, "internal: %s must be a C-contiguous%s array of %zd elements", what,
+                     writeable ? " writeable" : "", (Py_ssize_t)n);
         return -1;
     }
     return 0;
