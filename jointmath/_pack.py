@@ -20,9 +20,11 @@ _PACKED_JOINTS = {10: PACKED_JOINT, 20: PACKED_JOINT64}
 
 
 def _checked_bits(bits):
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or int(bits) not in _CODE_DTYPES:
-        raise ValueError(f"bits must be 10 (uint32 codes) or 20 (uint64 codes), got {bits!r}")
-    return int(bits)
+    if type(bits) is int and (bits == 10 or bits == 20):
+        return bits
+    if isinstance(bits, np.integer) and int(bits) in _CODE_DTYPES:
+        return int(bits)
+    raise ValueError(f"bits must be 10 (uint32 codes) or 20 (uint64 codes), got {bits!r}")
 
 
 def _raise_invalid(count, first, shape):
@@ -66,8 +68,7 @@ def pack_quats(q, bits=10):
         if invalid.any():
             _raise_invalid(int(invalid.sum()), int(np.flatnonzero(invalid)[0]), shape)
         return reference.pack_quats(q, bits)
-    codes = np.empty(shape, _CODE_DTYPES[bits])
-    count, first = _core._pack_float32(np.ascontiguousarray(q), codes, bits)
+    codes, count, first = _core._pack_float32(q, bits)
     if count:
         _raise_invalid(count, first, shape)
     return codes
@@ -85,12 +86,9 @@ def unpack_quats(p):
     """
     if not isinstance(p, np.ndarray):
         raise TypeError(f"p must be a numpy array of uint32 or uint64 codes, got {type(p).__name__}")
-    bits = {np.dtype(np.uint32): 10, np.dtype(np.uint64): 20}.get(p.dtype)
-    if bits is None:
+    if p.dtype not in _CODE_DTYPES.values():
         raise TypeError(f"p must have dtype uint32 or uint64 (the codes of pack_quats), got dtype {p.dtype}")
-    q = np.empty(p.shape + (4,), np.float32)
-    _core._unpack_float32(np.ascontiguousarray(p), q, bits)
-    return q
+    return _core._unpack(p)
 
 
 def pack_joints(joints, bits=10):
