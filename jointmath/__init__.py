@@ -9,6 +9,8 @@ from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
 from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
 from ._extract import extract_rotation
+from ._euler import euler_to_quat, quat_to_euler
+from . import bvh
 from . import reference
 
 __all__ = [
@@ -17,6 +19,8 @@ __all__ = [
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "available_isas",
+    "bvh",
+    "euler_to_quat",
     "extract_rotation",
     "isa",
     "joints_to_mats",
@@ -25,6 +29,7 @@ __all__ = [
     "mats_to_joints",
     "pack_joints",
     "pack_quats",
+    "quat_to_euler",
     "quat_to_matrix",
     "reference",
     "unpack_joints",

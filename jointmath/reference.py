@@ -209,3 +209,75 @@ def unpack_quats(p):
     others = np.arange(4) != index[..., None]
     q[others] = c.reshape(-1)
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+# ------------------------------------------------------------------ Euler angles --
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def _euler_axes(order):
+    """(axes, intrinsic) of a Tait-Bryan order: "XYZ" intrinsic ... "zyx" extrinsic."""
+    if not isinstance(order, str) or len(order) != 3 or not (order.isupper() or order.islower()) \
+            or sorted(order.lower()) != ["x", "y", "z"]:
+        raise ValueError(f"order must be one of the six Tait-Bryan orders, XYZ XZY YXZ YZX ZXY ZYX "
+                         f"(intrinsic) or the same in lowercase (extrinsic), got {order!r}")
+    return [_AXES[c] for c in order.lower()], order.isupper()
+
+
+def quat_multiply(p, q):
+    """Hamilton product p * q of (..., 4) quaternions (x, y, z, w), in float64."""
+    p = np.asarray(p, np.float64)
+    q = np.asarray(q, np.float64)
+    pv, pw = p[..., :3], p[..., 3:]
+    qv, qw = q[..., :3], q[..., 3:]
+    return np.concatenate([pw * qv + qw * pv + np.cross(pv, qv), pw * qw - np.sum(pv * qv, -1, keepdims=True)], -1)
+
+
+def euler_to_quat(angles, order, degrees=True):
+    """(..., 3) Tait-Bryan angles -> (..., 4) unit quaternions, in float64.
+
+    Uppercase orders are intrinsic ("ZXY": R = Rz(a0) Rx(a1) Ry(a2), as BVH channels and scipy's
+    from_euler("ZXY")), lowercase extrinsic ("zxy": R = Ry(a2) Rx(a1) Rz(a0)).
+    """
+    axes, intrinsic = _euler_axes(order)
+    angles = np.asarray(angles, np.float64)
+    half = (np.radians(angles) if degrees else angles) / 2
+    elementary = np.zeros(angles.shape + (4,))
+    for k, axis in enumerate(axes):
+        elementary[..., k, axis] = np.sin(half[..., k])
+        elementary[..., k, 3] = np.cos(half[..., k])
+    e0, e1, e2 = elementary[..., 0, :], elementary[..., 1, :], elementary[..., 2, :]
+    return quat_multiply(quat_multiply(e0, e1), e2) if intrinsic else quat_multiply(quat_multiply(e2, e1), e0)
+
+
+def quat_to_euler(q, order, degrees=True):
+    """(..., 4) quaternions -> (..., 3) Tait-Bryan angles in [-180, 180) degrees (or radians), float64.
+
+    The angles of `order` (see euler_to_quat) that give back the rotation of q, with the
+    middle angle in [-90, 90]. At gimbal lock (middle angle within 1e-7 rad of +-90 degrees)
+    the third angle is set to 0 and the first carries the whole remaining rotation, as scipy's
+    as_euler does.
+    """
+    axes, intrinsic = _euler_axes(order)
+    q = np.asarray(q, np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    i, j, k = axes if not intrinsic else axes[::-1]
+    sign = (i - j) * (j - k) * (k - i) // 2
+    a = q[..., 3] - q[..., j]
+    b = q[..., i] + q[..., k] * sign
+    c = q[..., j] + q[..., 3]
+    d = q[..., k] * sign - q[..., i]
+    half_sum, half_diff = np.arctan2(b, a), np.arctan2(d, c)
+    middle = 2 * np.arctan2(np.hypot(c, d), np.hypot(a, b))
+    near_zero = np.abs(middle) <= 1e-7
+    near_pi = np.abs(middle - np.pi) <= 1e-7
+    regular = ~(near_zero | near_pi)
+    first, third = (0, 2) if not intrinsic else (2, 0)
+    angles = np.zeros(q.shape[:-1] + (3,))
+    angles[..., 0] = np.where(near_zero, 2 * half_sum, 2 * half_diff * (1 if intrinsic else -1))
+    angles[..., first] = np.where(regular, half_sum - half_diff, angles[..., first])
+    angles[..., third] = np.where(regular, half_sum + half_diff, angles[..., third]) * sign
+    angles[..., 1] = middle - np.pi / 2
+    angles = (angles + np.pi) % (2 * np.pi) - np.pi
+    return np.degrees(angles) if degrees else angles

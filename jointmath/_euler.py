@@ -1,0 +1,56 @@
+"""Euler angles <-> quaternions for the six Tait-Bryan orders.
+
+Computed in float64 by jointmath.reference; float32 input gets a float32 result.
+"""
+import numpy as np
+
+from . import reference
+from ._arrays import _float_array
+
+
+def _by_order(values, order, core, func):
+    """func(values[..., j, :], order[j]) per group of joints sharing an order (order a list)."""
+    if not isinstance(order, (list, tuple)):
+        return func(values, order)  # a single order (validated by func)
+    order = list(order)
+    if values.ndim < 1 + len(core) or values.shape[-1 - len(core)] != len(order):
+        raise ValueError(f"a list of orders needs one per joint: {len(order)} orders for an array of shape "
+                         f"{values.shape} (joints on axis -{1 + len(core)})")
+    results = {}
+    for o in set(order):
+        joint_ids = [j for j, oj in enumerate(order) if oj == o]
+        results[o] = (joint_ids, func(values[..., joint_ids, :], o))
+    first = next(iter(results.values()))[1]
+    out = np.empty(values.shape[:-1] + first.shape[-1:], first.dtype)
+    for joint_ids, result in results.values():
+        out[..., joint_ids, :] = result
+    return out
+
+
+def euler_to_quat(angles, order, degrees=True):
+    """Unit quaternions (x, y, z, w) from Tait-Bryan angles.
+
+    angles: float32 or float64 array (..., 3), the angle of each axis of `order`, in degrees
+    (radians with degrees=False).
+    order: "XYZ", "XZY", "YXZ", "YZX", "ZXY" or "ZYX" - intrinsic, as BVH channels use them:
+    "ZXY" means R = Rz(a0) Rx(a1) Ry(a2), scipy's from_euler("ZXY", ...) - or the same in
+    lowercase for extrinsic rotations (scipy's convention too). For (..., J, 3) arrays, a list
+    of J orders gives each joint its own.
+
+    Returns (..., 4) in the dtype of `angles`.
+    """
+    angles = _float_array(angles, "angles", (3,))
+    return _by_order(angles, order, (3,),
+                     lambda a, o: reference.euler_to_quat(a, o, degrees).astype(angles.dtype))
+
+
+def quat_to_euler(q, order, degrees=True):
+    """Tait-Bryan angles of quaternions (any non-zero scale): the inverse of euler_to_quat.
+
+    Returns (..., 3) angles in [-180, 180) degrees (radians with degrees=False), the middle one
+    in [-90, 90], in q's dtype. At gimbal lock (middle angle within 1e-7 rad of +-90 degrees)
+    the angles are not unique: the third is set to 0 and the first carries the rest, as in
+    scipy's as_euler (which warns; this function does not).
+    """
+    q = _float_array(q, "q", (4,))
+    return _by_order(q, order, (4,), lambda a, o: reference.quat_to_euler(a, o, degrees).astype(q.dtype))
