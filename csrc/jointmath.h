@@ -52,6 +52,10 @@ typedef struct {
 
 typedef void (*jm_extract_kernel)(const jm_extract_job *job);
 
+/* Two record arrays to one: out[i] = f(a[i], b[i]), strides in bytes (compose.c). */
+typedef void (*jm_binary_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                                 ptrdiff_t out_stride, size_t n);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -65,6 +69,7 @@ typedef struct {
     jm_unpack_kernel unpack_quats64;
     jm_extract_kernel extract_mats;     /* rotation of jm_joint_mat's 3x3 part -> float[4] */
     jm_extract_kernel extract_matrices; /* rotation of float[3][3] -> float[4] */
+    jm_binary_kernel compose_mats;      /* jm_joint_mat a * b -> jm_joint_mat */
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -77,7 +82,8 @@ typedef struct {
     void jm_unpack_quats32_##isa(const void *, float *, size_t);                                 \
     void jm_unpack_quats64_##isa(const void *, float *, size_t);                                 \
     void jm_extract_mats_##isa(const jm_extract_job *);                                           \
-    void jm_extract_matrices_##isa(const jm_extract_job *);
+    void jm_extract_matrices_##isa(const jm_extract_job *);                                       \
+    void jm_compose_mats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)

@@ -10,6 +10,8 @@ from ._arrays import matrix_to_quat, quat_to_matrix
 from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
 from ._extract import extract_rotation
 from ._euler import euler_to_quat, quat_to_euler
+from ._core import compose_mats
+from ._mocap import forward_kinematics, make_continuous
 from . import bvh
 from . import reference
 
@@ -20,10 +22,13 @@ __all__ = [
     "PACKED_JOINT64",
     "available_isas",
     "bvh",
+    "compose_mats",
     "euler_to_quat",
     "extract_rotation",
+    "forward_kinematics",
     "isa",
     "joints_to_mats",
+    "make_continuous",
     "make_joints",
     "matrix_to_quat",
     "mats_to_joints",

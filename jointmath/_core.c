@@ -335,7 +335,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *module = PyModule_Create(&core_module);
     if (module && (PyModule_AddFunctions(module, jm_convert_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_pack_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_extract_methods) < 0))
+                   PyModule_AddFunctions(module, jm_extract_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_compose_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

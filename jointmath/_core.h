@@ -50,5 +50,6 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 extern PyMethodDef jm_convert_methods[];
 extern PyMethodDef jm_pack_methods[];
 extern PyMethodDef jm_extract_methods[];
+extern PyMethodDef jm_compose_methods[];
 
 #endif /* JM_CORE_H */

@@ -281,3 +281,26 @@ def quat_to_euler(q, order, degrees=True):
     angles[..., 1] = middle - np.pi / 2
     angles = (angles + np.pi) % (2 * np.pi) - np.pi
     return np.degrees(angles) if degrees else angles
+
+
+# ------------------------------------------------------------------ transforms --
+
+
+def compose_mats(a, b):
+    """JOINT_MAT a * b -> JOINT_MAT64 (R = Ra Rb, t = Ra tb + ta), float64; shapes broadcast."""
+    ma = np.asarray(a)["m"].astype(np.float64)
+    mb = np.asarray(b)["m"].astype(np.float64)
+    ma, mb = np.broadcast_arrays(ma, mb)
+    out = np.empty(ma.shape[:-2], JOINT_MAT64)
+    out["m"][..., :3] = ma[..., :3] @ mb[..., :3]
+    out["m"][..., 3] = np.einsum("...ij,...j->...i", ma[..., :3], mb[..., 3]) + ma[..., 3]
+    return out
+
+
+def forward_kinematics(joints, parents):
+    """World JOINT_MAT64 transforms of (..., J) JOINT_QUAT local joints, parents before children."""
+    local = joints_to_mats(joints)
+    world = np.empty_like(local)
+    for j, p in enumerate(parents):
+        world[..., j] = local[..., j] if p < 0 else compose_mats(world[..., p], local[..., j])
+    return world

@@ -1,0 +1,76 @@
+"""Mocap workflow pieces on joint arrays: forward kinematics and sign continuity."""
+import numpy as np
+
+from . import _core
+from ._arrays import _float_array
+from ._records import JOINT_MAT, JOINT_QUAT
+
+
+def checked_parents(parents, n_joints):
+    """parents as a C-contiguous int64 (J,) array, after checking parents-before-children."""
+    if not isinstance(parents, (np.ndarray, list, tuple)):
+        raise TypeError(f"parents must be a sequence of joint indices, got {type(parents).__name__}")
+    array = np.asarray(parents)
+    if array.ndim != 1 or array.shape[0] != n_joints:
+        raise ValueError(f"parents must hold one index per joint ({n_joints}), got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"parents must be integers, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.int64)
+    bad = np.flatnonzero((array < -1) | (array >= np.arange(n_joints)))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"parents must list parents before children (parents[j] < j, -1 for a root): "
+                         f"parents[{j}] = {int(array[j])}")
+    return array
+
+
+def forward_kinematics(joints, parents):
+    """World transforms of every joint in every frame.
+
+    joints: JOINT_QUAT array (..., J) of local transforms (frames x joints, e.g. Clip.joints).
+    parents: J parent indices, -1 for a root, every parent before its children (as BVH lists
+    them; Clip.parents).
+
+    Returns a JOINT_MAT array of the same shape: world[..., j] = world[..., parents[j]] * local
+    (compose_mats of joints_to_mats), a root's world transform being its local one.
+    """
+    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
+        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
+        raise TypeError(f"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    if joints.ndim < 1:
+        raise ValueError("joints must have shape (..., J): one record per joint on the last axis")
+    n_joints = joints.shape[-1]
+    parents = checked_parents(parents, n_joints)
+    local = _core.joints_to_mats(joints).reshape(-1, n_joints)
+    world = np.empty(local.shape, JOINT_MAT)
+    _core._forward_kinematics(local, parents, world)
+    return world.reshape(joints.shape)
+
+
+def make_continuous(q, axis=0, prev=None):
+    """Quaternions with signs flipped so that neighbours along `axis` have q[i] . q[i-1] >= 0.
+
+    q and -q are the same rotation; exporters emit either at random, and interpolating between
+    neighbours of opposite sign takes the long way round. q: float32/float64 array (..., 4);
+    axis: the time axis (not the last one). prev: optional quaternions of the frame before the
+    first (q's shape without `axis`, e.g. the last frame of the previous chunk), so a long clip
+    can be processed in pieces: the first frame is then aligned to prev too.
+
+    Returns a new array of q's dtype and shape; q is not modified.
+    """
+    q = _float_array(q, "q", (4,))
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -(q.ndim - 1) <= axis < q.ndim - 1:
+        raise ValueError(f"axis must be an axis of q other than the last (the components), got {axis!r}")
+    moved = np.moveaxis(q, axis, 0)
+    dots = np.sum(moved[1:].astype(np.float64) * moved[:-1], axis=-1)
+    if prev is not None:
+        prev = _float_array(prev, "prev", (4,))
+        if prev.shape != moved.shape[1:]:
+            raise ValueError(f"prev must have shape {moved.shape[1:]} (q's without axis {axis}), got {prev.shape}")
+        first = np.sum(moved[:1].astype(np.float64) * prev, axis=-1)
+        dots = np.concatenate([first, dots])
+    else:
+        dots = np.concatenate([np.ones((1,) + moved.shape[1:-1]), dots])
+    # flipping q[i] by s[i] makes s[i-1] s[i] (q[i-1] . q[i]) >= 0 with s[i] = s[i-1] sign(dot)
+    signs = np.cumprod(np.where(dots < 0, -1, 1), axis=0).astype(q.dtype)
+    return np.moveaxis(moved * signs[..., None], 0, axis)
