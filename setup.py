@@ -11,7 +11,7 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/interp.c"]
 
 # name -> (JM_ISA value, target flags)
 ISA_TARGETS = {
@@ -45,12 +45,13 @@ class BuildPerIsa(build_ext):
 
 core = Extension(
     "jointmath._core",
-    sources=["jointmath/_core.c", "jointmath/_convert.c", "csrc/dispatch.c"],
+    sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_interp.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,
     extra_link_args=EXTRA_FLAGS,
-    depends=["csrc/jointmath.h", "jointmath/_core.h"],
+    libraries=["m"],  # the libm slerp baseline (csrc/interp.c)
+    depends=["csrc/jointmath.h", "csrc/simd.h", "jointmath/_core.h"] + KERNEL_FAMILIES,  # relink when a kernel changes
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})

@@ -8,6 +8,7 @@
 #define JOINTMATH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The seeds' JointQuat / JointMat, byte for byte (the Python dtypes mirror these). */
 typedef struct {
@@ -23,6 +24,19 @@ typedef struct {
 typedef void (*jm_map_kernel)(const char *src, ptrdiff_t src_stride, char *dst, ptrdiff_t dst_stride,
                               size_t n);
 
+/* Joint records a, b -> out (32-byte jm_joint_quat each, strides in bytes) at fraction t. */
+typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                                ptrdiff_t out_stride, size_t n, float t);
+
+/* The same on the joints index[0..n_index) of n_frames frames of n_joints records each. */
+typedef void (*jm_blend_indexed_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
+                                        char *out, ptrdiff_t out_stride, size_t n_frames, size_t n_joints,
+                                        const intptr_t *index, size_t n_index, float t);
+
+/* float[4] quaternions a, b -> out with a float32 fraction per element (t_stride 0: one for all). */
+typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
+                                     const char *t, ptrdiff_t t_stride, char *out, ptrdiff_t out_stride, size_t n);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -30,18 +44,40 @@ typedef struct {
     jm_map_kernel mats_to_joints;  /* jm_joint_mat -> jm_joint_quat */
     jm_map_kernel quats_to_matrices; /* float[4] -> float[3][3] */
     jm_map_kernel matrices_to_quats; /* float[3][3] -> float[4] */
+    jm_blend_kernel slerp_joints;                 /* interp.c */
+    jm_blend_kernel lerp_joints;
+    jm_blend_indexed_kernel slerp_joints_indexed;
+    jm_blend_indexed_kernel lerp_joints_indexed;
+    jm_quat_blend_kernel slerp_quats;
+    jm_quat_blend_kernel nlerp_quats;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
     void jm_joints_to_mats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
     void jm_mats_to_joints_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
     void jm_quats_to_matrices_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
-    void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);
+    void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
+    void jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,  \
+                               float);                                                           \
+    void jm_lerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,   \
+                              float);                                                            \
+    void jm_slerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,  \
+                                       size_t, size_t, const intptr_t *, size_t, float);         \
+    void jm_lerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,   \
+                                      size_t, size_t, const intptr_t *, size_t, float);          \
+    void jm_slerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
+                              char *, ptrdiff_t, size_t);                                        \
+    void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
+                              char *, ptrdiff_t, size_t);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)
 JM_DECLARE_ISA(avx2)
 JM_DECLARE_ISA(avx512)
+
+/* The commonly used libm slerp (acos, sin), one joint at a time: a benchmark baseline only. */
+void jm_slerp_joints_libm(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                          ptrdiff_t out_stride, size_t n, float t);
 
 /* Number of ISA paths, in order from the baseline up. */
 #define JM_NUM_ISAS 4

@@ -87,6 +87,8 @@ JM_INLINE vmask m_or(vmask a, vmask b) { return (vmask)(a | b); }
 JM_INLINE vmask m_not(vmask a) { return (vmask)~a; }
 /* lanes where m is set take a, the others b */
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+/* JM_W floats from p (any alignment) */
+JM_INLINE vf v_loadu(const float *p) { return _mm512_loadu_ps(p); }
 #elif JM_ISA == JM_ISA_AVX2
 JM_INLINE vf v_set1(float a) { return _mm256_set1_ps(a); }
 JM_INLINE vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -109,6 +111,7 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
 JM_INLINE vmask m_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
 JM_INLINE vmask m_not(vmask a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))); }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+JM_INLINE vf v_loadu(const float *p) { return _mm256_loadu_ps(p); }
 #elif JM_ISA == JM_ISA_SSE
 JM_INLINE vf v_set1(float a) { return _mm_set1_ps(a); }
 JM_INLINE vf v_add(vf a, vf b) { return _mm_add_ps(a, b); }
@@ -132,6 +135,7 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return _mm_and_ps(a, b); }
 JM_INLINE vmask m_or(vmask a, vmask b) { return _mm_or_ps(a, b); }
 JM_INLINE vmask m_not(vmask a) { return _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))); }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm_blendv_ps(b, a, m); }
+JM_INLINE vf v_loadu(const float *p) { return _mm_loadu_ps(p); }
 #else
 JM_INLINE vf v_set1(float a) { return a; }
 JM_INLINE vf v_add(vf a, vf b) { return a + b; }
@@ -169,6 +173,11 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return a & b; }
 JM_INLINE vmask m_or(vmask a, vmask b) { return a | b; }
 JM_INLINE vmask m_not(vmask a) { return !a; }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return m ? a : b; }
+JM_INLINE vf v_loadu(const float *p) {
+    float f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
 #endif
 
 /* a float from its IEEE-754 bit pattern (sign masks and the like) */
@@ -191,6 +200,22 @@ JM_INLINE vf v_rsqrt(vf a) {
     vf y = v_rsqrt_approx(a);
     vf half_a_y = v_mul(v_mul(v_set1(0.5f), a), y);
     return v_mul(y, v_fnmadd(half_a_y, y, v_set1(1.5f)));
+#endif
+}
+
+/*
+ * 1/sqrt(a) to rounding accuracy (about 1 ulp): the hardware estimate y with relative error e0,
+ * then the second-order correction y' = y (1 + e/2 + 3e^2/8) of e = 1 - a y^2, which leaves
+ * ~e0^3 (< 1e-10 from the 12-bit estimate, where v_rsqrt's one Newton step leaves ~2e-7).
+ * Costs one operation more than v_rsqrt. The scalar path divides exactly. Same a = 0 caveat.
+ */
+JM_INLINE vf v_rsqrt_fine(vf a) {
+#if JM_ISA == JM_ISA_SCALAR
+    return 1.0f / sqrtf(a);
+#else
+    vf y = v_rsqrt_approx(a);
+    vf e = v_fnmadd(v_mul(a, y), y, v_set1(1.0f));
+    return v_fmadd(v_mul(y, e), v_fmadd(e, v_set1(0.375f), v_set1(0.5f)), y);
 #endif
 }
 
@@ -287,6 +312,93 @@ JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, 
     jm_store_4_quads(base + stride, stride, c1);
     jm_store_4_quads(base + 2 * stride, stride, c2);
     jm_store_4_quads(base + 3 * stride, stride, c3);
+}
+#endif
+
+/*
+ * Indexed and untransposed quad access. Lane i belongs to the record at base + idx[i] * stride
+ * (idx = NULL: base + i * stride); the index is read with plain loads, never a gather/scatter.
+ *
+ * v_load_quads_idx / v_store_quads_idx: as v_load_quads / v_store_quads for those records.
+ * v_load_quads_lanewise / v_store_quads_lanewise: the same quads NOT transposed (no shuffles):
+ * the four vectors hold the JM_W quads in a fixed arrangement, so only lane-wise arithmetic
+ * between vectors loaded the same way is meaningful (a lerp of translations); the store puts
+ * every float back where the load found it.
+ */
+#define JM_REC(base, stride, idx, i) ((base) + ((idx) ? (ptrdiff_t)(idx)[i] : (ptrdiff_t)(i)) * (stride))
+
+#if JM_ISA == JM_ISA_AVX512
+/* 128-bit lane L holds the quad of the record of lane 4L + j */
+JM_INLINE __m512 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps((const float *)JM_REC(b, s, idx, j)));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 4)), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 8)), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 12)), 3);
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m512 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), _mm512_castps512_ps128(v));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 4), _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 8), _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 12), _mm512_extractf32x4_ps(v, 3));
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m256 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps((const float *)JM_REC(b, s, idx, j))),
+                                _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 4)), 1);
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m256 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), _mm256_castps256_ps128(v));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 4), _mm256_extractf128_ps(v, 1));
+}
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE __m128 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    return _mm_loadu_ps((const float *)JM_REC(b, s, idx, j));
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m128 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), v);
+}
+#endif
+
+#if JM_ISA == JM_ISA_SCALAR
+JM_INLINE void v_load_quads_idx(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1, vf *c2,
+                                vf *c3) {
+    v_load_quads(JM_REC(base, stride, idx, 0), stride, c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2, vf c3) {
+    v_store_quads(JM_REC(base, stride, idx, 0), stride, c0, c1, c2, c3);
+}
+/* one lane: transposed and untransposed are the same thing */
+JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
+                                     vf *c2, vf *c3) {
+    v_load_quads_idx(base, stride, idx, c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
+                                      vf c3) {
+    v_store_quads_idx(base, stride, idx, c0, c1, c2, c3);
+}
+#else
+JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
+                                     vf *c2, vf *c3) {
+    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
+    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
+    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
+    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
+}
+JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
+                                      vf c3) {
+    jm_store_4_quads_idx(base, stride, idx, 0, c0);
+    jm_store_4_quads_idx(base, stride, idx, 1, c1);
+    jm_store_4_quads_idx(base, stride, idx, 2, c2);
+    jm_store_4_quads_idx(base, stride, idx, 3, c3);
+}
+JM_INLINE void v_load_quads_idx(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1, vf *c2,
+                                vf *c3) {
+    v_load_quads_lanewise(base, stride, idx, c0, c1, c2, c3);
+    jm_transpose_lanes(c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2, vf c3) {
+    jm_transpose_lanes(&c0, &c1, &c2, &c3);
+    v_store_quads_lanewise(base, stride, idx, c0, c1, c2, c3);
 }
 #endif
 

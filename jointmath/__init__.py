@@ -7,6 +7,8 @@ forces one.
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
+from ._core import lerp_joints, slerp_joints
+from ._interp import nlerp, slerp
 from . import reference
 
 __all__ = [
@@ -15,10 +17,14 @@ __all__ = [
     "available_isas",
     "isa",
     "joints_to_mats",
+    "lerp_joints",
     "make_joints",
     "mats_to_joints",
     "matrix_to_quat",
+    "nlerp",
     "quat_to_matrix",
     "reference",
+    "slerp",
+    "slerp_joints",
 ]
 __version__ = "0.1.0"

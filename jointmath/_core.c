@@ -199,6 +199,18 @@ int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride) {
     return PyArray_IS_C_CONTIGUOUS(a);
 }
 
+/* `a` itself (a new reference) when it is one run of records, else a C-ordered copy of it. */
+PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *stride) {
+    if (jm_as_record_run(a, base, stride)) {
+        Py_INCREF(a);
+        return a;
+    }
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    if (copy)
+        jm_as_record_run(copy, base, stride);
+    return copy;
+}
+
 /* Byte range [lo, hi) an array's elements occupy. */
 static void memory_extent(PyArrayObject *a, char **lo, char **hi) {
     char *l = PyArray_BYTES(a), *h = l;
@@ -256,17 +268,12 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 
     /* the source: used in place when it is one run of records, else a C-ordered copy */
     /* `in` stays referenced to the end: `shape` points into it */
-    PyArrayObject *src = in;
     char *src_base;
     ptrdiff_t src_stride;
-    Py_INCREF(src);
-    if (!jm_as_record_run(src, &src_base, &src_stride)) {
-        Py_SETREF(src, (PyArrayObject *)PyArray_NewCopy(in, NPY_CORDER));
-        if (!src) {
-            Py_DECREF(in);
-            return NULL;
-        }
-        jm_as_record_run(src, &src_base, &src_stride);
+    PyArrayObject *src = jm_record_run_or_copy(in, &src_base, &src_stride);
+    if (!src) {
+        Py_DECREF(in);
+        return NULL;
     }
 
     /* the destination: `out` itself when it is one run of records and cannot alias the source */
@@ -333,7 +340,8 @@ PyMODINIT_FUNC PyInit__core(void) {
             }
     }
     PyObject *module = PyModule_Create(&core_module);
-    if (module && PyModule_AddFunctions(module, jm_convert_methods) < 0)
+    if (module && (PyModule_AddFunctions(module, jm_convert_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_interp_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -36,6 +36,9 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
 /* 1 if the array is one run of records (base + i * stride), else 0; fills base and stride. */
 int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride);
 
+/* `a` (new reference) if it is one run of records, else a C-ordered copy; fills base and stride. */
+PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *stride);
+
 /* Whether the memory extents of two arrays intersect. */
 int jm_may_overlap(PyArrayObject *a, PyArrayObject *b);
 
@@ -48,5 +51,6 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 
 /* The method tables of the kernel families, added to the module at import. */
 extern PyMethodDef jm_convert_methods[];
+extern PyMethodDef jm_interp_methods[];
 
 #endif /* JM_CORE_H */
