@@ -104,23 +104,41 @@ JM_INLINE void blend_lanes(int mode, vf t, const vf a[4], const vf b[4], vf out[
 }
 
 /*
- * One block of joint records: the records of lane i are a/b/out + idx[i] * stride (idx NULL:
- * + i * stride). Every load happens before the first store, so out may be a or b itself.
- * The translation (all four floats) is (1 - t) a.t + t b.t.
+ * Up to GROUPS groups of JM_W joint records, interpolated together: one group's dependency
+ * chain (dot product, rsqrt, two polynomials, ~150 cycles) is too long for the CPU to overlap
+ * with the next on its own, so two independent groups are computed side by side.
+ * Group g's lane i is the record at x + (g * JM_W + i) * stride, or with an index at
+ * x + idx[g * JM_W + i] * stride, for x = a, b, out. Every load happens before the first store,
+ * so out may be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
  */
-JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
-                            ptrdiff_t os, const intptr_t *idx, vf t) {
-    vf qa[4], qb[4], ta[4], tb[4], q[4];
-    v_load_quads_idx(a, as, idx, &qa[0], &qa[1], &qa[2], &qa[3]);
-    v_load_quads_idx(b, bs, idx, &qb[0], &qb[1], &qb[2], &qb[3]);
-    v_load_quads_lanewise(a + 16, as, idx, &ta[0], &ta[1], &ta[2], &ta[3]);
-    v_load_quads_lanewise(b + 16, bs, idx, &tb[0], &tb[1], &tb[2], &tb[3]);
-    blend_lanes(mode, t, qa, qb, q);
-    vf one_minus_t = v_sub(v_set1(1.0f), t);
-    for (int k = 0; k < 4; k++)
-        ta[k] = v_fmadd(t, tb[k], v_mul(one_minus_t, ta[k]));
-    v_store_quads_idx(o, os, idx, q[0], q[1], q[2], q[3]);
-    v_store_quads_lanewise(o + 16, os, idx, ta[0], ta[1], ta[2], ta[3]);
+#define GROUPS 2
+
+JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
+                             char *o, ptrdiff_t os, const intptr_t *idx, vf t) {
+    vf qa[GROUPS][4], qb[GROUPS][4], ta[GROUPS][4], tb[GROUPS][4], q[GROUPS][4];
+    intptr_t lanes[GROUPS * JM_W];
+    if (idx) { /* a local copy: the stores below cannot alias it, so it is not re-read after each */
+        memcpy(lanes, idx, (size_t)groups * JM_W * sizeof *lanes);
+        idx = lanes;
+    }
+#define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
+    for (int g = 0; g < groups; g++) {
+        v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
+        v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
+        v_load_quads_lanewise(GROUP_ARGS(a + 16, as, g), &ta[g][0], &ta[g][1], &ta[g][2], &ta[g][3]);
+        v_load_quads_lanewise(GROUP_ARGS(b + 16, bs, g), &tb[g][0], &tb[g][1], &tb[g][2], &tb[g][3]);
+    }
+    const vf one_minus_t = v_sub(v_set1(1.0f), t);
+    for (int g = 0; g < groups; g++) {
+        blend_lanes(mode, t, qa[g], qb[g], q[g]);
+        for (int k = 0; k < 4; k++)
+            ta[g][k] = v_fmadd(t, tb[g][k], v_mul(one_minus_t, ta[g][k]));
+    }
+    for (int g = 0; g < groups; g++) {
+        v_store_quads_idx(GROUP_ARGS(o, os, g), q[g][0], q[g][1], q[g][2], q[g][3]);
+        v_store_quads_lanewise(GROUP_ARGS(o + 16, os, g), ta[g][0], ta[g][1], ta[g][2], ta[g][3]);
+    }
+#undef GROUP_ARGS
 }
 
 /* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same. */
@@ -157,14 +175,24 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
         return;
     }
     const vf tv = v_set1(t);
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    const size_t step = GROUPS * JM_W;
     size_t i = 0;
+    if (as == rec && bs == rec && os == rec) /* contiguous: constant offsets free the registers */
+        for (; i + step <= n; i += step)
+            joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec,
+                          o + (ptrdiff_t)i * rec, rec, NULL, tv);
+    for (; i + step <= n; i += step)
+        joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os,
+                      NULL, tv);
     for (; i + JM_W <= n; i += JM_W)
-        joints_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL,
-                     tv);
+        joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL,
+                      tv);
     if (i < n) {
         intptr_t idx[JM_W];
         tail_index(NULL, n - i, idx);
-        joints_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, idx, tv);
+        joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, idx,
+                      tv);
     }
 }
 
@@ -189,13 +217,19 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                 memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
             continue;
         }
+        const size_t step = GROUPS * JM_W;
         size_t k = 0;
+        if (as == bs && as == os) /* one offset per index for all three arrays */
+            for (; k + step <= n_index; k += step)
+                joints_blocks(mode, GROUPS, fa, as, fb, as, fo, as, index + k, tv);
+        for (; k + step <= n_index; k += step)
+            joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, tv);
         for (; k + JM_W <= n_index; k += JM_W)
-            joints_block(mode, fa, as, fb, bs, fo, os, index + k, tv);
+            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, index + k, tv);
         if (k < n_index) {
             intptr_t idx[JM_W];
             tail_index(index + k, n_index - k, idx);
-            joints_block(mode, fa, as, fb, bs, fo, os, idx, tv);
+            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, idx, tv);
         }
     }
 }

@@ -146,7 +146,9 @@ PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *de
                      dtype_name, Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    if (!PyArray_EquivTypes(PyArray_DESCR(a), descr)) {
+    /* the same descr object (arrays made with jointmath.JOINT_QUAT / JOINT_MAT) skips the slower
+       structural comparison */
+    if (PyArray_DESCR(a) != descr && !PyArray_EquivTypes(PyArray_DESCR(a), descr)) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype jointmath.%s, got dtype %S", arg, dtype_name,
                      (PyObject *)PyArray_DESCR(a));
         Py_DECREF(a);
@@ -164,7 +166,7 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
         return -1;
     }
     PyArrayObject *o = (PyArrayObject *)out;
-    if (!PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
+    if (PyArray_DESCR(o) != descr && !PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
         PyErr_Format(PyExc_TypeError, "out must have dtype %s, got dtype %S", dtype_name,
                      (PyObject *)PyArray_DESCR(o));
         return -1;

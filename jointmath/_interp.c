@@ -40,7 +40,7 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
         return NULL;
     }
-    PyArrayObject *raw = (PyArrayObject *)PyArray_FROM_O(obj);
+    PyArrayObject *raw = (PyArrayObject *)(PyArray_Check(obj) ? Py_NewRef(obj) : PyArray_FROM_O(obj));
     if (!raw)
         return NULL;
     if (PyArray_NDIM(raw) != 1) {
