@@ -14,7 +14,7 @@ def _fractions(t):
                         f"(dtype {arr.dtype})")
     outside = ~((arr >= 0) & (arr <= 1))
     if outside.any():
-        raise ValueError(f"t must be in [0, 1], got {arr[outside].flat[0]!r}")
+        raise ValueError(f"t must be in [0, 1], got {arr[outside].flat[0].item()!r}")
     return arr
 
 
