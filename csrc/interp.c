@@ -18,22 +18,22 @@
 /* sin(x) / x for x in [0, pi/2], as a polynomial in x2 = x^2: relative error 6.1e-9 before float
    rounding. */
 JM_INLINE vf sinc_0_half_pi(vf x2) {
-    vf p = v_fmadd(v_set1(2.60578486e-06f), x2, v_set1(-1.98096051e-04f));
-    p = v_fmadd(p, x2, v_set1(8.33306648e-03f));
-    p = v_fmadd(p, x2, v_set1(-1.66666597e-01f));
+    vf p = v_fmadd(v_set1(2.6057849e-06f), x2, v_set1(-0.00019809605f));
+    p = v_fmadd(p, x2, v_set1(0.0083330665f));
+    p = v_fmadd(p, x2, v_set1(-0.1666666f));
     return v_fmadd(p, x2, v_set1(1.0f));
 }
 
 /* atan(a) / a for a in [0, 1], as a polynomial in a2 = a^2: relative error 1.7e-8 before float
    rounding. */
 JM_INLINE vf atanc_0_1(vf a2) {
-    vf p = v_fmadd(v_set1(2.92074215e-03f), a2, v_set1(-1.63681135e-02f));
-    p = v_fmadd(p, a2, v_set1(4.32121381e-02f));
-    p = v_fmadd(p, a2, v_set1(-7.55223557e-02f));
-    p = v_fmadd(p, a2, v_set1(1.06660135e-01f));
-    p = v_fmadd(p, a2, v_set1(-1.42110571e-01f));
-    p = v_fmadd(p, a2, v_set1(1.99937731e-01f));
-    p = v_fmadd(p, a2, v_set1(-3.33331525e-01f));
+    vf p = v_fmadd(v_set1(0.0029207421f), a2, v_set1(-0.016368113f));
+    p = v_fmadd(p, a2, v_set1(0.043212138f));
+    p = v_fmadd(p, a2, v_set1(-0.075522356f));
+    p = v_fmadd(p, a2, v_set1(0.106660135f));
+    p = v_fmadd(p, a2, v_set1(-0.14211057f));
+    p = v_fmadd(p, a2, v_set1(0.19993773f));
+    p = v_fmadd(p, a2, v_set1(-0.33333153f));
     return v_fmadd(p, a2, v_set1(1.0f));
 }
 
