@@ -114,30 +114,22 @@ JM_INLINE void blend_lanes(int mode, vf t, const vf a[4], const vf b[4], vf out[
 #define GROUPS 2
 
 JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
-                             char *o, ptrdiff_t os, const intptr_t *idx, vf t) {
-    vf qa[GROUPS][4], qb[GROUPS][4], ta[GROUPS][4], tb[GROUPS][4], q[GROUPS][4];
-    intptr_t lanes[GROUPS * JM_W];
-    if (idx) { /* a local copy: the stores below cannot alias it, so it is not re-read after each */
-        memcpy(lanes, idx, (size_t)groups * JM_W * sizeof *lanes);
-        idx = lanes;
-    }
+                             char *o, ptrdiff_t os, const intptr_t *restrict idx, vf t) {
+    /* restrict: the stores to o never change the index, so it is not re-read after each */
+    vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4];
+    voct ra[GROUPS], rb;
+    const vf one_minus_t = v_sub(v_set1(1.0f), t);
 #define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
     for (int g = 0; g < groups; g++) {
-        v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
-        v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
-        v_load_quads_lanewise(GROUP_ARGS(a + 16, as, g), &ta[g][0], &ta[g][1], &ta[g][2], &ta[g][3]);
-        v_load_quads_lanewise(GROUP_ARGS(b + 16, bs, g), &tb[g][0], &tb[g][1], &tb[g][2], &tb[g][3]);
+        v_load_octs(GROUP_ARGS(a, as, g), qa[g], &ra[g]);
+        v_load_octs(GROUP_ARGS(b, bs, g), qb[g], &rb);
+        for (int k = 0; k < JM_OCT_RAW; k++) /* the translations (and on some paths q, replaced below) */
+            ra[g].v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra[g].v[k]));
     }
-    const vf one_minus_t = v_sub(v_set1(1.0f), t);
-    for (int g = 0; g < groups; g++) {
+    for (int g = 0; g < groups; g++)
         blend_lanes(mode, t, qa[g], qb[g], q[g]);
-        for (int k = 0; k < 4; k++)
-            ta[g][k] = v_fmadd(t, tb[g][k], v_mul(one_minus_t, ta[g][k]));
-    }
-    for (int g = 0; g < groups; g++) {
-        v_store_quads_idx(GROUP_ARGS(o, os, g), q[g][0], q[g][1], q[g][2], q[g][3]);
-        v_store_quads_lanewise(GROUP_ARGS(o + 16, os, g), ta[g][0], ta[g][1], ta[g][2], ta[g][3]);
-    }
+    for (int g = 0; g < groups; g++)
+        v_store_octs(GROUP_ARGS(o, os, g), q[g], &ra[g]);
 #undef GROUP_ARGS
 }
 
@@ -217,11 +209,16 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                 memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
             continue;
         }
+        if (!n_index)
+            continue;
+        if (!index) /* tells the compiler which branch of JM_REC runs */
+            __builtin_unreachable();
+        const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
         const size_t step = GROUPS * JM_W;
         size_t k = 0;
-        if (as == bs && as == os) /* one offset per index for all three arrays */
+        if (as == rec && bs == rec && os == rec) /* contiguous: the offsets are shifts of the index */
             for (; k + step <= n_index; k += step)
-                joints_blocks(mode, GROUPS, fa, as, fb, as, fo, as, index + k, tv);
+                joints_blocks(mode, GROUPS, fa, rec, fb, rec, fo, rec, index + k, tv);
         for (; k + step <= n_index; k += step)
             joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, tv);
         for (; k + JM_W <= n_index; k += JM_W)

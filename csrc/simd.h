@@ -402,6 +402,88 @@ JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *i
 }
 #endif
 
+/*
+ * 32-byte records of two quads ("octs", a joint's q and t): v_load_octs gives the FIRST quad of
+ * JM_W records transposed (head[k] lane i = float k of the record of lane i, as
+ * v_load_quads_idx) and the records in a raw form, JM_OCT_RAW vectors holding at least every
+ * SECOND quad in a fixed lane-wise arrangement (on AVX-512 the whole records, read with full
+ * 512-bit loads when they are contiguous: the transposition then costs 12 permutes per 16
+ * records instead of 20 inserts and shuffles). Only lane-wise arithmetic between raw forms
+ * loaded the same way is meaningful. v_store_octs writes the records back: first quad from
+ * head (transposed), second quad from raw. Records as in v_load_quads_idx (idx may be NULL).
+ */
+#if JM_ISA == JM_ISA_AVX512
+#define JM_OCT_RAW 8
+typedef struct { vf v[JM_OCT_RAW]; } voct; /* v[k]: the records of lanes 2k and 2k + 1 */
+
+/* permute indices: four runs of four consecutive indices, starting at a0, a1, a2, a3 */
+JM_INLINE __m512i jm_runs4(int a0, int a1, int a2, int a3) {
+    return _mm512_setr_epi32(a0, a0 + 1, a0 + 2, a0 + 3, a1, a1 + 1, a1 + 2, a1 + 3, a2, a2 + 1, a2 + 2, a2 + 3, a3,
+                             a3 + 1, a3 + 2, a3 + 3);
+}
+
+JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
+    for (int k = 0; k < 8; k++) {
+        if (!idx && stride == 32)
+            raw->v[k] = _mm512_loadu_ps((const float *)(base + 64 * k));
+        else
+            raw->v[k] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps((const float *)JM_REC(base, stride, idx, 2 * k))),
+                                           _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, 2 * k + 1)), 1);
+    }
+    /* s[j] = x, y, z, w (four floats each) of records 4j .. 4j+3 */
+    const __m512i pick_q = _mm512_setr_epi32(0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+    vf s[4];
+    for (int j = 0; j < 4; j++)
+        s[j] = _mm512_permutex2var_ps(raw->v[2 * j], pick_q, raw->v[2 * j + 1]);
+    /* t0 = x, y of records 0..7; t1 = z, w of 0..7; t2, t3 the same of 8..15 */
+    const __m512i lo_pairs = jm_runs4(0, 16, 4, 20), hi_pairs = jm_runs4(8, 24, 12, 28);
+    vf t0 = _mm512_permutex2var_ps(s[0], lo_pairs, s[1]), t1 = _mm512_permutex2var_ps(s[0], hi_pairs, s[1]);
+    vf t2 = _mm512_permutex2var_ps(s[2], lo_pairs, s[3]), t3 = _mm512_permutex2var_ps(s[2], hi_pairs, s[3]);
+    const __m512i first_halves = jm_runs4(0, 4, 16, 20), second_halves = jm_runs4(8, 12, 24, 28);
+    head[0] = _mm512_permutex2var_ps(t0, first_halves, t2);
+    head[1] = _mm512_permutex2var_ps(t0, second_halves, t2);
+    head[2] = _mm512_permutex2var_ps(t1, first_halves, t3);
+    head[3] = _mm512_permutex2var_ps(t1, second_halves, t3);
+}
+
+JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, const vf head[4], const voct *raw) {
+    /* the inverse of v_load_octs' permutes */
+    const __m512i first_halves = jm_runs4(0, 4, 16, 20), second_halves = jm_runs4(8, 12, 24, 28);
+    vf t0 = _mm512_permutex2var_ps(head[0], first_halves, head[1]);  /* x, y of records 0..7 */
+    vf t1 = _mm512_permutex2var_ps(head[2], first_halves, head[3]);  /* z, w of 0..7 */
+    vf t2 = _mm512_permutex2var_ps(head[0], second_halves, head[1]); /* x, y of 8..15 */
+    vf t3 = _mm512_permutex2var_ps(head[2], second_halves, head[3]);
+    const __m512i lo_quads = jm_runs4(0, 8, 16, 24), hi_quads = jm_runs4(4, 12, 20, 28);
+    vf s[4] = {_mm512_permutex2var_ps(t0, lo_quads, t1), _mm512_permutex2var_ps(t0, hi_quads, t1),
+               _mm512_permutex2var_ps(t2, lo_quads, t3), _mm512_permutex2var_ps(t2, hi_quads, t3)};
+    /* record pair k: q of record 2k (s lanes 4c + 0 or 2), its t, q of record 2k + 1, its t */
+    const __m512i even = _mm512_setr_epi32(0, 4, 8, 12, 20, 21, 22, 23, 1, 5, 9, 13, 28, 29, 30, 31);
+    const __m512i odd = _mm512_setr_epi32(2, 6, 10, 14, 20, 21, 22, 23, 3, 7, 11, 15, 28, 29, 30, 31);
+    for (int k = 0; k < 8; k++) {
+        vf v = _mm512_permutex2var_ps(s[k / 2], k % 2 ? odd : even, raw->v[k]);
+        if (!idx && stride == 32) {
+            _mm512_storeu_ps((float *)(base + 64 * k), v);
+        } else {
+            _mm256_storeu_ps((float *)JM_REC(base, stride, idx, 2 * k), _mm512_castps512_ps256(v));
+            _mm256_storeu_ps((float *)JM_REC(base, stride, idx, 2 * k + 1), _mm512_extractf32x8_ps(v, 1));
+        }
+    }
+}
+#else
+#define JM_OCT_RAW 4
+typedef struct { vf v[JM_OCT_RAW]; } voct; /* the second quads, v_load_quads_lanewise */
+
+JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
+    v_load_quads_idx(base, stride, idx, &head[0], &head[1], &head[2], &head[3]);
+    v_load_quads_lanewise(base + 16, stride, idx, &raw->v[0], &raw->v[1], &raw->v[2], &raw->v[3]);
+}
+
+JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, const vf head[4], const voct *raw) {
+    v_store_quads_idx(base, stride, idx, head[0], head[1], head[2], head[3]);
+    v_store_quads_lanewise(base + 16, stride, idx, raw->v[0], raw->v[1], raw->v[2], raw->v[3]);
+}
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
  * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time.

@@ -60,13 +60,19 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
     Py_DECREF(raw);
     if (!idx)
         return NULL;
+    const npy_intp *v = (const npy_intp *)PyArray_DATA(idx), m = PyArray_SIZE(idx);
+    /* the usual index is strictly increasing: then its ends bound it and nothing repeats */
+    int increasing = 1;
+    for (npy_intp k = 1; k < m; k++)
+        increasing &= v[k] > v[k - 1];
+    if (increasing && (!m || (v[0] >= 0 && v[m - 1] < n_joints)))
+        return idx;
     unsigned char *seen = PyMem_Calloc((size_t)n_joints + 1, 1);
     if (!seen) {
         Py_DECREF(idx);
         return (PyArrayObject *)PyErr_NoMemory();
     }
-    const npy_intp *v = (const npy_intp *)PyArray_DATA(idx);
-    for (npy_intp k = 0; k < PyArray_SIZE(idx); k++) {
+    for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
             PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < %zd)",
                          (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
