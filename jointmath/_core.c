@@ -157,6 +157,18 @@ PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *de
     return a;
 }
 
+/* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
+int jm_require_shape(PyArrayObject *a, int ndim, const npy_intp *shape, const char *what) {
+    if (PyArray_NDIM(a) == ndim && PyArray_CompareLists(PyArray_DIMS(a), shape, ndim))
+        return 0;
+    PyObject *want = PyArray_IntTupleFromIntp(ndim, shape);
+    PyObject *got = PyArray_IntTupleFromIntp(PyArray_NDIM(a), PyArray_DIMS(a));
+    PyErr_Format(PyExc_ValueError, "%s %R, got shape %R", what, want, got);
+    Py_XDECREF(want);
+    Py_XDECREF(got);
+    return -1;
+}
+
 /* Checks a caller's `out`: an ndarray of `descr` with exactly `shape`, writeable. */
 int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, int ndim,
                      const npy_intp *shape) {
@@ -171,14 +183,8 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
                      (PyObject *)PyArray_DESCR(o));
         return -1;
     }
-    if (PyArray_NDIM(o) != ndim || !PyArray_CompareLists(PyArray_DIMS(o), shape, ndim)) {
-        PyObject *want = PyArray_IntTupleFromIntp(ndim, shape);
-        PyObject *got = PyArray_IntTupleFromIntp(PyArray_NDIM(o), PyArray_DIMS(o));
-        PyErr_Format(PyExc_ValueError, "out must have shape %R, got shape %R", want, got);
-        Py_XDECREF(want);
-        Py_XDECREF(got);
+    if (jm_require_shape(o, ndim, shape, "out must have shape") < 0)
         return -1;
-    }
     if (!PyArray_ISWRITEABLE(o)) {
         PyErr_SetString(PyExc_ValueError, "out must be writeable, got a read-only array");
         return -1;

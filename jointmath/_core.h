@@ -30,6 +30,9 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
    to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);
 
+/* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
+int jm_require_shape(PyArrayObject *a, int ndim, const npy_intp *shape, const char *what);
+
 /* 0 if `out` is a writeable ndarray of `descr` with exactly `shape`, else -1 with an error set. */
 int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, int ndim, const npy_intp *shape);
 

@@ -122,14 +122,8 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         goto done;
     const int ndim = PyArray_NDIM(a);
     const npy_intp *shape = PyArray_DIMS(a);
-    if (PyArray_NDIM(b) != ndim || !PyArray_CompareLists(PyArray_DIMS(b), shape, ndim)) {
-        PyObject *want = PyArray_IntTupleFromIntp(ndim, shape);
-        PyObject *got = PyArray_IntTupleFromIntp(PyArray_NDIM(b), PyArray_DIMS(b));
-        PyErr_Format(PyExc_ValueError, "blend must have the shape of joints %R, got shape %R", want, got);
-        Py_XDECREF(want);
-        Py_XDECREF(got);
+    if (jm_require_shape(b, ndim, shape, "blend must have the shape of joints") < 0)
         goto done;
-    }
     if (parse_fraction(slots[2], &t) < 0)
         goto done;
     const npy_intp n_joints = ndim ? shape[ndim - 1] : 1;

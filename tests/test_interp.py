@@ -61,18 +61,12 @@ def arc_error(out, q0, q1, t, ref_func):
     return err.max(initial=0)
 
 
-def check_slerp(q0, q1, t):
-    out = jm.slerp(q0, q1, t)
+def check(func, q0, q1, t):
+    """func (jm.slerp or jm.nlerp) against its reference: bound, unit norm, finite, float32."""
+    ref_func, bound = (ref.slerp, SLERP_BOUND) if func is jm.slerp else (ref.nlerp, NLERP_BOUND)
+    out = func(q0, q1, t)
     assert out.dtype == np.float32 and np.isfinite(out).all()
-    assert arc_error(out, q0, q1, t, ref.slerp) <= SLERP_BOUND
-    assert np.abs(np.linalg.norm(out.astype(np.float64), axis=-1) - 1).max(initial=0) <= NORM_BOUND
-    return out
-
-
-def check_nlerp(q0, q1, t):
-    out = jm.nlerp(q0, q1, t)
-    assert out.dtype == np.float32 and np.isfinite(out).all()
-    assert arc_error(out, q0, q1, t, ref.nlerp) <= NLERP_BOUND
+    assert arc_error(out, q0, q1, t, ref_func) <= bound
     assert np.abs(np.linalg.norm(out.astype(np.float64), axis=-1) - 1).max(initial=0) <= NORM_BOUND
     return out
 
@@ -83,22 +77,22 @@ def check_nlerp(q0, q1, t):
 def test_slerp_accuracy_random(rng):
     q0, q1 = random_unit_quats(rng, 100000), random_unit_quats(rng, 100000)
     t = rng.uniform(0, 1, 100000).astype(np.float32)
-    check_slerp(q0, q1, t)
-    check_nlerp(q0, q1, t)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
 
 
 @pytest.mark.parametrize("t", [0.0, 1e-7, 0.001, 0.25, 0.5, 0.75, 0.999, 1 - 1e-7, 1.0])
 def test_slerp_accuracy_hard_pairs(rng, t):
     q0, q1 = hard_pairs(rng)
-    check_slerp(q0, q1, t)
-    check_nlerp(q0, q1, t)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
 
 
 def test_hard_pairs_random_t(rng):
     q0, q1 = hard_pairs(rng)
     t = rng.uniform(0, 1, len(q0)).astype(np.float32)
-    check_slerp(q0, q1, t)
-    check_nlerp(q0, q1, t)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
 
 
 def test_identical_and_antipodal_give_the_rotation(rng):
