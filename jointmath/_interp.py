@@ -8,12 +8,14 @@ from ._arrays import _checked_out, _float_array
 
 def _fractions(t):
     """t as an array of real numbers in [0, 1] (TypeError / ValueError naming t otherwise)."""
+    if isinstance(t, (float, int)) and not isinstance(t, bool) and 0 <= t <= 1:  # the quick common case
+        return np.asarray(t, np.float64)
     arr = np.asarray(t)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"t must be a float in [0, 1] or an array of them, got {type(t).__name__} "
                         f"(dtype {arr.dtype})")
-    outside = ~((arr >= 0) & (arr <= 1))
-    if outside.any():
+    if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # min / max are NaN if any value is
+        outside = ~((arr >= 0) & (arr <= 1))
         raise ValueError(f"t must be in [0, 1], got {arr[outside].flat[0].item()!r}")
     return arr
 
@@ -22,7 +24,7 @@ def _operand(a, shape, record_size):
     """``a`` as a C-contiguous float32 array for the kernel: a single record stays one record
     (the kernel repeats it), anything else is broadcast to ``shape`` (copied only if needed)."""
     a = np.ascontiguousarray(a, dtype=np.float32)
-    if a.size == record_size:
+    if a.size == record_size or a.shape == shape:
         return a
     return np.ascontiguousarray(np.broadcast_to(a, shape))
 
@@ -40,7 +42,9 @@ def _blend(kernel, reference_func, q0, q1, t, out):
         raise TypeError(f"q1 must have the dtype of q0 ({q0.dtype}), got dtype {q1.dtype}")
     t = _fractions(t)
     try:
-        lead = np.broadcast_shapes(q0.shape[:-1], q1.shape[:-1], t.shape)
+        lead = q0.shape[:-1]
+        if q1.shape[:-1] != lead or t.shape not in ((), lead):  # (broadcast_shapes costs microseconds)
+            lead = np.broadcast_shapes(lead, q1.shape[:-1], t.shape)
     except ValueError:
         raise ValueError(f"q0, q1 and t do not broadcast together: leading shapes {q0.shape[:-1]}, "
                          f"{q1.shape[:-1]} and t shape {t.shape}") from None
@@ -66,7 +70,8 @@ def slerp(q0, q1, t, out=None):
     q0, q1: float32 or float64 arrays (..., 4) of unit quaternions (x, y, z, w), same dtype;
     their leading shapes broadcast like NumPy.
     t: fraction(s) in [0, 1]: a float, or an array broadcasting with the leading shapes (one
-    fraction per element, as resampling a clip needs).
+    fraction per element, as resampling a clip needs; one per frame of (frames, joints, 4)
+    arrays is ``t[:, None]``).
     out: optional writeable array of the broadcast shape (..., 4) and q0's dtype; returned.
 
     Returns slerp(q0, q1, t) along the shortest arc (q1 negated where q0 . q1 < 0); t = 0 gives
