@@ -244,33 +244,44 @@ JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
 }
 
 /*
- * One block of float[4] quaternions with per-element t: t = 0 gives a exactly, t = 1 gives b
- * exactly (not -b: the same rotation), every other t the interpolation.
+ * `groups` blocks of float[4] quaternions with per-element t (two side by side, as for joint
+ * records): t = 0 gives a exactly, t = 1 gives b exactly (not -b: the same rotation), every
+ * other t the interpolation. Lanes and loads-before-stores as in joints_blocks.
  */
-JM_INLINE void quats_block(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
-                           ptrdiff_t ts, char *o, ptrdiff_t os, const intptr_t *idx) {
-    vf qa[4], qb[4], q[4];
-    vf tv = load_fractions(t, ts, idx);
-    v_load_quads_idx(a, as, idx, &qa[0], &qa[1], &qa[2], &qa[3]);
-    v_load_quads_idx(b, bs, idx, &qb[0], &qb[1], &qb[2], &qb[3]);
-    blend_lanes(mode, tv, qa, qb, q);
-    vmask at_start = m_not(v_gt(tv, v_set1(0.0f))), at_end = v_ge(tv, v_set1(1.0f));
-    for (int k = 0; k < 4; k++)
-        q[k] = v_select(at_start, qa[k], v_select(at_end, qb[k], q[k]));
-    v_store_quads_idx(o, os, idx, q[0], q[1], q[2], q[3]);
+JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
+                            const char *t, ptrdiff_t ts, char *o, ptrdiff_t os, const intptr_t *restrict idx) {
+    vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS];
+#define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
+    for (int g = 0; g < groups; g++) {
+        tv[g] = load_fractions(GROUP_ARGS(t, ts, g));
+        v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
+        v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
+    }
+    for (int g = 0; g < groups; g++) {
+        blend_lanes(mode, tv[g], qa[g], qb[g], q[g]);
+        vmask at_start = m_not(v_gt(tv[g], v_set1(0.0f))), at_end = v_ge(tv[g], v_set1(1.0f));
+        for (int k = 0; k < 4; k++)
+            q[g][k] = v_select(at_start, qa[g][k], v_select(at_end, qb[g][k], q[g][k]));
+    }
+    for (int g = 0; g < groups; g++)
+        v_store_quads_idx(GROUP_ARGS(o, os, g), q[g][0], q[g][1], q[g][2], q[g][3]);
+#undef GROUP_ARGS
 }
 
 JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
                            ptrdiff_t ts, char *o, ptrdiff_t os, size_t n) {
     size_t i = 0;
+    for (; i + GROUPS * JM_W <= n; i += GROUPS * JM_W)
+        quats_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+                     o + (ptrdiff_t)i * os, os, NULL);
     for (; i + JM_W <= n; i += JM_W)
-        quats_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
-                    o + (ptrdiff_t)i * os, os, NULL);
+        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+                     o + (ptrdiff_t)i * os, os, NULL);
     if (i < n) {
         intptr_t idx[JM_W];
         tail_index(NULL, n - i, idx);
-        quats_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
-                    o + (ptrdiff_t)i * os, os, idx);
+        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+                     o + (ptrdiff_t)i * os, os, idx);
     }
 }
 
