@@ -40,9 +40,13 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
         return NULL;
     }
-    PyArrayObject *raw = (PyArrayObject *)(PyArray_Check(obj) ? Py_NewRef(obj) : PyArray_FROM_O(obj));
-    if (!raw)
+    PyArrayObject *raw;
+    if (PyArray_Check(obj)) { /* (Py_NewRef is 3.10+; the package supports 3.9) */
+        Py_INCREF(obj);
+        raw = (PyArrayObject *)obj;
+    } else if (!(raw = (PyArrayObject *)PyArray_FROM_O(obj))) {
         return NULL;
+    }
     if (PyArray_NDIM(raw) != 1) {
         PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(raw), PyArray_DIMS(raw));
         PyErr_Format(PyExc_ValueError, "index must be a 1-D array of joint positions, got shape %R", shape);
