@@ -5,7 +5,8 @@
  * per vector lane. Quaternions are (x, y, z, w). The angle comes from the seed's transformed
  * formula (no acos, no division): sin and cos of the angle from the dot product, the angle
  * from a polynomial arctangent, the weights from a polynomial sine and a reciprocal square
- * root refined by one Newton-Raphson step. The polynomial coefficients are minimax fits in
+ * root estimate refined by one Newton-Raphson step with its second-order term (v_rsqrt_fine).
+ * The polynomial coefficients are minimax fits in
  * relative error made by benchmarks/fit_interp_polys.py; the accuracy figures below were
  * measured by benchmarks/interp_accuracy.py on every path.
  */
