@@ -11,7 +11,7 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c", "csrc/interp.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/interp.c"]
 
 # name -> (JM_ISA value, target flags)
 ISA_TARGETS = {
@@ -21,7 +21,10 @@ ISA_TARGETS = {
     "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"]),
 }
 
-COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing"]
+# -ffp-contract=off: a multiply and an add stay two roundings unless a kernel asks for an FMA, so
+# the paths round alike where bit-identical results are promised (packing).
+# -fno-math-errno: sqrtf / lrintf become single instructions (errno is never read).
+COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno"]
 EXTRA_FLAGS = os.environ.get("JOINTMATH_CFLAGS", "").split()  # e.g. sanitizers, see README
 
 
@@ -37,7 +40,7 @@ class BuildPerIsa(build_ext):
                 macros=[("JM_ISA", value)],
                 include_dirs=["csrc"],
                 extra_postargs=COMMON_FLAGS + flags + EXTRA_FLAGS,
-                depends=["csrc/simd.h", "csrc/jointmath.h"],
+                depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h"],
             )
         ext.extra_objects = objects
         super().build_extension(ext)
@@ -45,13 +48,16 @@ class BuildPerIsa(build_ext):
 
 core = Extension(
     "jointmath._core",
-    sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_interp.c", "csrc/dispatch.c"],
+    sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_pack.c", "jointmath/_extract.c",
+             "jointmath/_interp.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,
     extra_link_args=EXTRA_FLAGS,
     libraries=["m"],  # the libm slerp baseline (csrc/interp.c)
-    depends=["csrc/jointmath.h", "csrc/simd.h", "jointmath/_core.h"] + KERNEL_FAMILIES,  # relink when a kernel changes
+    # the per-ISA kernel objects are built in build_extension: list their sources here too, so
+    # that editing a kernel rebuilds the extension
+    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],
 )
 
 setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})

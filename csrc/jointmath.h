@@ -24,6 +24,34 @@ typedef struct {
 typedef void (*jm_map_kernel)(const char *src, ptrdiff_t src_stride, char *dst, ptrdiff_t dst_stride,
                               size_t n);
 
+/* n contiguous float[4] -> n codes (uint32 or uint64); returns how many quaternions were zero or
+   non-finite and sets *first_invalid to the first one's index (n when none). */
+typedef size_t (*jm_pack_kernel)(const float *q, void *codes, size_t n, size_t *first_invalid);
+
+/* n contiguous codes -> n unit quaternions float[4]. */
+typedef void (*jm_unpack_kernel)(const void *codes, float *q, size_t n);
+
+/*
+ * A rotation extraction job (csrc/extract.c): n matrices, each with an optional warm start, to
+ * n unit quaternions and optional iteration counts. Strides in bytes; every pointer is walked
+ * as base + i * stride.
+ */
+typedef struct {
+    const char *a;        /* n matrices: jm_joint_mat or float[3][3] records (per kernel) */
+    ptrdiff_t a_stride;
+    const char *q0;       /* n float[4] starting quaternions (x, y, z, w), or NULL: cold start */
+    ptrdiff_t q0_stride;
+    char *out;            /* n float[4] results */
+    ptrdiff_t out_stride;
+    int32_t *iterations;  /* n iteration counts, or NULL */
+    ptrdiff_t iterations_stride;
+    size_t n;
+    int max_iter;         /* 0 <= max_iter <= 2^24 (counts are kept in float lanes) */
+    float tol;            /* a matrix stops when |omega| < tol */
+} jm_extract_job;
+
+typedef void (*jm_extract_kernel)(const jm_extract_job *job);
+
 /* Joint records a, b -> out (32-byte jm_joint_quat each, strides in bytes) at fraction t. */
 typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                                 ptrdiff_t out_stride, size_t n, float t);
@@ -44,6 +72,12 @@ typedef struct {
     jm_map_kernel mats_to_joints;  /* jm_joint_mat -> jm_joint_quat */
     jm_map_kernel quats_to_matrices; /* float[4] -> float[3][3] */
     jm_map_kernel matrices_to_quats; /* float[3][3] -> float[4] */
+    jm_pack_kernel pack_quats32;     /* pack.c */
+    jm_pack_kernel pack_quats64;
+    jm_unpack_kernel unpack_quats32;
+    jm_unpack_kernel unpack_quats64;
+    jm_extract_kernel extract_mats;     /* rotation of jm_joint_mat's 3x3 part -> float[4] */
+    jm_extract_kernel extract_matrices; /* rotation of float[3][3] -> float[4] */
     jm_blend_kernel slerp_joints;                 /* interp.c */
     jm_blend_kernel lerp_joints;
     jm_blend_indexed_kernel slerp_joints_indexed;
@@ -57,6 +91,12 @@ typedef struct {
     void jm_mats_to_joints_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);           \
     void jm_quats_to_matrices_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
     void jm_matrices_to_quats_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);        \
+    size_t jm_pack_quats32_##isa(const float *, void *, size_t, size_t *);                       \
+    size_t jm_pack_quats64_##isa(const float *, void *, size_t, size_t *);                       \
+    void jm_unpack_quats32_##isa(const void *, float *, size_t);                                 \
+    void jm_unpack_quats64_##isa(const void *, float *, size_t);                                 \
+    void jm_extract_mats_##isa(const jm_extract_job *);                                           \
+    void jm_extract_matrices_##isa(const jm_extract_job *);                                      \
     void jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,  \
                                float);                                                           \
     void jm_lerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,   \

@@ -204,6 +204,31 @@ JM_INLINE vf v_rsqrt(vf a) {
 }
 
 /*
+ * 1/a to about 1 ulp: the hardware estimate refined by one Newton-Raphson step
+ * y' = y + y (1 - a y); far cheaper than a division on every SIMD path (a 512-bit divide costs
+ * about two cycles per lane-group of work on some CPUs). The scalar path divides exactly.
+ */
+JM_INLINE vf v_rcp(vf a) {
+#if JM_ISA == JM_ISA_SCALAR
+    return 1.0f / a;
+#else
+    vf y = v_rcp_approx(a);
+    return v_fmadd(y, v_fnmadd(a, y, v_set1(1.0f)), y);
+#endif
+}
+
+/* whether any lane of a mask is set (loop exits of iterative kernels) */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE int m_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE int m_any(vmask m) { return _mm_movemask_ps(m) != 0; }
+#else
+JM_INLINE int m_any(vmask m) { return m != 0; }
+#endif
+
+/*
  * 1/sqrt(a) to rounding accuracy (about 1 ulp): the hardware estimate y with relative error e0,
  * then the second-order correction y' = y (1 + e/2 + 3e^2/8) of e = 1 - a y^2, which leaves
  * ~e0^3 (< 1e-10 from the 12-bit estimate, where v_rsqrt's one Newton step leaves ~2e-7).
@@ -227,18 +252,22 @@ JM_INLINE vf v_rsqrt_fine(vf a) {
  * size, unaligned, negative strides of sliced arrays).
  */
 #if JM_ISA == JM_ISA_AVX512
+/*
+ * AVX-512 lane order: the quads of records 4j .. 4j+3 fill one vector (128-bit lane L = record
+ * 4j + L), and the in-lane transpose of the four such vectors puts record 4j + L in lane 4L + j.
+ * Packed records (stride = their size) then load and store as whole 512-bit vectors.
+ */
 JM_INLINE __m512 jm_load_4_quads(const char *p, ptrdiff_t s) {
-    /* 128-bit lane L gets the quad of record 4L (+ j when called with p + j*s) */
     __m512 v = _mm512_castps128_ps512(_mm_loadu_ps((const float *)p));
-    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 4 * s)), 1);
-    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 8 * s)), 2);
-    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 12 * s)), 3);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + s)), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 2 * s)), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)(p + 3 * s)), 3);
 }
 JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m512 v) {
     _mm_storeu_ps((float *)p, _mm512_castps512_ps128(v));
-    _mm_storeu_ps((float *)(p + 4 * s), _mm512_extractf32x4_ps(v, 1));
-    _mm_storeu_ps((float *)(p + 8 * s), _mm512_extractf32x4_ps(v, 2));
-    _mm_storeu_ps((float *)(p + 12 * s), _mm512_extractf32x4_ps(v, 3));
+    _mm_storeu_ps((float *)(p + s), _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps((float *)(p + 2 * s), _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps((float *)(p + 3 * s), _mm512_extractf32x4_ps(v, 3));
 }
 /* 4x4 transpose inside every 128-bit lane */
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
@@ -295,11 +324,17 @@ JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, 
     memcpy(base, q, sizeof q);
 }
 #else
+/* the four vectors that jm_transpose_lanes turns into components (AVX-512: records 4j.., else j..) */
+#if JM_ISA == JM_ISA_AVX512
+#define JM_GROUP_STEP 4
+#else
+#define JM_GROUP_STEP 1
+#endif
 JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
     vf r0 = jm_load_4_quads(base, stride);
-    vf r1 = jm_load_4_quads(base + stride, stride);
-    vf r2 = jm_load_4_quads(base + 2 * stride, stride);
-    vf r3 = jm_load_4_quads(base + 3 * stride, stride);
+    vf r1 = jm_load_4_quads(base + JM_GROUP_STEP * stride, stride);
+    vf r2 = jm_load_4_quads(base + 2 * JM_GROUP_STEP * stride, stride);
+    vf r3 = jm_load_4_quads(base + 3 * JM_GROUP_STEP * stride, stride);
     jm_transpose_lanes(&r0, &r1, &r2, &r3);
     *c0 = r0;
     *c1 = r1;
@@ -309,9 +344,9 @@ JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, 
 JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
     jm_transpose_lanes(&c0, &c1, &c2, &c3);
     jm_store_4_quads(base, stride, c0);
-    jm_store_4_quads(base + stride, stride, c1);
-    jm_store_4_quads(base + 2 * stride, stride, c2);
-    jm_store_4_quads(base + 3 * stride, stride, c3);
+    jm_store_4_quads(base + JM_GROUP_STEP * stride, stride, c1);
+    jm_store_4_quads(base + 2 * JM_GROUP_STEP * stride, stride, c2);
+    jm_store_4_quads(base + 3 * JM_GROUP_STEP * stride, stride, c3);
 }
 #endif
 
@@ -482,6 +517,169 @@ JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, c
     v_store_quads_idx(base, stride, idx, head[0], head[1], head[2], head[3]);
     v_store_quads_lanewise(base + 16, stride, idx, raw->v[0], raw->v[1], raw->v[2], raw->v[3]);
 }
+#endif
+
+/*
+ * v_load_records / v_store_records: whole records of `quads` quads (1, 2 or 3: float[4],
+ * JOINT_QUAT, JOINT_MAT); c[4k + e] holds float e of quad k. The same as v_load_quads per quad,
+ * but on AVX-512 packed records (stride == 16 * quads) move as full 512-bit vectors rearranged
+ * by 128-bit block permutes: far fewer shuffles and stores than one quad at a time.
+ */
+#if JM_ISA == JM_ISA_AVX512
+/* index vector picking 128-bit blocks b0..b3 (0-3 from the first source, 4-7 the second) */
+#define JM_BLOCKS(b0, b1, b2, b3)                                                                \
+    _mm512_set_epi32(4 * (b3) + 3, 4 * (b3) + 2, 4 * (b3) + 1, 4 * (b3), 4 * (b2) + 3, 4 * (b2) + 2, \
+                     4 * (b2) + 1, 4 * (b2), 4 * (b1) + 3, 4 * (b1) + 2, 4 * (b1) + 1, 4 * (b1),     \
+                     4 * (b0) + 3, 4 * (b0) + 2, 4 * (b0) + 1, 4 * (b0))
+#define JM_LANES_OF_BLOCK(b) ((__mmask16)(0xF << (4 * (b))))
+
+/* group j of packed records: r[k] = quad k of records 4j .. 4j+3 (128-bit lane L = record 4j+L) */
+JM_INLINE void jm_load_packed_group(const char *p, int quads, __m512 r[3]) {
+    const float *f = (const float *)p;
+    if (quads == 1) {
+        r[0] = _mm512_loadu_ps(f);
+    } else if (quads == 2) { /* [Q0 T0 Q1 T1] [Q2 T2 Q3 T3] */
+        __m512 a = _mm512_loadu_ps(f), b = _mm512_loadu_ps(f + 16);
+        r[0] = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        r[1] = _mm512_shuffle_f32x4(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    } else { /* [A0 B0 C0 A1] [B1 C1 A2 B2] [C2 A3 B3 C3] */
+        __m512 l0 = _mm512_loadu_ps(f), l1 = _mm512_loadu_ps(f + 16), l2 = _mm512_loadu_ps(f + 32);
+        __m512 a = _mm512_permutex2var_ps(l0, JM_BLOCKS(0, 3, 6, 0), l1);
+        __m512 b = _mm512_permutex2var_ps(l0, JM_BLOCKS(1, 4, 7, 0), l1);
+        __m512 c = _mm512_permutex2var_ps(l1, JM_BLOCKS(0, 1, 4, 7), l2);
+        r[0] = _mm512_mask_shuffle_f32x4(a, JM_LANES_OF_BLOCK(3), l2, l2, _MM_SHUFFLE(1, 0, 0, 0));
+        r[1] = _mm512_mask_shuffle_f32x4(b, JM_LANES_OF_BLOCK(3), l2, l2, _MM_SHUFFLE(2, 0, 0, 0));
+        r[2] = _mm512_mask_shuffle_f32x4(c, JM_LANES_OF_BLOCK(0), l0, l0, _MM_SHUFFLE(0, 0, 0, 2));
+    }
+}
+
+JM_INLINE void jm_store_packed_group(char *p, int quads, const __m512 r[3]) {
+    float *f = (float *)p;
+    if (quads == 1) {
+        _mm512_storeu_ps(f, r[0]);
+    } else if (quads == 2) {
+        _mm512_storeu_ps(f, _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 4, 1, 5), r[1]));
+        _mm512_storeu_ps(f + 16, _mm512_permutex2var_ps(r[0], JM_BLOCKS(2, 6, 3, 7), r[1]));
+    } else {
+        __m512 l0 = _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 4, 0, 1), r[1]);
+        __m512 l1 = _mm512_permutex2var_ps(r[1], JM_BLOCKS(1, 5, 0, 2), r[2]);
+        __m512 l2 = _mm512_permutex2var_ps(r[0], JM_BLOCKS(0, 3, 7, 0), r[1]);
+        _mm512_storeu_ps(f, _mm512_mask_shuffle_f32x4(l0, JM_LANES_OF_BLOCK(2), r[2], r[2], _MM_SHUFFLE(0, 0, 0, 0)));
+        _mm512_storeu_ps(f + 16, _mm512_mask_shuffle_f32x4(l1, JM_LANES_OF_BLOCK(2), r[0], r[0], _MM_SHUFFLE(0, 2, 0, 0)));
+        _mm512_storeu_ps(f + 32, _mm512_mask_shuffle_f32x4(l2, JM_LANES_OF_BLOCK(0) | JM_LANES_OF_BLOCK(3), r[2], r[2],
+                                                           _MM_SHUFFLE(3, 0, 0, 2)));
+    }
+}
+#endif
+
+JM_INLINE void v_load_records(const char *base, ptrdiff_t stride, int quads, vf *c) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride == 16 * quads) {
+        __m512 g[4][3];
+        for (int j = 0; j < 4; j++)
+            jm_load_packed_group(base + 4 * j * stride, quads, g[j]);
+        for (int k = 0; k < quads; k++) {
+            jm_transpose_lanes(&g[0][k], &g[1][k], &g[2][k], &g[3][k]);
+            for (int j = 0; j < 4; j++)
+                c[4 * k + j] = g[j][k];
+        }
+        return;
+    }
+#endif
+    for (int k = 0; k < quads; k++)
+        v_load_quads(base + 16 * k, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
+}
+
+JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf *c) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride == 16 * quads) {
+        __m512 g[4][3];
+        for (int k = 0; k < quads; k++) {
+            for (int j = 0; j < 4; j++)
+                g[j][k] = c[4 * k + j];
+            jm_transpose_lanes(&g[0][k], &g[1][k], &g[2][k], &g[3][k]);
+        }
+        for (int j = 0; j < 4; j++)
+            jm_store_packed_group(base + 4 * j * stride, quads, g[j]);
+        return;
+    }
+#endif
+    for (int k = 0; k < quads; k++)
+        v_store_quads(base + 16 * k, stride, c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
+}
+
+/* ------------------------------------------------------------ 32-bit integers -- */
+/*
+ * vi: JM_W 32-bit integer lanes, for bit packing. v_round_int rounds to nearest, ties to even
+ * (the default MXCSR mode on every path, lrintf on the scalar one), so every path produces the
+ * same integers from the same floats. vi_shl / vi_shr are logical shifts.
+ * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
+ * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
+ */
+#if JM_ISA == JM_ISA_AVX512
+typedef __m512i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm512_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm512_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm512_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm512_or_si512(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm512_slli_epi32(a, n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm512_srli_epi32(a, n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm512_mask_blend_epi32(m, b, a); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount(m); }
+/* lane 4L + j <-> record 4j + L: the 4x4 index transpose, its own inverse */
+JM_INLINE __m512i jm_record_order(void) {
+    return _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+}
+JM_INLINE vi v_load_u32(const char *p) { return _mm512_permutexvar_epi32(jm_record_order(), _mm512_loadu_si512(p)); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm512_storeu_si512(p, _mm512_permutexvar_epi32(jm_record_order(), a)); }
+#elif JM_ISA == JM_ISA_AVX2
+typedef __m256i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm256_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm256_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm256_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm256_or_si256(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm256_slli_epi32(a, (int)n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm256_srli_epi32(a, (int)n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m)); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm256_movemask_ps(m)); }
+JM_INLINE vi v_load_u32(const char *p) { return _mm256_loadu_si256((const __m256i *)p); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm256_storeu_si256((__m256i *)p, a); }
+#elif JM_ISA == JM_ISA_SSE
+typedef __m128i vi;
+JM_INLINE vi vi_set1(int32_t a) { return _mm_set1_epi32(a); }
+JM_INLINE vi v_round_int(vf a) { return _mm_cvtps_epi32(a); }
+JM_INLINE vf v_from_int(vi a) { return _mm_cvtepi32_ps(a); }
+JM_INLINE vi vi_or(vi a, vi b) { return _mm_or_si128(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return _mm_and_si128(a, b); }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm_slli_epi32(a, (int)n); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm_srli_epi32(a, (int)n); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return _mm_castsi128_ps(_mm_cmpeq_epi32(a, b)); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(b), _mm_castsi128_ps(a), m)); }
+JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm_movemask_ps(m)); }
+JM_INLINE vi v_load_u32(const char *p) { return _mm_loadu_si128((const __m128i *)p); }
+JM_INLINE void v_store_u32(char *p, vi a) { _mm_storeu_si128((__m128i *)p, a); }
+#else
+typedef uint32_t vi;
+JM_INLINE vi vi_set1(int32_t a) { return (uint32_t)a; }
+JM_INLINE vi v_round_int(vf a) { return (uint32_t)(int32_t)lrintf(a); }
+JM_INLINE vf v_from_int(vi a) { return (float)(int32_t)a; }
+JM_INLINE vi vi_or(vi a, vi b) { return a | b; }
+JM_INLINE vi vi_and(vi a, vi b) { return a & b; }
+JM_INLINE vi vi_shl(vi a, unsigned n) { return a << n; }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return a >> n; }
+JM_INLINE vmask vi_eq(vi a, vi b) { return a == b; }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return m ? a : b; }
+JM_INLINE int m_count(vmask m) { return m != 0; }
+JM_INLINE vi v_load_u32(const char *p) {
+    uint32_t a;
+    memcpy(&a, p, sizeof a);
+    return a;
+}
+JM_INLINE void v_store_u32(char *p, vi a) { memcpy(p, &a, sizeof a); }
 #endif
 
 /* ------------------------------------------------------------ the block driver -- */

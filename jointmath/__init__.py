@@ -7,6 +7,8 @@ forces one.
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints
 from ._arrays import matrix_to_quat, quat_to_matrix
+from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
+from ._extract import extract_rotation
 from ._core import lerp_joints, slerp_joints
 from ._interp import nlerp, slerp
 from . import reference
@@ -14,17 +16,24 @@ from . import reference
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
+    "PACKED_JOINT",
+    "PACKED_JOINT64",
     "available_isas",
+    "extract_rotation",
     "isa",
     "joints_to_mats",
     "lerp_joints",
     "make_joints",
-    "mats_to_joints",
     "matrix_to_quat",
+    "mats_to_joints",
     "nlerp",
+    "pack_joints",
+    "pack_quats",
     "quat_to_matrix",
     "reference",
     "slerp",
     "slerp_joints",
+    "unpack_joints",
+    "unpack_quats",
 ]
 __version__ = "0.1.0"

@@ -349,6 +349,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     }
     PyObject *module = PyModule_Create(&core_module);
     if (module && (PyModule_AddFunctions(module, jm_convert_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_pack_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_extract_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_interp_methods) < 0))
         Py_CLEAR(module);
     return module;

@@ -54,6 +54,8 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 
 /* The method tables of the kernel families, added to the module at import. */
 extern PyMethodDef jm_convert_methods[];
+extern PyMethodDef jm_pack_methods[];
+extern PyMethodDef jm_extract_methods[];
 extern PyMethodDef jm_interp_methods[];
 
 #endif /* JM_CORE_H */

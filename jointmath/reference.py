@@ -76,6 +76,141 @@ def mats_to_joints(mats):
     return joints
 
 
+def angle_between(q0, q1):
+    """Angle in radians of the rotation taking q0 to q1 (quaternions, (..., 4), any scale),
+    modulo sign: q and -q are the same rotation. Computed in float64 as
+    4 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair (|q0 - q1| and |q0 + q1|
+    are 2 sin and 2 cos of a quarter of the angle), which stays accurate for tiny angles
+    (2 acos(q0 . q1) loses half the digits there)."""
+    q0 = np.asarray(q0, np.float64)
+    q1 = np.asarray(q1, np.float64)
+    q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
+    q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
+    q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
+    return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
+
+
+# ------------------------------------------------------------------ rotation extraction --
+
+
+def polar_rotation(a):
+    """(..., 3, 3) matrices -> (..., 3, 3) float64 rotations closest to them in the Frobenius
+    norm: A = U diag(s) V^T by SVD, R = U diag(1, 1, det(U V^T)) V^T. The determinant fix flips
+    the direction of the smallest singular value when U V^T is a reflection (det A < 0), so R
+    is always a proper rotation. Rank-deficient A has no unique answer; SVD picks one."""
+    u, _, vt = np.linalg.svd(np.asarray(a, dtype=np.float64))
+    flip = np.linalg.det(u @ vt) < 0
+    u[..., :, 2] *= np.where(flip, -1.0, 1.0)[..., None]
+    return u @ vt
+
+
+def _quat_mul(a, b):
+    """Hamilton product a * b of (..., 4) quaternions (x, y, z, w)."""
+    av, aw = a[..., :3], a[..., 3:]
+    bv, bw = b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)], -1)
+
+
+def _pow2_scale(x, axes):
+    """The power of two putting the largest |element| over `axes` in [1, 2) (2 for zeros)."""
+    _, exponent = np.frexp(np.max(np.abs(x), axis=axes))
+    return np.ldexp(1.0, 1 - exponent)
+
+
+def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False):
+    """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
+    in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
+    of R and A), as the paper's loop - R formed from q, the exponential map by sin and cos, q
+    normalised after every step - run on all matrices at once with a per-matrix stop.
+
+    Semantics shared with jointmath.extract_rotation: A is first scaled by the power of two that
+    puts its largest |element| in [1, 2) (exact; the answer does not change, the 1e-9 guard
+    becomes relative to A's size); the start is q0 / |q0| (identity for q0 = 0, q0 broadcasts
+    against A's batch shape) or, without q0, the normalised largest-divisor quaternion of A
+    scaled to Frobenius norm sqrt(3) (so that c R starts at R; A = 0 starts at the identity); a
+    matrix stops before an update when |omega| < tol (default 1e-12) or after max_iter updates;
+    a NaN omega is applied once and stops. Returns (..., 4) quaternions, and int32 update counts
+    when return_iterations."""
+    tol = 1e-12 if tol is None else tol  # jointmath.extract_rotation's float64 default too
+    a = np.asarray(a, dtype=np.float64)
+    batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
+    a = np.broadcast_to(a, batch + (3, 3)).reshape(-1, 3, 3)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = a * _pow2_scale(a, (1, 2))[:, None, None]
+        if q0 is None:
+            norm = np.linalg.norm(a, axis=(1, 2))
+            # A = 0 starts from the identity (its largest-divisor quaternion is a half turn)
+            unit = np.where((norm > 0)[:, None, None], a * (np.sqrt(3) / np.where(norm > 0, norm, 1))[:, None, None],
+                            np.eye(3))
+            q = matrix_to_quat(unit)
+        else:
+            q = np.broadcast_to(np.asarray(q0, dtype=np.float64), batch + (4,)).reshape(-1, 4)
+            is_zero = ~np.any(q != 0, axis=1)
+            q = q * _pow2_scale(q, 1)[:, None]
+            q = q / np.linalg.norm(q, axis=1, keepdims=True)
+            q[is_zero] = (0, 0, 0, 1)
+    iterations = np.zeros(len(a), np.int32)
+    active = np.ones(len(a), bool)
+    for _ in range(max_iter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        r, m = quat_to_matrix(q[idx]), a[idx]
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            torque = np.cross(r, m, axis=-2).sum(-1)  # sum over columns i of r_i x a_i
+            omega = torque / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
+            theta = np.linalg.norm(omega, axis=1)
+            half = theta / 2
+            # sin(theta/2) omega / theta, without dividing by theta = 0
+            dq = np.concatenate([omega * (0.5 * np.sinc(half / np.pi))[:, None], np.cos(half)[:, None]], 1)
+            new = _quat_mul(dq, q[idx])
+            new /= np.linalg.norm(new, axis=1, keepdims=True)
+        update = ~(theta < tol)
+        q[idx[update]] = new[update]
+        iterations[idx[update]] += 1
+        active[idx[~(theta >= tol)]] = False
+    q = q.reshape(batch + (4,))
+    return (q, iterations.reshape(batch)) if return_iterations else q
+
+
+# ------------------------------------------------------------------ packing --
+
+
+def invalid_quats(q):
+    """Boolean (...) mask of the quaternions that cannot be packed: zero or not finite."""
+    q = np.asarray(q)
+    return ~np.isfinite(q).all(axis=-1) | (q == 0).all(axis=-1)
+
+
+def pack_quats(q, bits=10):
+    """float64 version of jointmath.pack_quats (same layout; q must be valid, see invalid_quats)."""
+    q = np.asarray(q, dtype=np.float64)
+    top = 2**bits - 1
+    index = np.argmax(np.abs(q), axis=-1)
+    largest = np.take_along_axis(q, index[..., None], axis=-1)
+    others = np.arange(4) != index[..., None]
+    c = (q / largest)[others].reshape(q.shape[:-1] + (3,))
+    fields = np.clip(np.rint((c + 1) * (top / 2)), 0, top).astype(np.uint64)
+    code = (index.astype(np.uint64) << np.uint64(3 * bits)) | (fields[..., 0] << np.uint64(2 * bits)) \
+        | (fields[..., 1] << np.uint64(bits)) | fields[..., 2]
+    return code.astype(np.uint32 if bits == 10 else np.uint64)
+
+
+def unpack_quats(p):
+    """float64 version of jointmath.unpack_quats (uint32 codes: 10-bit fields, uint64: 20-bit)."""
+    p = np.asarray(p)
+    bits = 10 if p.dtype == np.uint32 else 20
+    code = p.astype(np.uint64)
+    top = 2**bits - 1
+    index = ((code >> np.uint64(3 * bits)) & np.uint64(3)).astype(np.intp)
+    fields = np.stack([(code >> np.uint64(s)) & np.uint64(top) for s in (2 * bits, bits, 0)], axis=-1)
+    c = fields.astype(np.float64) * (2.0 / top) - 1
+    q = np.ones(p.shape + (4,))
+    others = np.arange(4) != index[..., None]
+    q[others] = c.reshape(-1)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
 # ------------------------------------------------------------ interpolation (interp) --
 
 

@@ -38,17 +38,6 @@ def hard_quats(rng, dtype=np.float32):
     return q.astype(dtype)
 
 
-def rotation_angle_between(q0, q1):
-    """Angle (radians) of the rotation taking q0 to q1, modulo sign, in float64."""
-    q0 = np.asarray(q0, np.float64)
-    q1 = np.asarray(q1, np.float64)
-    q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
-    q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
-    q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
-    # 2 atan2(|q0 - q1|, |q0 + q1|) stays accurate for tiny angles, unlike 2 acos(q0 . q1)
-    return 2 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
-
-
 def layouts(a):
     """The same values in awkward layouts: sliced (strided), read-only, unaligned, Fortran."""
     out = {"contiguous": a}

@@ -1,0 +1,144 @@
+"""Rotation extraction (Mueller et al. 2016): time per matrix and per matrix-iteration on every
+ISA path (warm start, 3 iterations), against the project's scalar path, NumPy's batched SVD polar
+decomposition (the usual way), the float64 paper loop in NumPy, and a plain copy of the bytes
+read and written (the memory bound); then the convergence figures: iterations against condition
+number from a cold start, and the paper's experiment (A = I from random and near starts).
+Run: python benchmarks/bench_extract.py [--quick]
+"""
+import argparse
+
+import numpy as np
+
+import jointmath as jm
+from jointmath import reference
+
+from timing import median_seconds, per_isa, print_table
+
+ITERATIONS = 3
+
+
+def random_quats(rng, n):
+    q = rng.standard_normal((n, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def deformed(rng, n, max_condition):
+    """A = R S, S symmetric positive definite with eigenvalues 1, uniform, kappa (kappa
+    log-uniform up to max_condition)."""
+    r = reference.quat_to_matrix(random_quats(rng, n))
+    v = reference.quat_to_matrix(random_quats(rng, n))
+    kappa = np.exp(rng.uniform(0, np.log(max_condition), n))
+    s = np.stack([np.ones(n), rng.uniform(1, kappa), kappa], 1)
+    return (r @ v @ (s[:, :, None] * np.swapaxes(v, 1, 2))).astype(np.float32)
+
+
+def near(rng, q, max_angle):
+    """q turned by a random rotation of at most max_angle."""
+    axis = rng.standard_normal((len(q), 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    half = rng.uniform(0, max_angle, (len(q), 1)) / 2
+    return reference._quat_mul(np.concatenate([axis * np.sin(half), np.cos(half)], 1), q)
+
+
+def bench_size(n, rng):
+    a = deformed(rng, n, 10)
+    q0 = near(rng, reference.matrix_to_quat(reference.polar_rotation(a)), 0.3).astype(np.float32)
+    mats = np.zeros(n, jm.JOINT_MAT)
+    mats["m"][:, :, :3] = a
+    out = np.empty((n, 4), np.float32)
+    copy_src = np.ones(n * 68, np.uint8)  # the bytes read and written: A 36, q0 16, q 16
+    copy_dst = np.empty_like(copy_src)
+
+    def run():
+        jm.extract_rotation(a, q0, max_iter=ITERATIONS, tol=0, out=out)
+
+    rows = [(f"jointmath {isa}", t) for isa, t in per_isa(run).items()]
+    rows.append(("jointmath best, JOINT_MAT records",
+                 median_seconds(lambda: jm.extract_rotation(mats, q0, max_iter=ITERATIONS, tol=0, out=out))))
+    slow = n > 100_000  # the NumPy rows take seconds per call there: fewer repeats
+    repeats = 3 if slow else 15
+    rows.append(("numpy SVD polar (U V^T, det fix)",
+                 median_seconds(lambda: reference.polar_rotation(a), min_time=0, repeats=repeats)))
+    rows.append(("numpy paper loop (float64)",
+                 median_seconds(lambda: reference.extract_rotation(a, q0, ITERATIONS, 0.0), min_time=0,
+                                repeats=repeats)))
+    rows.append(("numpy copy, 68 B/matrix", median_seconds(lambda: np.copyto(copy_dst, copy_src))))
+    print_table(f"extract_rotation, warm start, {ITERATIONS} iterations (ns per matrix)", n, rows, "jointmath scalar")
+    times = dict(rows)
+    best_label = min((label for label in times if label.startswith("jointmath ") and "records" not in label),
+                     key=times.get)
+    best = times[best_label]
+    per_iteration = ", ".join(
+        f"{label.split()[1]} {times[label] / n / ITERATIONS * 1e9:.2f}"
+        for label in times if label.startswith("jointmath ") and "records" not in label)
+    print(f"  ns per matrix per iteration: {per_iteration}")
+    print(f"  best path ({best_label.split()[1]}): {times['jointmath scalar'] / best:.1f}x scalar, "
+          f"{times['numpy SVD polar (U V^T, det fix)'] / best:.0f}x faster than the SVD polar decomposition, "
+          f"{best / times['numpy copy, 68 B/matrix']:.1f}x the copy")
+
+
+def bench_condition(rng):
+    print("\ncold start: updates to the default tol against the condition number (4,000 matrices each,"
+          " max_iter=100000)")
+    print(f"  {'condition':>10}{'median':>8}{'99th %':>8}{'max':>7}{'max error vs SVD (rad)':>26}")
+    for kappa in (1, 2, 5, 10, 30, 100, 1000):
+        a = fixed_condition(rng, 4000, kappa)
+        q, iterations = jm.extract_rotation(a, max_iter=100000, return_iterations=True)
+        err = reference.angle_between(q, reference.matrix_to_quat(reference.polar_rotation(a)))
+        p50, p99 = np.percentile(iterations, [50, 99])
+        print(f"  {kappa:>10}{p50:>8.0f}{p99:>8.0f}{iterations.max():>7}{err.max():>26.1e}")
+
+
+def fixed_condition(rng, n, kappa):
+    """A = R S with S of condition number exactly kappa (eigenvalues 1, uniform, kappa)."""
+    r = reference.quat_to_matrix(random_quats(rng, n))
+    v = reference.quat_to_matrix(random_quats(rng, n))
+    s = np.stack([np.ones(n), rng.uniform(1, kappa, n), np.full(n, float(kappa))], 1)
+    return (r @ v @ (s[:, :, None] * np.swapaxes(v, 1, 2))).astype(np.float32)
+
+
+def euler_quats(angles):
+    half = angles / 2
+    zero = np.zeros(len(half))
+    qx = np.stack([np.sin(half[:, 0]), zero, zero, np.cos(half[:, 0])], 1)
+    qy = np.stack([zero, np.sin(half[:, 1]), zero, np.cos(half[:, 1])], 1)
+    qz = np.stack([zero, zero, np.sin(half[:, 2]), np.cos(half[:, 2])], 1)
+    return reference._quat_mul(qz, reference._quat_mul(qy, qx))
+
+
+def bench_paper_experiment(rng, n):
+    identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
+    print(f"\nthe paper's experiment, A = I, {n:,} starts: share with ||A - R||_F^2 < 0.001 after k updates")
+    for title, q0 in [
+        ("Euler angles in [-pi/3, pi/3]", euler_quats(rng.uniform(-np.pi / 3, np.pi / 3, (n, 3)))),
+        ("random rotations", random_quats(rng, n)),
+    ]:
+        q0 = q0.astype(np.float32)
+        shares = []
+        for k in range(1, 9):
+            q = jm.extract_rotation(identity, q0, max_iter=k, tol=0)
+            frobenius2 = 8 * np.sin(reference.angle_between(q, [0, 0, 0, 1]) / 2) ** 2
+            shares.append(f"{k}: {100 * (frobenius2 < 0.001).mean():.1f}%")
+        q, iterations = jm.extract_rotation(identity, q0, return_iterations=True)
+        worst = reference.angle_between(q, [0, 0, 0, 1]).max()
+        print(f"  {title}: {', '.join(shares)}")
+        print(f"    default tol: median {np.median(iterations):.0f}, max {iterations.max()} updates;"
+              f" largest angle left {worst:.1e} rad")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="only 1,024 matrices, no convergence tables")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    bench_size(1024, rng)
+    if args.quick:
+        return
+    bench_size(1 << 20, rng)
+    bench_condition(rng)
+    bench_paper_experiment(rng, 1_000_000)
+
+
+if __name__ == "__main__":
+    main()

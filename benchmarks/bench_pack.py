@@ -1,0 +1,75 @@
+"""Quaternion packing: ns per quaternion for pack_quats / unpack_quats on every ISA path, against
+the project's scalar path, the float64 NumPy reference and a NumPy copy of 16 bytes per
+quaternion (the memory bound). --accuracy measures the round-trip error over 10^7 random unit
+quaternions instead. Run: python benchmarks/bench_pack.py [--quick] [--accuracy]
+"""
+import argparse
+
+import numpy as np
+
+import jointmath as jm
+from jointmath import reference
+
+from timing import median_seconds, per_isa, print_table
+
+
+def random_quats(n, rng):
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return q.astype(np.float32)
+
+
+def bench_size(n, rng):
+    q = random_quats(n, rng)
+    copy_src = np.ones(n * 16, np.uint8)
+    copy_dst = np.empty_like(copy_src)
+    copy_time = median_seconds(lambda: np.copyto(copy_dst, copy_src))
+    for bits in (10, 20):
+        codes = jm.pack_quats(q, bits)
+        for title, func, ref_func in [
+            (f"pack_quats bits={bits}", lambda: jm.pack_quats(q, bits), lambda: reference.pack_quats(q, bits)),
+            (f"unpack_quats bits={bits}", lambda: jm.unpack_quats(codes), lambda: reference.unpack_quats(codes)),
+        ]:
+            rows = [(f"jointmath {isa}", t) for isa, t in per_isa(func).items()]
+            rows.append(("numpy reference (float64)", median_seconds(ref_func)))
+            rows.append(("numpy copy, 16 B/quaternion", copy_time))
+            print_table(title, n, rows, "jointmath scalar")
+            best = min(t for label, t in rows if label.startswith("jointmath"))
+            print(f"  best path: {dict(rows)['jointmath scalar'] / best:.1f}x scalar, {best / copy_time:.2f}x the copy")
+
+
+def measure_accuracy(total, rng, chunk=1_000_000):
+    print(f"round-trip error over {total:,} random unit quaternions, every path")
+    for isa in jm.available_isas():
+        jm._core._set_isa(isa)
+        for bits in (10, 20):
+            worst_dot, worst_angle, angle_sum, worst_norm = 1.0, 0.0, 0.0, 0.0
+            for start in range(0, total, chunk):
+                q = random_quats(min(chunk, total - start), rng)
+                back = jm.unpack_quats(jm.pack_quats(q, bits))
+                worst_dot = min(worst_dot, np.abs(np.sum(back.astype(np.float64) * q, axis=-1)).min())
+                angle = np.degrees(reference.angle_between(back, q))
+                worst_angle = max(worst_angle, angle.max())
+                angle_sum += angle.sum()
+                worst_norm = max(worst_norm, np.abs(np.linalg.norm(back.astype(np.float64), axis=-1) - 1).max())
+            print(f"  {isa:<7} bits={bits}: worst |q.q'| {worst_dot:.8f}, rotation error worst {worst_angle:.3g} deg, "
+                  f"mean {angle_sum / total:.3g} deg, worst | |q'| - 1 | {worst_norm:.2g}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="only 1,024 quaternions")
+    parser.add_argument("--accuracy", action="store_true", help="measure the error over 10^7 quaternions")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    if args.accuracy:
+        measure_accuracy(10_000_000, rng)
+        return
+    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    bench_size(1024, rng)
+    if not args.quick:
+        bench_size(1 << 20, rng)
+
+
+if __name__ == "__main__":
+    main()

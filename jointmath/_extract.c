@@ -1,0 +1,307 @@
+/*
+ * _extract.c - boundary of the rotation extraction kernels (csrc/extract.c): the float32 entry
+ * point that jointmath/_extract.py calls after checking and shaping the arguments.
+ */
+#include "_core.h"
+
+#include <string.h>
+
+/* Names a Python object's type for error messages. */
+#define TYPE_NAME(obj) (Py_TYPE(obj)->tp_name)
+
+/* The float dtype of a plain array argument: NPY_FLOAT32 / NPY_FLOAT64, or -1 with an error. */
+static int float_array_type(PyObject *obj, const char *arg, int core_ndim, const npy_intp *core, const char *shape_text) {
+    if (!PyArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a numpy array of float32 or float64, got %s", arg, TYPE_NAME(obj));
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)obj;
+    const int type = PyArray_TYPE(a);
+    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+        PyErr_Format(PyExc_TypeError, "%s must have dtype float32 or float64, got dtype %S", arg,
+                     (PyObject *)PyArray_DESCR(a));
+        return -1;
+    }
+    const int ndim = PyArray_NDIM(a);
+    int ok = ndim >= core_ndim;
+    for (int d = 0; ok && d < core_ndim; d++)
+        ok = PyArray_DIM(a, ndim - core_ndim + d) == core[d];
+    if (!ok) {
+        PyObject *got = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(a));
+        PyErr_Format(PyExc_ValueError, "%s must have shape %s, got shape %R", arg, shape_text, got);
+        Py_XDECREF(got);
+        return -1;
+    }
+    return type;
+}
+
+/* NumPy broadcasting of two batch shapes into `out` (at most NPY_MAXDIMS); 0 or -1. */
+static int broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out) {
+    *n = n1 > n2 ? n1 : n2;
+    for (int i = 0; i < *n; i++) {
+        npy_intp d1 = i < *n - n1 ? 1 : s1[i - (*n - n1)], d2 = i < *n - n2 ? 1 : s2[i - (*n - n2)];
+        if (d1 != d2 && d1 != 1 && d2 != 1)
+            return -1;
+        out[i] = d1 == 1 ? d2 : d1;
+    }
+    return 0;
+}
+
+/*
+ * How the kernel walks `arr` (batch dims == the call's batch shape, then `core_ndim` dims of
+ * contiguous records of `record_bytes`): base and record stride. 1 when that works in place
+ * (0-d or 1-d batch with any stride, or a C-contiguous array), else 0.
+ */
+static int batch_records(PyArrayObject *arr, int core_ndim, npy_intp record_bytes, int batch_ndim,
+                         const npy_intp *batch, char **base, ptrdiff_t *stride) {
+    const int ndim = PyArray_NDIM(arr);
+    if (ndim != batch_ndim + core_ndim || !PyArray_CompareLists(PyArray_DIMS(arr), batch, batch_ndim))
+        return 0;
+    npy_intp inner = PyArray_ITEMSIZE(arr);
+    for (int d = ndim - 1; d >= batch_ndim; d--) {
+        if (PyArray_STRIDE(arr, d) != inner && PyArray_DIM(arr, d) > 1)
+            return 0;
+        inner *= PyArray_DIM(arr, d);
+    }
+    if (inner != record_bytes)
+        return 0;
+    *base = PyArray_BYTES(arr);
+    *stride = batch_ndim == 1 ? PyArray_STRIDE(arr, 0) : record_bytes;
+    return batch_ndim <= 1 || PyArray_IS_C_CONTIGUOUS(arr);
+}
+
+/* `arr` as records the kernel can walk: a new reference to arr itself, or to a C-ordered copy
+   in `descr` broadcast to the batch shape. */
+static PyArrayObject *as_batch_records(PyArrayObject *arr, PyArray_Descr *descr, int core_ndim, const npy_intp *core,
+                                       npy_intp record_bytes, int batch_ndim, const npy_intp *batch, char **base,
+                                       ptrdiff_t *stride) {
+    if (PyArray_EquivTypes(PyArray_DESCR(arr), descr) &&
+        batch_records(arr, core_ndim, record_bytes, batch_ndim, batch, base, stride)) {
+        Py_INCREF(arr);
+        return arr;
+    }
+    npy_intp shape[NPY_MAXDIMS];
+    memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
+    if (core_ndim) /* records have no core dims (and core is NULL) */
+        memcpy(shape + batch_ndim, core, core_ndim * sizeof(npy_intp));
+    Py_INCREF(descr);
+    PyArrayObject *copy =
+        (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, batch_ndim + core_ndim, shape, NULL, NULL, 0, NULL);
+    if (!copy || PyArray_CopyInto(copy, arr) < 0) {
+        Py_XDECREF(copy);
+        return NULL;
+    }
+    batch_records(copy, core_ndim, record_bytes, batch_ndim, batch, base, stride);
+    return copy;
+}
+
+/* The same records walked the same way (out = q0 in place is fine: each block reads first). */
+static int same_records(char *a_base, ptrdiff_t a_stride, char *b_base, ptrdiff_t b_stride) {
+    return a_base == b_base && a_stride == b_stride;
+}
+
+/* float64: jointmath.reference.extract_rotation (the arguments are checked; tol None is its
+   default), then out. */
+static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter, PyObject *tol, PyArrayObject *out,
+                                 int return_iterations) {
+    PyObject *reference = PyImport_ImportModule("jointmath.reference");
+    if (!reference)
+        return NULL;
+    PyObject *result = PyObject_CallMethod(reference, "extract_rotation", "OOnOO", a, q0 ? q0 : Py_None, max_iter,
+                                           tol ? tol : Py_None, return_iterations ? Py_True : Py_False);
+    Py_DECREF(reference);
+    if (!result || !out)
+        return result;
+    PyObject *q = return_iterations ? PyTuple_GET_ITEM(result, 0) : result;
+    if (PyArray_CopyInto(out, (PyArrayObject *)q) < 0) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    if (!return_iterations) {
+        Py_DECREF(result);
+        Py_INCREF(out);
+        return (PyObject *)out;
+    }
+    PyObject *pair = Py_BuildValue("OO", out, PyTuple_GET_ITEM(result, 1));
+    Py_DECREF(result);
+    return pair;
+}
+
+#define MAX_ITER_LIMIT (1 << 24) /* iteration counts live in float lanes */
+
+/*
+ * _extract_rotation(a, q0, max_iter, tol, out, return_iterations): jointmath.extract_rotation
+ * (jointmath/_extract.py holds the docstring and the keyword-only signature). Every argument is
+ * checked here; float32 and JOINT_MAT input run the kernels, float64 input runs
+ * jointmath.reference.extract_rotation.
+ */
+static PyObject *extract_rotation(PyObject *const *slots);
+
+static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations"};
+    PyObject *slots[6];
+    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 6, 3, slots) < 0)
+        return NULL;
+    if (!PyArray_IsScalar(slots[0], Void))
+        return extract_rotation(slots);
+    /* one record indexed out of a JOINT_MAT array: as a 0-d array */
+    PyObject *record = (PyObject *)jm_record_array(slots[0], "a", jm_joint_mat_descr, "JOINT_MAT");
+    if (!record)
+        return NULL;
+    slots[0] = record;
+    PyObject *result = extract_rotation(slots);
+    Py_DECREF(record);
+    return result;
+}
+
+/* The checks and the float32 run of extract_rotation; slots as jm_parse_args filled them. */
+static PyObject *extract_rotation(PyObject *const *slots) {
+    PyObject *a_obj = slots[0], *q0_obj = slots[1] == Py_None ? NULL : slots[1], *max_iter_obj = slots[2];
+    PyObject *tol_obj = slots[3] == Py_None ? NULL : slots[3], *out_obj = slots[4] == Py_None ? NULL : slots[4];
+    static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};
+
+    /* a: JOINT_MAT records or a float array (..., 3, 3) */
+    const int records = PyArray_Check(a_obj) && jm_joint_mat_descr &&
+                        PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)a_obj), jm_joint_mat_descr);
+    int type = NPY_FLOAT32;
+    if (!records && (type = float_array_type(a_obj, "a", 2, mat_core, "(..., 3, 3)")) < 0)
+        return NULL;
+    PyArrayObject *a = (PyArrayObject *)a_obj;
+    const int a_batch_ndim = PyArray_NDIM(a) - (records ? 0 : 2);
+    int batch_ndim = a_batch_ndim;
+    npy_intp batch[NPY_MAXDIMS + 1];
+    if (a_batch_ndim) /* a 0-d array may have no dims pointer */
+        memcpy(batch, PyArray_DIMS(a), a_batch_ndim * sizeof(npy_intp));
+
+    /* q0: a float array (..., 4) whose batch shape broadcasts against a's */
+    PyArrayObject *q0 = (PyArrayObject *)q0_obj;
+    if (q0) {
+        if (float_array_type(q0_obj, "q0", 1, quat_core, "(..., 4)") < 0)
+            return NULL;
+        if (broadcast_shapes(a_batch_ndim, PyArray_DIMS(a), PyArray_NDIM(q0) - 1, PyArray_DIMS(q0), &batch_ndim,
+                             batch) < 0 || batch_ndim > NPY_MAXDIMS - 2) {
+            PyObject *qs = PyArray_IntTupleFromIntp(PyArray_NDIM(q0) - 1, PyArray_DIMS(q0));
+            PyObject *as = PyArray_IntTupleFromIntp(a_batch_ndim, PyArray_DIMS(a));
+            PyErr_Format(PyExc_ValueError, "q0 must broadcast against a: batch shapes %R and %R do not", qs, as);
+            Py_XDECREF(qs);
+            Py_XDECREF(as);
+            return NULL;
+        }
+    }
+
+    if (batch_ndim > NPY_MAXDIMS - 1) /* room for the (..., 4) of q0 and the result */
+        return PyErr_Format(PyExc_ValueError, "a must have at most %d batch dimensions, got %d", NPY_MAXDIMS - 1,
+                            batch_ndim);
+
+    /* max_iter: an int in [0, 2^24]; tol: a real >= 0, finite (None: the dtype's default) */
+    if (PyBool_Check(max_iter_obj) || !PyIndex_Check(max_iter_obj))
+        return PyErr_Format(PyExc_TypeError, "max_iter must be an int, got %s", TYPE_NAME(max_iter_obj));
+    const Py_ssize_t max_iter = PyNumber_AsSsize_t(max_iter_obj, NULL); /* clipped on overflow */
+    if (max_iter == -1 && PyErr_Occurred())
+        return NULL;
+    if (max_iter < 0 || max_iter > MAX_ITER_LIMIT)
+        return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %zd", max_iter);
+    double tol = 2e-7; /* the documented float32 default (float64's is the reference's) */
+    if (tol_obj) {
+        if (PyBool_Check(tol_obj) || PyArray_IsScalar(tol_obj, Bool) ||
+            !(PyFloat_Check(tol_obj) || PyLong_Check(tol_obj) || PyArray_IsScalar(tol_obj, Floating) ||
+              PyArray_IsScalar(tol_obj, Integer)))
+            return PyErr_Format(PyExc_TypeError, "tol must be a real number, got %s", TYPE_NAME(tol_obj));
+        tol = PyFloat_AsDouble(tol_obj);
+        if (tol == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (!(tol >= 0 && tol <= 1e30)) /* NaN fails too */
+            return PyErr_Format(PyExc_ValueError, "tol must be finite and >= 0, got %R", tol_obj);
+    }
+    const int return_iterations = slots[5] ? PyObject_IsTrue(slots[5]) : 0;
+    if (return_iterations < 0)
+        return NULL;
+
+    /* out: exactly batch + (4,) in the result dtype */
+    npy_intp out_shape[NPY_MAXDIMS];
+    memcpy(out_shape, batch, batch_ndim * sizeof(npy_intp));
+    out_shape[batch_ndim] = 4;
+    PyArray_Descr *result_descr = PyArray_DescrFromType(type); /* borrowed: builtin descriptors live forever */
+    Py_DECREF(result_descr);
+    if (out_obj && jm_check_out(out_obj, result_descr, type == NPY_FLOAT32 ? "float32" : "float64", batch_ndim + 1,
+                                out_shape) < 0)
+        return NULL;
+    PyArrayObject *out = (PyArrayObject *)out_obj;
+
+    if (type == NPY_FLOAT64)
+        return extract_float64(a_obj, q0_obj, max_iter, tol_obj, out, return_iterations);
+
+    /* float32: records the kernel walks (views when possible), the result, the counts */
+    char *a_base, *q0_base = NULL, *out_base;
+    ptrdiff_t a_stride, q0_stride = 0, out_stride;
+    PyArrayObject *a_rec = records ? as_batch_records(a, jm_joint_mat_descr, 0, NULL, sizeof(jm_joint_mat), batch_ndim,
+                                                      batch, &a_base, &a_stride)
+                                   : as_batch_records(a, result_descr, 2, mat_core, 36, batch_ndim, batch, &a_base,
+                                                      &a_stride);
+    PyArrayObject *q0_rec = NULL, *result = NULL, *iterations = NULL;
+    if (!a_rec)
+        goto fail;
+    if (q0 && !(q0_rec = as_batch_records(q0, result_descr, 1, quat_core, 16, batch_ndim, batch, &q0_base,
+                                          &q0_stride)))
+        goto fail;
+    /* out directly when the kernel can walk it and it overlaps neither input (or is q0's very
+       records: an in-place warm start) */
+    if (out && batch_records(out, 1, 16, batch_ndim, batch, &out_base, &out_stride) && !jm_may_overlap(out, a_rec) &&
+        (!q0_rec || same_records(out_base, out_stride, q0_base, q0_stride) || !jm_may_overlap(out, q0_rec))) {
+        result = out;
+        Py_INCREF(result);
+    } else {
+        result = (PyArrayObject *)PyArray_SimpleNew(batch_ndim + 1, out_shape, NPY_FLOAT32);
+        if (!result)
+            goto fail;
+        batch_records(result, 1, 16, batch_ndim, batch, &out_base, &out_stride);
+    }
+    if (return_iterations && !(iterations = (PyArrayObject *)PyArray_SimpleNew(batch_ndim, batch, NPY_INT32)))
+        goto fail;
+    const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
+    jm_extract_job job = {
+        .a = a_base,
+        .a_stride = a_stride,
+        .q0 = q0_base,
+        .q0_stride = q0_stride,
+        .out = out_base,
+        .out_stride = out_stride,
+        .iterations = iterations ? (int32_t *)PyArray_BYTES(iterations) : NULL,
+        .iterations_stride = sizeof(int32_t),
+        .n = (size_t)n,
+        .max_iter = (int)max_iter,
+        .tol = (float)tol,
+    };
+    jm_extract_kernel kernel = records ? jm_active->extract_mats : jm_active->extract_matrices;
+    /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
+    if ((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS) {
+        Py_BEGIN_ALLOW_THREADS kernel(&job);
+        Py_END_ALLOW_THREADS
+    } else if (n) {
+        kernel(&job);
+    }
+    Py_CLEAR(a_rec);
+    Py_CLEAR(q0_rec);
+    if (out && result != out) {
+        if (PyArray_CopyInto(out, result) < 0)
+            goto fail;
+        Py_INCREF(out);
+        Py_SETREF(result, out);
+    }
+    if (!return_iterations)
+        return (PyObject *)result;
+    return Py_BuildValue("NN", result, iterations);
+fail:
+    Py_XDECREF(a_rec);
+    Py_XDECREF(q0_rec);
+    Py_XDECREF(result);
+    Py_XDECREF(iterations);
+    return NULL;
+}
+
+PyMethodDef jm_extract_methods[] = {
+    {"_extract_rotation", (PyCFunction)(void (*)(void))py_extract_rotation, METH_FASTCALL | METH_KEYWORDS,
+     "Internal: jointmath.extract_rotation's checks and float32 kernels."},
+    {NULL, NULL, 0, NULL},
+};

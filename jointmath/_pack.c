@@ -1,0 +1,92 @@
+/*
+ * _pack.c - boundary of the packing kernels (csrc/pack.c). jointmath/_pack.py checks the
+ * user's arguments; these entry points allocate the results, make the inputs contiguous, and
+ * re-check what they are handed so that a wrong internal call fails loudly instead of
+ * corrupting memory.
+ */
+#include "_core.h"
+
+static int code_type(int bits) {
+    return bits == 10 ? NPY_UINT32 : bits == 20 ? NPY_UINT64 : -1;
+}
+
+/*
+ * _pack_float32(q, bits) -> (codes, number of invalid quaternions, index of the first): q a
+ * float32 array (..., 4) (copied when not C-contiguous), codes a new array of shape q.shape[:-1].
+ */
+static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArrayObject *q_in;
+    int bits;
+    if (!PyArg_ParseTuple(args, "O!i", &PyArray_Type, &q_in, &bits))
+        return NULL;
+    const int ndim = PyArray_NDIM(q_in);
+    if (code_type(bits) < 0 || PyArray_TYPE(q_in) != NPY_FLOAT32 || ndim < 1 || PyArray_DIM(q_in, ndim - 1) != 4)
+        return PyErr_Format(PyExc_ValueError, "internal: _pack_float32 takes float32 (..., 4) and bits 10 or 20");
+    PyArrayObject *q = (PyArrayObject *)PyArray_GETCONTIGUOUS(q_in);
+    if (!q)
+        return NULL;
+    PyArrayObject *codes = (PyArrayObject *)PyArray_SimpleNew(ndim - 1, PyArray_DIMS(q), code_type(bits));
+    if (!codes) {
+        Py_DECREF(q);
+        return NULL;
+    }
+    const npy_intp n = PyArray_SIZE(codes);
+    jm_pack_kernel kernel = bits == 10 ? jm_active->pack_quats32 : jm_active->pack_quats64;
+    size_t first_invalid = 0, invalid = 0;
+    const float *src = (const float *)PyArray_DATA(q);
+    void *dst = PyArray_DATA(codes);
+    if (n >= GIL_RELEASE_MIN_RECORDS) {
+        Py_BEGIN_ALLOW_THREADS invalid = kernel(src, dst, (size_t)n, &first_invalid);
+        Py_END_ALLOW_THREADS
+    } else if (n) {
+        invalid = kernel(src, dst, (size_t)n, &first_invalid);
+    }
+    Py_DECREF(q);
+    return Py_BuildValue("Nnn", codes, (Py_ssize_t)invalid, (Py_ssize_t)first_invalid);
+}
+
+/* _unpack(p) -> float32 (..., 4) unit quaternions: p a uint32 (10-bit) or uint64 (20-bit) array. */
+static PyObject *py_unpack(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyArray_Check(arg) || (PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT32 &&
+                                PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT64))
+        return PyErr_Format(PyExc_ValueError, "internal: _unpack takes a uint32 or uint64 array");
+    const int bits = PyArray_TYPE((PyArrayObject *)arg) == NPY_UINT32 ? 10 : 20;
+    PyArrayObject *codes = (PyArrayObject *)PyArray_GETCONTIGUOUS((PyArrayObject *)arg);
+    if (!codes)
+        return NULL;
+    const int ndim = PyArray_NDIM(codes);
+    npy_intp dims[NPY_MAXDIMS];
+    if (ndim >= NPY_MAXDIMS) {
+        Py_DECREF(codes);
+        return PyErr_Format(PyExc_ValueError, "p has %d dimensions; at most %d fit the (..., 4) result", ndim,
+                            NPY_MAXDIMS - 1);
+    }
+    for (int d = 0; d < ndim; d++)
+        dims[d] = PyArray_DIM(codes, d);
+    dims[ndim] = 4;
+    PyArrayObject *q = (PyArrayObject *)PyArray_SimpleNew(ndim + 1, dims, NPY_FLOAT32);
+    if (!q) {
+        Py_DECREF(codes);
+        return NULL;
+    }
+    const npy_intp n = PyArray_SIZE(codes);
+    jm_unpack_kernel kernel = bits == 10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64;
+    const void *src = PyArray_DATA(codes);
+    float *dst = (float *)PyArray_DATA(q);
+    if (n >= GIL_RELEASE_MIN_RECORDS) {
+        Py_BEGIN_ALLOW_THREADS kernel(src, dst, (size_t)n);
+        Py_END_ALLOW_THREADS
+    } else if (n) {
+        kernel(src, dst, (size_t)n);
+    }
+    Py_DECREF(codes);
+    return (PyObject *)q;
+}
+
+PyMethodDef jm_pack_methods[] = {
+    {"_pack_float32", py_pack_float32, METH_VARARGS, "Internal: pack float32 quaternions."},
+    {"_unpack", py_unpack, METH_O, "Internal: unpack codes."},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,138 @@
+"""Dispatch, record dtypes, GIL release, pickling and the main job."""
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import _core
+
+
+def run_python(code, **env):
+    """Runs code in a fresh interpreter (import-time behaviour), returns the finished process."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+def test_available_paths():
+    paths = jm.available_isas()
+    assert paths[0] == "scalar"
+    assert set(paths) <= {"scalar", "sse", "avx2", "avx512"}
+    assert jm.isa() in paths
+
+
+def test_fixture_switches_the_running_path(isa):
+    assert jm.isa() == isa
+
+
+@pytest.mark.parametrize("name", ["scalar", "sse"])
+def test_forcing_a_path_at_import(name):
+    if name not in jm.available_isas():
+        pytest.skip(f"{name} not available")
+    proc = run_python("import jointmath; print(jointmath.isa())", JOINTMATH_ISA=name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == name
+
+
+def test_unknown_forced_path_fails_at_import_with_a_clear_message():
+    proc = run_python("import jointmath", JOINTMATH_ISA="neon")
+    assert proc.returncode != 0
+    assert "JOINTMATH_ISA='neon' is not a jointmath ISA path; expected one of scalar, sse, avx2, avx512" in proc.stderr
+
+
+def test_default_is_the_best_available_path():
+    env = {k: v for k, v in os.environ.items() if k != "JOINTMATH_ISA"}
+    proc = subprocess.run([sys.executable, "-c", "import jointmath; print(jointmath.isa())"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.strip() == jm.available_isas()[-1]
+
+
+def test_set_isa_rejects_bad_names():
+    with pytest.raises(ValueError, match="isa='avx1024' is not a jointmath ISA path"):
+        _core._set_isa("avx1024")
+    with pytest.raises(TypeError, match="isa must be a str"):
+        _core._set_isa(3)
+
+
+def test_record_dtypes_match_the_c_structs():
+    assert jm.JOINT_QUAT.itemsize == 32 and jm.JOINT_MAT.itemsize == 48
+    assert jm.JOINT_QUAT.fields["q"][1] == 0 and jm.JOINT_QUAT.fields["t"][1] == 16
+    assert jm.JOINT_QUAT["q"] == np.dtype((np.float32, (4,)))
+    assert jm.JOINT_MAT["m"] == np.dtype((np.float32, (3, 4)))
+
+
+def test_make_joints():
+    joints = jm.make_joints(np.ones((2, 3, 4)), np.full((2, 3, 3), 5.0))
+    assert joints.shape == (2, 3) and joints.dtype == jm.JOINT_QUAT
+    assert (joints["t"][..., :3] == 5).all() and (joints["t"][..., 3] == 0).all()
+    assert (jm.make_joints(np.ones((4, 4)))["t"] == 0).all()
+    with pytest.raises(ValueError, match=r"q must have shape \(\.\.\., 4\), got shape \(4, 3\)"):
+        jm.make_joints(np.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"t must have shape \(4, 3\), got shape \(4, 4\)"):
+        jm.make_joints(np.ones((4, 4)), np.ones((4, 4)))
+
+
+def test_functions_pickle_by_reference():
+    for func in (jm.joints_to_mats, jm.mats_to_joints, jm.quat_to_matrix, jm.matrix_to_quat, jm.isa):
+        assert pickle.loads(pickle.dumps(func)) is func
+
+
+def test_gil_is_released_around_large_kernels():
+    # With a long switch interval a spinning thread only runs while the caller has released
+    # the GIL, so it makes progress during the call exactly when the kernel releases it.
+    joints = np.zeros(1 << 20, jm.JOINT_QUAT)
+    joints["q"][:, 3] = 1
+    out = np.empty(joints.shape, jm.JOINT_MAT)
+    counter, stop = [0], threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            counter[0] += 1
+
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.5)
+    spinner = threading.Thread(target=spin)
+    try:
+        spinner.start()
+        progressed = False
+        for _ in range(3):
+            before = counter[0]
+            jm.joints_to_mats(joints, out=out)
+            progressed |= counter[0] > before
+    finally:
+        stop.set()
+        sys.setswitchinterval(old_interval)
+        spinner.join()
+    assert progressed
+
+
+def test_main_job_checks_every_path():
+    proc = subprocess.run([sys.executable, "-m", "jointmath", "--joints", "2000"], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for path in jm.available_isas():
+        assert f"  {path:<7} joints_to_mats" in proc.stdout
+    assert "all checks passed" in proc.stdout
+    assert "ns per joint" in proc.stdout
+
+
+def test_main_job_rejects_bad_arguments():
+    proc = subprocess.run([sys.executable, "-m", "jointmath", "--joints", "0"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "--joints must be at least 1" in proc.stderr
+
+
+def test_angle_between_is_the_rotation_angle():
+    Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
+    rng = np.random.default_rng(3)
+    q0 = Rotation.random(200, random_state=rng)
+    q1 = Rotation.random(200, random_state=rng)
+    expected = (q0.inv() * q1).magnitude()
+    got = jm.reference.angle_between(q0.as_quat(), -q1.as_quat())
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    assert jm.reference.angle_between(np.array([0, 0, 0, 1.0]), np.array([0, 0, np.sin(1e-9), np.cos(1e-9)])) == \
+        pytest.approx(2e-9, rel=1e-6)

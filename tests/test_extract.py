@@ -1,0 +1,480 @@
+"""extract_rotation: accuracy against the SVD polar rotation and the paper's loop, the paper's
+convergence experiment, rank-deficient / inverted / non-finite input, layouts, out=, bad input."""
+import threading
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import reference as ref
+
+from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+
+POLAR_BOUND_999 = 1e-5  # rad, condition number <= 10: 99.9 % of matrices
+POLAR_BOUND_ALL = 1e-4  # rad, all of them
+ROTATION_BOUND = 1e-6  # rad, rotation matrices in
+NORM_BOUND = 5e-7  # | |q| - 1 |
+
+
+def rotations(q):
+    return ref.quat_to_matrix(q)
+
+
+def stretched(rng, n, max_condition):
+    """A = R S with S symmetric positive definite of condition number <= max_condition (log-
+    uniform), a random overall scale, and the polar rotation R as a float64 quaternion."""
+    r = rotations(random_unit_quats(rng, n, np.float64))
+    v = rotations(random_unit_quats(rng, n, np.float64))
+    kappa = np.exp(rng.uniform(0, np.log(max_condition), n))
+    s = np.stack([np.ones(n), rng.uniform(1, kappa), kappa], 1) * np.exp(rng.uniform(-2, 2, (n, 1)))
+    a = r @ v @ (s[:, :, None] * np.swapaxes(v, 1, 2))
+    return a.astype(np.float32)
+
+
+def euler_quats(angles):
+    """Quaternions of R = Rz(c) Ry(b) Rx(a) for rows (a, b, c)."""
+    half = np.asarray(angles, np.float64) / 2
+    zero = np.zeros(len(half))
+    qx = np.stack([np.sin(half[:, 0]), zero, zero, np.cos(half[:, 0])], 1)
+    qy = np.stack([zero, np.sin(half[:, 1]), zero, np.cos(half[:, 1])], 1)
+    qz = np.stack([zero, zero, np.sin(half[:, 2]), np.cos(half[:, 2])], 1)
+    return ref._quat_mul(qz, ref._quat_mul(qy, qx))
+
+
+def check_unit(q):
+    assert np.isfinite(q).all()
+    assert np.abs(np.linalg.norm(q.astype(np.float64), axis=-1) - 1).max(initial=0) <= NORM_BOUND
+
+
+# ---------------------------------------------------------------- accuracy --
+
+
+def test_matches_svd_polar_rotation_for_condition_up_to_10(rng):
+    a = stretched(rng, 10000, 10)
+    q = jm.extract_rotation(a)
+    assert q.dtype == np.float32 and q.shape == (10000, 4)
+    check_unit(q)
+    err = ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a)))
+    assert np.quantile(err, 0.999) <= POLAR_BOUND_999
+    assert err.max() <= POLAR_BOUND_ALL
+
+
+def test_rotation_matrices_come_back(rng):
+    q_true = np.concatenate([random_unit_quats(rng, 5000), hard_quats(rng)])
+    m = rotations(q_true).astype(np.float32)
+    exact = ref.matrix_to_quat(m)  # the float32 matrices' own rotation
+    q = jm.extract_rotation(m)
+    check_unit(q)
+    assert ref.angle_between(q, exact).max() <= ROTATION_BOUND
+    # also from far away: a random warm start
+    q_far = jm.extract_rotation(m, random_unit_quats(rng, len(m)))
+    assert ref.angle_between(q_far, exact).max() <= ROTATION_BOUND
+
+
+def test_follows_the_papers_loop(rng):
+    # same start, same number of updates: the float32 kernel tracks the float64 paper loop
+    a = stretched(rng, 2000, 5)
+    answer = ref.matrix_to_quat(ref.polar_rotation(a))
+    q0 = ref._quat_mul(euler_quats(rng.uniform(-0.4, 0.4, (2000, 3))), answer).astype(np.float32)
+    for max_iter in (1, 3, 8):
+        q = jm.extract_rotation(a, q0, max_iter=max_iter, tol=0)
+        expected = ref.extract_rotation(a, q0, max_iter=max_iter, tol=0)
+        assert ref.angle_between(q, expected).max() <= 2e-6
+
+
+def test_one_update_from_anywhere_matches_the_papers_step(rng):
+    # random A and starts: steps of every size, including those beyond pi that the exponential
+    # map reduces by 2 pi (the step's own float32 conditioning, |omega| ~ 1 / |trace|, grows
+    # with its size, hence the looser bound there)
+    a = rng.uniform(-1, 1, (5000, 3, 3)).astype(np.float32)
+    q0 = random_unit_quats(rng, 5000)
+    r, m = rotations(q0), a.astype(np.float64)
+    omega = np.cross(r, m, axis=-2).sum(-1) / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
+    theta = np.linalg.norm(omega, axis=1)
+    err = ref.angle_between(jm.extract_rotation(a, q0, max_iter=1, tol=0),
+                            ref.extract_rotation(a, q0, max_iter=1, tol=0))
+    assert err[theta <= np.pi].max() <= 5e-6
+    reduced = (theta > np.pi) & (theta < 10)
+    assert reduced.sum() > 500 and err[reduced].max() <= 1e-4
+
+
+def test_float64_computes_in_float64(rng):
+    a = stretched(rng, 300, 10).astype(np.float64)
+    q, iterations = jm.extract_rotation(a, return_iterations=True)
+    assert q.dtype == np.float64 and iterations.dtype == np.int32
+    assert ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a))).max() <= 1e-9
+    np.testing.assert_array_equal(q, ref.extract_rotation(a, max_iter=200, tol=1e-12))
+    # a float32 q0 is converted to a's dtype
+    q_warm = jm.extract_rotation(a, q.astype(np.float32))
+    assert q_warm.dtype == np.float64 and ref.angle_between(q_warm, q).max() <= 1e-9
+
+
+# ------------------------------------------------------- the paper's experiment --
+
+
+def test_paper_experiment_warm_starts_within_pi_over_3(rng):
+    n = 20000
+    identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
+    q0 = euler_quats(rng.uniform(-np.pi / 3, np.pi / 3, (n, 3))).astype(np.float32)
+    q = jm.extract_rotation(identity, q0, max_iter=3, tol=0)
+    frobenius2 = 8 * np.sin(ref.angle_between(q, [0, 0, 0, 1]) / 2) ** 2  # ||I - R||_F^2
+    assert (frobenius2 < 0.001).mean() >= 0.95
+
+
+def test_paper_experiment_random_starts_always_converge(rng):
+    n = 20000
+    identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
+    q = jm.extract_rotation(identity, random_unit_quats(rng, n))
+    assert ref.angle_between(q, [0, 0, 0, 1]).max() <= ROTATION_BOUND
+
+
+# ------------------------------------------------------------- robustness --
+
+
+def test_zero_matrix_returns_q0_unchanged(rng):
+    q0 = random_unit_quats(rng, 50)
+    q, iterations = jm.extract_rotation(np.zeros((50, 3, 3), np.float32), q0, return_iterations=True)
+    np.testing.assert_array_equal(q, q0)
+    assert (iterations == 0).all()
+    # a non-unit q0 comes back normalised; q0 = 0 means the identity
+    q_scaled = jm.extract_rotation(np.zeros((50, 3, 3), np.float32), q0 * np.float32(7))
+    assert ref.angle_between(q_scaled, q0).max() <= 1e-6
+    check_unit(q_scaled)
+    np.testing.assert_array_equal(jm.extract_rotation(np.zeros((3, 3), np.float32), np.zeros(4, np.float32)),
+                                  [0, 0, 0, 1])
+    np.testing.assert_allclose(jm.extract_rotation(np.zeros((2, 3, 3), np.float32)), [[0, 0, 0, 1]] * 2, atol=1e-7)
+
+
+def test_rank_one_keeps_the_other_directions_from_q0(rng):
+    n = 500
+    u = rng.standard_normal((n, 3))
+    v = rng.standard_normal((n, 3))
+    a = (u[:, :, None] * v[:, None, :]).astype(np.float32)  # A = u v^T: A maps v to u
+    q0 = random_unit_quats(rng, n)
+    q = jm.extract_rotation(a, q0, max_iter=1000)
+    check_unit(q)
+    r, r0 = rotations(q), rotations(q0)
+    v_hat = v / np.linalg.norm(v, axis=1, keepdims=True)
+    u_hat = u / np.linalg.norm(u, axis=1, keepdims=True)
+    # R v points along u ...
+    np.testing.assert_allclose(np.einsum("nij,nj->ni", r, v_hat), u_hat, atol=1e-5)
+    # ... reached from R0 by the shortest arc: the rotation R R0^T turns R0 v to u about their
+    # common normal, by the angle between them, and nothing else
+    r0v = np.einsum("nij,nj->ni", r0, v_hat)
+    turn = ref.angle_between(q, q0)
+    between = np.arccos(np.clip(np.sum(r0v * u_hat, 1), -1, 1))
+    np.testing.assert_allclose(turn, between, atol=2e-5)
+
+
+def test_rank_two_and_inverted_matrices_give_the_proper_polar_rotation(rng):
+    n = 2000
+    u = rotations(random_unit_quats(rng, n, np.float64))
+    v = rotations(random_unit_quats(rng, n, np.float64))
+    s = np.sort(rng.uniform(1, 2, (n, 3)), axis=1)[:, ::-1] * [1, 1, 0]  # rank 2
+    rank2 = (u * s[:, None, :]) @ np.swapaxes(v, 1, 2)
+    s_inv = np.sort(rng.uniform(1, 2, (n, 3)), axis=1)[:, ::-1] * [1, 1, -0.5]  # det < 0
+    inverted = (u * s_inv[:, None, :]) @ np.swapaxes(v, 1, 2)
+    for a in (rank2.astype(np.float32), inverted.astype(np.float32)):
+        q = jm.extract_rotation(a, max_iter=1000)
+        check_unit(q)
+        polar = ref.polar_rotation(a)
+        assert np.allclose(np.linalg.det(polar), 1)
+        assert ref.angle_between(q, ref.matrix_to_quat(polar)).max() <= 1e-5
+
+
+def test_no_nan_from_finite_input(rng):
+    base = rng.uniform(-3, 3, (400, 3, 3))
+    scales = np.array([1, 1e38, 1e-38, 1e-42, 3e-45, 2.0**-100, 2.0**100])
+    a = np.concatenate([base * s for s in scales]).astype(np.float32)
+    a[:20] = 0
+    a[20:40, :, 1:] = 0  # rank 1
+    a[40:60] = -np.eye(3)
+    a[60:80] = np.diag([1, 1, -1])
+    a[80:100] = np.finfo(np.float32).max * rng.choice([-1, 1], (20, 3, 3))
+    q0 = random_unit_quats(rng, len(a))
+    q0[:50] *= np.float32(1e30)
+    q0[50:100] *= np.float32(1e-30)
+    q0[100:120] = 0
+    # the paper's maximum equilibrium for A = I: zero torque, but not the answer
+    q0[120] = ref.matrix_to_quat(np.array([[0, 1, 0], [1, 0, 0], [0, 0, -1.0]]))
+    a[120] = np.eye(3)
+    for start in (None, q0):
+        check_unit(jm.extract_rotation(a, start))
+        check_unit(jm.extract_rotation(a, start, max_iter=3))
+    # subnormal matrices are scaled like any other (the float64 loop sees the same values)
+    tiny = (stretched(rng, 100, 10) * np.float32(2.0**-140)).astype(np.float32)
+    assert ref.angle_between(jm.extract_rotation(tiny), ref.extract_rotation(tiny, tol=2e-7)).max() <= 1e-5
+
+
+def test_float64_robustness(rng):
+    a = np.concatenate([rng.uniform(-3, 3, (50, 3, 3)), np.zeros((5, 3, 3)), 1e300 * rng.uniform(-3, 3, (5, 3, 3))])
+    q0 = random_unit_quats(rng, 60, np.float64)
+    q, iterations = jm.extract_rotation(a, q0, return_iterations=True)
+    assert np.isfinite(q).all()
+    np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1, atol=1e-15)
+    np.testing.assert_allclose(q[50:55], q0[50:55], atol=1e-16)  # A = 0: q0
+    assert (iterations[50:55] == 0).all()
+    bad = a.copy()
+    bad[3, 2, 2] = np.nan
+    q_bad = jm.extract_rotation(bad, q0)
+    assert np.isnan(q_bad[3]).all()
+    others = np.arange(60) != 3
+    np.testing.assert_array_equal(q_bad[others], q[others])
+
+
+def test_power_of_two_scale_changes_nothing(rng):
+    a = stretched(rng, 200, 10)
+    q0 = random_unit_quats(rng, 200)
+    expected = jm.extract_rotation(a, q0)
+    for exponent in (-100, -3, 1, 7, 60):
+        scaled = (a * np.float32(2.0**exponent)).astype(np.float32)
+        np.testing.assert_array_equal(jm.extract_rotation(scaled, q0), expected)
+
+
+def test_nan_stays_in_its_matrix(rng):
+    a = stretched(rng, 40, 10)
+    q0 = random_unit_quats(rng, 40)
+    clean, clean_iterations = jm.extract_rotation(a, q0, return_iterations=True)
+    others = np.ones(40, bool)
+    for k in (0, 7, 16, 39):
+        others[:] = True
+        others[k] = False
+        bad = a.copy()
+        bad[k, 1, 2] = np.nan
+        q, iterations = jm.extract_rotation(bad, q0, return_iterations=True)
+        assert np.isnan(q[k]).all() and iterations[k] == 1
+        np.testing.assert_array_equal(q[others], clean[others])
+        np.testing.assert_array_equal(iterations[others], clean_iterations[others])
+        bad_q0 = q0.copy()
+        bad_q0[k, 0] = np.nan
+        q = jm.extract_rotation(a, bad_q0)
+        assert np.isnan(q[k]).all()
+        np.testing.assert_array_equal(q[others], clean[others])
+        bad[k, 0, 0] = np.inf
+        q = jm.extract_rotation(bad)
+        assert np.isnan(q[k]).all()
+
+
+def test_iteration_counts(rng):
+    a = stretched(rng, 300, 10)
+    q, iterations = jm.extract_rotation(a, return_iterations=True)
+    assert iterations.shape == (300,) and iterations.dtype == np.int32
+    assert 0 < iterations.max() <= 200
+    # the count is the number of updates: stopping there gives the same result
+    for k in (0, 5, 299):
+        again = jm.extract_rotation(a[k], max_iter=int(iterations[k]), tol=0)
+        np.testing.assert_array_equal(again, q[k])
+    _, all_of_them = jm.extract_rotation(a, max_iter=7, tol=0, return_iterations=True)
+    assert (all_of_them == 7).all()
+    zero_iter = jm.extract_rotation(a, random_unit_quats(rng, 300), max_iter=0)
+    check_unit(zero_iter)
+
+
+# ---------------------------------------------------------------- records --
+
+
+def test_joint_mat_records_use_the_3x3_part(rng):
+    a = stretched(rng, 37, 10)
+    mats = np.zeros(37, jm.JOINT_MAT)
+    mats["m"][:, :, :3] = a
+    mats["m"][:, :, 3] = rng.uniform(-1e30, 1e30, (37, 3))  # translations play no part
+    q0 = random_unit_quats(rng, 37)
+    expected = jm.extract_rotation(a, q0)
+    q = jm.extract_rotation(mats, q0)
+    assert q.dtype == np.float32 and q.shape == (37, 4)
+    np.testing.assert_array_equal(q, expected)
+    np.testing.assert_array_equal(jm.extract_rotation(mats[::-2]), jm.extract_rotation(a[::-2]))
+    np.testing.assert_array_equal(jm.extract_rotation(mats.reshape(37, 1)[:, 0]), jm.extract_rotation(a))
+    np.testing.assert_array_equal(jm.extract_rotation(mats[3]), jm.extract_rotation(a[3]))
+
+
+# ---------------------------------------------------------------- layouts --
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_every_size_matches_a_longer_run(rng, n):
+    # a matrix's result depends on nothing else in its block: no position, tail or block-mate
+    a = stretched(rng, 1000, 10)
+    q0 = random_unit_quats(rng, 1000)
+    full, full_iterations = jm.extract_rotation(a, q0, return_iterations=True)
+    q, iterations = jm.extract_rotation(a[:n], q0[:n], return_iterations=True)
+    assert q.shape == (n, 4) and iterations.shape == (n,)
+    np.testing.assert_array_equal(q, full[:n])
+    np.testing.assert_array_equal(iterations, full_iterations[:n])
+    np.testing.assert_array_equal(jm.extract_rotation(a[1000 - n:]), jm.extract_rotation(a)[1000 - n:])
+
+
+@pytest.mark.parametrize("name", ["contiguous", "strided", "reversed", "readonly", "unaligned", "fortran"])
+def test_array_layouts(rng, name):
+    a = stretched(rng, 37, 10)
+    q0 = random_unit_quats(rng, 37)
+    expected = jm.extract_rotation(a, q0)
+    a_variant, q0_variant = layouts(a)[name], layouts(q0)[name]
+    saved = a_variant.copy(), q0_variant.copy()
+    np.testing.assert_array_equal(jm.extract_rotation(a_variant, q0_variant), expected)
+    np.testing.assert_array_equal(jm.extract_rotation(np.swapaxes(np.swapaxes(a, 1, 2).copy(), 1, 2), q0), expected)
+    np.testing.assert_array_equal(a_variant, saved[0])
+    np.testing.assert_array_equal(q0_variant, saved[1])
+
+
+def test_broadcasting_and_shapes(rng):
+    a = stretched(rng, 30, 10)
+    q0 = random_unit_quats(rng, 30)
+    one_start = jm.extract_rotation(a, q0[0])
+    np.testing.assert_array_equal(one_start, jm.extract_rotation(a, np.repeat(q0[:1], 30, axis=0)))
+    one_matrix = jm.extract_rotation(a[0], q0.reshape(5, 6, 4))
+    assert one_matrix.shape == (5, 6, 4)
+    np.testing.assert_array_equal(one_matrix.reshape(30, 4), jm.extract_rotation(np.repeat(a[:1], 30, axis=0), q0))
+    grid = jm.extract_rotation(a[:6].reshape(2, 1, 3, 3, 3)[:, :, 0], q0[:3].reshape(1, 3, 4))
+    assert grid.shape == (2, 3, 4)
+    q, iterations = jm.extract_rotation(a.reshape(2, 15, 3, 3), return_iterations=True)
+    assert q.shape == (2, 15, 4) and iterations.shape == (2, 15)
+    single, count = jm.extract_rotation(a[4], return_iterations=True)
+    assert single.shape == (4,) and count.shape == ()
+    assert jm.extract_rotation(np.zeros((0, 3, 3), np.float32)).shape == (0, 4)
+    assert jm.extract_rotation(np.zeros((0, 3, 3)), np.zeros((0, 4))).shape == (0, 4)
+    assert jm.extract_rotation(np.zeros(0, jm.JOINT_MAT), return_iterations=True)[1].shape == (0,)
+
+
+# ---------------------------------------------------------------- out= --
+
+
+def test_out(rng):
+    a = stretched(rng, 33, 10)
+    q0 = random_unit_quats(rng, 33)
+    expected = jm.extract_rotation(a, q0)
+    out = np.zeros((33, 4), np.float32)
+    assert jm.extract_rotation(a, q0, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    # in place: the warm start updated where it lies
+    warm = q0.copy()
+    assert jm.extract_rotation(a, warm, out=warm) is warm
+    np.testing.assert_array_equal(warm, expected)
+    # non-contiguous out
+    big = np.zeros((66, 4), np.float32)
+    result, iterations = jm.extract_rotation(a, q0, out=big[::2], return_iterations=True)
+    assert result.base is big and iterations.shape == (33,)
+    np.testing.assert_array_equal(big[::2], expected)
+    assert (big[1::2] == 0).all()
+    # out overlapping a (and q0 partially) is computed as if it did not
+    buf = np.zeros(33 * 9 + 33 * 4, np.float32)
+    a_view = buf[: 33 * 9].reshape(33, 3, 3)
+    a_view[...] = a
+    overlapping = buf[33 * 5: 33 * 5 + 33 * 4].reshape(33, 4)
+    jm.extract_rotation(a_view, q0, out=overlapping)
+    np.testing.assert_array_equal(overlapping, expected)
+    shifted = np.zeros((34, 4), np.float32)
+    shifted[1:] = q0
+    jm.extract_rotation(a, shifted[1:], out=shifted[:33])
+    np.testing.assert_array_equal(shifted[:33], expected)
+    out64 = np.zeros((33, 4))
+    assert jm.extract_rotation(a.astype(np.float64), out=out64) is out64
+
+
+def test_bad_input():
+    a = np.zeros((4, 3, 3), np.float32)
+    with pytest.raises(TypeError, match="a must be a numpy array of float32 or float64, got list"):
+        jm.extract_rotation([[1, 0, 0], [0, 1, 0], [0, 0, 1]])
+    with pytest.raises(TypeError, match="a must have dtype float32 or float64, got dtype int64"):
+        jm.extract_rotation(np.zeros((4, 3, 3), np.int64))
+    with pytest.raises(TypeError, match="a must have dtype float32 or float64"):
+        jm.extract_rotation(np.zeros(4, jm.JOINT_QUAT))
+    with pytest.raises(ValueError, match=r"a must have shape \(\.\.\., 3, 3\), got shape \(4, 3, 4\)"):
+        jm.extract_rotation(np.zeros((4, 3, 4), np.float32))
+    with pytest.raises(ValueError, match=r"a must have shape \(\.\.\., 3, 3\), got shape \(9,\)"):
+        jm.extract_rotation(np.zeros(9, np.float32))
+    with pytest.raises(TypeError, match="q0 must be a numpy array of float32 or float64, got tuple"):
+        jm.extract_rotation(a, (0, 0, 0, 1))
+    with pytest.raises(TypeError, match="q0 must have dtype float32 or float64, got dtype float16"):
+        jm.extract_rotation(a, np.zeros((4, 4), np.float16))
+    with pytest.raises(ValueError, match=r"q0 must have shape \(\.\.\., 4\), got shape \(4, 3\)"):
+        jm.extract_rotation(a, np.zeros((4, 3), np.float32))
+    with pytest.raises(ValueError, match=r"q0 must broadcast against a: batch shapes \(5,\) and \(4,\) do not"):
+        jm.extract_rotation(a, np.zeros((5, 4), np.float32))
+    with pytest.raises(TypeError, match="max_iter must be an int, got float"):
+        jm.extract_rotation(a, max_iter=3.0)
+    with pytest.raises(TypeError, match="max_iter must be an int, got bool"):
+        jm.extract_rotation(a, max_iter=True)
+    with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\], got -1"):
+        jm.extract_rotation(a, max_iter=-1)
+    with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\], got 16777217"):
+        jm.extract_rotation(a, max_iter=2**24 + 1)
+    with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\]"):
+        jm.extract_rotation(a, max_iter=10**30)
+    with pytest.raises(TypeError, match="tol must be a real number, got str"):
+        jm.extract_rotation(a, tol="1e-6")
+    with pytest.raises(TypeError, match="tol must be a real number, got bool"):
+        jm.extract_rotation(a, tol=False)
+    for bad_tol in (-1e-6, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="tol must be finite and >= 0"):
+            jm.extract_rotation(a, tol=bad_tol)
+    with pytest.raises(TypeError, match="out must have dtype float32, got dtype float64"):
+        jm.extract_rotation(a, out=np.zeros((4, 4)))
+    with pytest.raises(TypeError, match="out must have dtype float64"):
+        jm.extract_rotation(a.astype(np.float64), out=np.zeros((4, 4), np.float32))
+    with pytest.raises(ValueError, match=r"out must have shape \(4, 4\), got shape \(4, 3\)"):
+        jm.extract_rotation(a, out=np.zeros((4, 3), np.float32))
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        jm.extract_rotation(a, out=[])
+    readonly = np.zeros((4, 4), np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writeable"):
+        jm.extract_rotation(a, out=readonly)
+    with pytest.raises(TypeError, match="positional argument"):
+        jm.extract_rotation(a, None, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'iterations'"):
+        jm.extract_rotation(a, iterations=3)
+    with pytest.raises(ValueError, match="a must have at most"):
+        jm.extract_rotation(np.zeros((1,) * 64, jm.JOINT_MAT))  # NumPy allows 64 dimensions
+    # numpy integers and floats are fine
+    assert jm.extract_rotation(a, max_iter=np.int64(3), tol=np.float32(1e-6)).shape == (4, 4)
+
+
+# ---------------------------------------------------------------- threads --
+
+
+def test_threads_agree_with_sequential_calls(rng):
+    # large enough for the GIL to be released around the kernel
+    a = stretched(rng, 20000, 10)
+    q0 = random_unit_quats(rng, 20000)
+    expected = jm.extract_rotation(a, q0, max_iter=3)
+    results, errors = [None] * 6, []
+
+    def work(i):
+        try:
+            results[i] = jm.extract_rotation(a, q0, max_iter=3)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for q in results:
+        np.testing.assert_array_equal(q, expected)
+
+
+def test_inputs_are_never_modified(rng):
+    a = stretched(rng, 100, 10)
+    q0 = random_unit_quats(rng, 100)
+    mats = np.zeros(100, jm.JOINT_MAT)
+    mats["m"][:, :, :3] = a
+    saved = [x.copy() for x in (a, q0, mats)]
+    jm.extract_rotation(a, q0)
+    jm.extract_rotation(mats, q0)
+    jm.extract_rotation(a.astype(np.float64), q0)
+    for x, y in zip((a, q0, mats), saved):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_reference_polar_rotation_is_proper(rng):
+    a = rng.standard_normal((500, 3, 3))
+    r = ref.polar_rotation(a)
+    np.testing.assert_allclose(np.linalg.det(r), 1, atol=1e-12)
+    np.testing.assert_allclose(r @ np.swapaxes(r, 1, 2), np.broadcast_to(np.eye(3), r.shape), atol=1e-12)
+    # where det A > 0 it is the plain polar factor U V^T
+    u, _, vt = np.linalg.svd(a)
+    positive = np.linalg.det(a) > 0
+    np.testing.assert_allclose(r[positive], (u @ vt)[positive], atol=1e-12)

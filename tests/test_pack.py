@@ -1,0 +1,272 @@
+"""Quaternion packing: pack_quats / unpack_quats (32- and 64-bit codes), pack_joints / unpack_joints."""
+import threading
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import _core
+from jointmath import reference as ref
+
+from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+
+WORST_DOT_32 = 1 - 3 / (2 * 1023**2)  # centred decoder's bound, 0.99999857
+WORST_DEGREES_64 = 3e-4
+NORM_BOUND = 1e-6
+
+
+def all_quats(rng, n=200_000):
+    return np.concatenate([random_unit_quats(rng, n), hard_quats(rng)])
+
+
+def test_documented_bit_layout():
+    s = np.float32(np.sqrt(0.5))
+    # identity: index 3 (w), the other three are 0 -> round(511.5) = 512 (ties to even)
+    assert jm.pack_quats(np.array([0, 0, 0, 1], np.float32)) == (3 << 30) | (512 << 20) | (512 << 10) | 512
+    # 90 degrees about z: (0, 0, s, s): z and w tie, the lowest index (z = 2) wins; w / z = 1 -> 1023
+    assert jm.pack_quats(np.array([0, 0, s, s], np.float32)) == (2 << 30) | (512 << 20) | (512 << 10) | 1023
+    # (-0.5, 0.5, 0.5, 0.5): x wins the four-way tie and divides: (-1, -1, -1) -> 0, 0, 0
+    assert jm.pack_quats(np.array([-0.5, 0.5, 0.5, 0.5], np.float32)) == 0
+    # 64-bit: index in bits 61-60, 20-bit fields; 524287.5 rounds to 524288
+    mid = 524288
+    assert jm.pack_quats(np.array([0, 0, 0, 1], np.float32), bits=20) == (3 << 60) | (mid << 40) | (mid << 20) | mid
+    assert jm.pack_quats(np.array([0, 0, 0, 1], np.float32), bits=20).dtype == np.uint64
+
+
+@pytest.mark.parametrize("bits", [10, 20])
+def test_sign_and_scale_invariant(rng, bits):
+    q = all_quats(rng, 20_000)
+    codes = jm.pack_quats(q, bits)
+    np.testing.assert_array_equal(jm.pack_quats(-q, bits), codes)
+    np.testing.assert_array_equal(jm.pack_quats(q * np.float32(4), bits), codes)
+    np.testing.assert_array_equal(jm.pack_quats(q * np.float32(0.125), bits), codes)
+
+
+def test_32_bit_accuracy(rng):
+    q = all_quats(rng)
+    back = jm.unpack_quats(jm.pack_quats(q))
+    assert back.dtype == np.float32 and back.shape == q.shape
+    dots = np.abs(np.sum(back.astype(np.float64) * q, axis=-1))
+    assert dots.min() >= WORST_DOT_32 - 1e-7  # float32 rounding of q and of the result
+    assert np.abs(np.linalg.norm(back.astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
+
+
+def test_64_bit_accuracy(rng):
+    q = all_quats(rng)
+    back = jm.unpack_quats(jm.pack_quats(q, bits=20))
+    assert np.degrees(ref.angle_between(back, q)).max() <= WORST_DEGREES_64
+    assert np.abs(np.linalg.norm(back.astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
+
+
+@pytest.mark.parametrize("bits", [10, 20])
+def test_every_path_gives_the_same_codes(rng, isa, bits):
+    q = all_quats(rng, 50_000)
+    codes = jm.pack_quats(q, bits)
+    _core._set_isa("scalar")
+    try:
+        scalar_codes = jm.pack_quats(q, bits)
+    finally:
+        _core._set_isa(isa)
+    np.testing.assert_array_equal(codes, scalar_codes)
+
+
+@pytest.mark.parametrize("bits", [10, 20])
+def test_codes_match_the_float64_reference_off_rounding_boundaries(rng, bits):
+    q = all_quats(rng, 50_000)
+    codes = jm.pack_quats(q, bits).astype(np.uint64)
+    expected = ref.pack_quats(q.astype(np.float64), bits).astype(np.uint64)
+    top = 2**bits - 1
+    # the reference's unrounded fields: a mismatch is allowed only for a field within float32's
+    # precision of a .5 rounding boundary (the float32 quotient carries ~1e-7 relative error)
+    q64 = q.astype(np.float64)
+    index = np.argmax(np.abs(q64), axis=-1)
+    largest = np.take_along_axis(q64, index[:, None], axis=-1)
+    others = (q64 / largest)[np.arange(4) != index[:, None]].reshape(-1, 3)
+    scaled = (others + 1) * (top / 2)
+    near_boundary = np.abs(scaled - np.floor(scaled) - 0.5) < 3e-7 * top
+    for k, shift in enumerate((2 * bits, bits, 0)):
+        field = (codes >> np.uint64(shift)) & np.uint64(top)
+        expected_field = (expected >> np.uint64(shift)) & np.uint64(top)
+        differs = field != expected_field
+        assert not (differs & ~near_boundary[:, k]).any()
+        assert (np.abs(field.astype(np.int64) - expected_field.astype(np.int64)) <= 1).all()
+    np.testing.assert_array_equal(codes >> np.uint64(3 * bits), expected >> np.uint64(3 * bits))
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_every_code_decodes_to_a_unit_quaternion(rng, dtype):
+    info = np.iinfo(dtype)
+    codes = rng.integers(0, info.max, 100_000, dtype=dtype, endpoint=True)
+    codes[:3] = [0, info.max, info.max // 2]
+    q = jm.unpack_quats(codes)
+    assert np.isfinite(q).all()
+    assert np.abs(np.linalg.norm(q.astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
+    np.testing.assert_allclose(q, ref.unpack_quats(codes), atol=3e-7)
+
+
+def test_unpacked_index_component_is_positive_and_repacks_to_the_same_code(rng):
+    codes = jm.pack_quats(all_quats(rng, 50_000))
+    q = jm.unpack_quats(codes)
+    index = (codes >> 30).astype(np.intp)
+    assert (q[np.arange(len(q)), index] > 0).all()
+    # away from ties (a field at 0 or 1023 decodes to a component as large as the indexed one,
+    # and the lowest index wins on repacking), decoding and packing again is the identity
+    fields = np.stack([(codes >> s) & 1023 for s in (20, 10, 0)], axis=-1)
+    no_tie = ((fields > 0) & (fields < 1023)).all(axis=-1)
+    np.testing.assert_array_equal(jm.pack_quats(q[no_tie]), codes[no_tie])
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("bits", [10, 20])
+def test_sizes(rng, n, bits):
+    q = random_unit_quats(rng, n)
+    codes = jm.pack_quats(q, bits)
+    assert codes.shape == (n,)
+    assert codes.dtype == (np.uint32 if bits == 10 else np.uint64)
+    back = jm.unpack_quats(codes)
+    assert back.shape == (n, 4)
+    if n:
+        assert np.degrees(ref.angle_between(back, q)).max() <= (0.2 if bits == 10 else WORST_DEGREES_64)
+
+
+def test_any_shape_and_float64(rng):
+    q = random_unit_quats(rng, 24).reshape(2, 3, 4, 4)
+    codes = jm.pack_quats(q)
+    assert codes.shape == (2, 3, 4)
+    np.testing.assert_array_equal(codes.ravel(), jm.pack_quats(q.reshape(-1, 4)))
+    assert jm.unpack_quats(codes).shape == (2, 3, 4, 4)
+    q64 = q.astype(np.float64)
+    codes64 = jm.pack_quats(q64)
+    assert codes64.dtype == np.uint32
+    np.testing.assert_array_equal(codes64, ref.pack_quats(q64))
+    assert jm.pack_quats(np.array([0, 0, 0, 1.0]), bits=20).shape == ()
+
+
+@pytest.mark.parametrize("name", ["strided", "reversed", "readonly", "unaligned"])
+def test_layouts_and_inputs_untouched(rng, name):
+    q = random_unit_quats(rng, 37)
+    variant = layouts(q)[name]
+    before = variant.copy()
+    codes = jm.pack_quats(variant)
+    np.testing.assert_array_equal(codes, jm.pack_quats(q))
+    np.testing.assert_array_equal(variant, before)
+    code_variant = layouts(codes)[name]
+    code_before = code_variant.copy()
+    np.testing.assert_array_equal(jm.unpack_quats(code_variant), jm.unpack_quats(codes))
+    np.testing.assert_array_equal(code_variant, code_before)
+
+
+def test_zero_and_non_finite_quaternions_are_refused(rng):
+    q = random_unit_quats(rng, 40)
+    for bad_value in (np.nan, np.inf, -np.inf):
+        bad = q.copy()
+        bad[[5, 17, 33], 1] = bad_value
+        for dtype in (np.float32, np.float64):
+            with pytest.raises(ValueError, match=r"q holds 3 zero or non-finite quaternions \(cannot be packed\); "
+                                                 r"the first at index 5"):
+                jm.pack_quats(bad.astype(dtype))
+    zero = q.copy().reshape(4, 10, 4)
+    zero[2, 7] = 0
+    with pytest.raises(ValueError, match=r"q holds 1 zero or non-finite quaternion \(cannot be packed\); "
+                                         r"the first at index \(2, 7\)"):
+        jm.pack_quats(zero, bits=20)
+    # a tail position (not a multiple of any vector width) and huge but finite values
+    tail = q[:19].copy()
+    tail[18] = 0
+    with pytest.raises(ValueError, match="the first at index 18"):
+        jm.pack_quats(tail)
+    huge = np.full((5, 4), 3e38, np.float32)
+    np.testing.assert_array_equal(jm.pack_quats(huge), jm.pack_quats(np.full((5, 4), 1, np.float32)))
+
+
+def test_bad_arguments():
+    q = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="q must be a numpy array of float32 or float64, got list"):
+        jm.pack_quats([[0, 0, 0, 1]])
+    with pytest.raises(TypeError, match="q must have dtype float32 or float64, got dtype int32"):
+        jm.pack_quats(np.zeros((3, 4), np.int32))
+    with pytest.raises(ValueError, match=r"q must have shape \(\.\.\., 4\), got shape \(3, 3\)"):
+        jm.pack_quats(np.zeros((3, 3), np.float32))
+    for bits in (8, 32, "10", 10.0, True, None):
+        with pytest.raises(ValueError, match="bits must be 10 \\(uint32 codes\\) or 20 \\(uint64 codes\\)"):
+            jm.pack_quats(q, bits=bits)
+    with pytest.raises(TypeError, match="p must be a numpy array of uint32 or uint64 codes, got int"):
+        jm.unpack_quats(5)
+    for dtype in (np.int32, np.int64, np.float32, np.uint16):
+        with pytest.raises(TypeError, match="p must have dtype uint32 or uint64"):
+            jm.unpack_quats(np.zeros(3, dtype))
+    with pytest.raises(ValueError, match="internal: _pack_float32 takes float32"):
+        _core._pack_float32(q.astype(np.float64), 10)
+    with pytest.raises(ValueError, match="internal: _pack_float32 takes float32"):
+        _core._pack_float32(q, 12)
+    with pytest.raises(ValueError, match="internal: _unpack takes"):
+        _core._unpack(np.zeros(3, np.int32))
+
+
+def test_zero_length():
+    assert jm.pack_quats(np.zeros((0, 4), np.float32)).shape == (0,)
+    assert jm.pack_quats(np.zeros((2, 0, 4), np.float32), bits=20).shape == (2, 0)
+    assert jm.unpack_quats(np.zeros(0, np.uint32)).shape == (0, 4)
+
+
+# ------------------------------------------------------------------ joint records --
+
+
+def random_joints(rng, n):
+    return jm.make_joints(random_unit_quats(rng, n), rng.uniform(-50, 50, (n, 3)))
+
+
+@pytest.mark.parametrize("bits", [10, 20])
+def test_joint_round_trip(rng, bits):
+    joints = random_joints(rng, 1001).reshape(7, 143)
+    packed = jm.pack_joints(joints, bits)
+    assert packed.dtype == (jm.PACKED_JOINT if bits == 10 else jm.PACKED_JOINT64)
+    assert packed.shape == (7, 143)
+    np.testing.assert_array_equal(packed["q"], jm.pack_quats(joints["q"], bits))
+    np.testing.assert_array_equal(packed["t"], joints["t"][..., :3])
+    back = jm.unpack_joints(packed)
+    assert back.dtype == jm.JOINT_QUAT
+    np.testing.assert_array_equal(back["q"], jm.unpack_quats(packed["q"]))
+    np.testing.assert_array_equal(back["t"][..., :3], joints["t"][..., :3])
+    assert (back["t"][..., 3] == 0).all()
+
+
+def test_packed_joint_dtypes():
+    assert jm.PACKED_JOINT.itemsize == 16 and jm.PACKED_JOINT64.itemsize == 20
+    assert jm.PACKED_JOINT.fields["q"][0] == np.uint32 and jm.PACKED_JOINT.fields["t"][1] == 4
+
+
+def test_joint_bad_arguments(rng):
+    joints = random_joints(rng, 4)
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got dtype float32"):
+        jm.pack_joints(np.zeros((4, 8), np.float32))
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got list"):
+        jm.pack_joints([])
+    with pytest.raises(ValueError, match="bits must be 10"):
+        jm.pack_joints(joints, bits=16)
+    with pytest.raises(TypeError, match="packed must be a numpy array of dtype jointmath.PACKED_JOINT or PACKED_JOINT64"):
+        jm.unpack_joints(joints)
+    bad = joints.copy()
+    bad["q"][2] = np.nan
+    with pytest.raises(ValueError, match="the first at index 2"):
+        jm.pack_joints(bad)
+
+
+def test_threads_agree_with_sequential_calls(rng):
+    q = random_unit_quats(rng, 40_000)
+    expected = jm.pack_quats(q)
+    expected_back = jm.unpack_quats(expected)
+    results = [None] * 6
+
+    def work(i):
+        codes = jm.pack_quats(q)
+        results[i] = (codes, jm.unpack_quats(codes))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for codes, back in results:
+        np.testing.assert_array_equal(codes, expected)
+        np.testing.assert_array_equal(back, expected_back)
