@@ -56,6 +56,19 @@ typedef void (*jm_extract_kernel)(const jm_extract_job *job);
 typedef void (*jm_binary_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                                  ptrdiff_t out_stride, size_t n);
 
+/* Joint records a, b -> out (32-byte jm_joint_quat each, strides in bytes) at fraction t. */
+typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                                ptrdiff_t out_stride, size_t n, float t);
+
+/* The same on the joints index[0..n_index) of n_frames frames of n_joints records each. */
+typedef void (*jm_blend_indexed_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
+                                        char *out, ptrdiff_t out_stride, size_t n_frames, size_t n_joints,
+                                        const intptr_t *index, size_t n_index, float t);
+
+/* float[4] quaternions a, b -> out with a float32 fraction per element (t_stride 0: one for all). */
+typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
+                                     const char *t, ptrdiff_t t_stride, char *out, ptrdiff_t out_stride, size_t n);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -70,6 +83,12 @@ typedef struct {
     jm_extract_kernel extract_mats;     /* rotation of jm_joint_mat's 3x3 part -> float[4] */
     jm_extract_kernel extract_matrices; /* rotation of float[3][3] -> float[4] */
     jm_binary_kernel compose_mats;      /* jm_joint_mat a * b -> jm_joint_mat */
+    jm_blend_kernel slerp_joints;                 /* interp.c */
+    jm_blend_kernel lerp_joints;
+    jm_blend_indexed_kernel slerp_joints_indexed;
+    jm_blend_indexed_kernel lerp_joints_indexed;
+    jm_quat_blend_kernel slerp_quats;
+    jm_quat_blend_kernel nlerp_quats;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -83,12 +102,28 @@ typedef struct {
     void jm_unpack_quats64_##isa(const void *, float *, size_t);                                 \
     void jm_extract_mats_##isa(const jm_extract_job *);                                           \
     void jm_extract_matrices_##isa(const jm_extract_job *);                                       \
-    void jm_compose_mats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t);
+    void jm_compose_mats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t); \
+    void jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,  \
+                               float);                                                           \
+    void jm_lerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,   \
+                              float);                                                            \
+    void jm_slerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,  \
+                                       size_t, size_t, const intptr_t *, size_t, float);         \
+    void jm_lerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,   \
+                                      size_t, size_t, const intptr_t *, size_t, float);          \
+    void jm_slerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
+                              char *, ptrdiff_t, size_t);                                        \
+    void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
+                              char *, ptrdiff_t, size_t);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)
 JM_DECLARE_ISA(avx2)
 JM_DECLARE_ISA(avx512)
+
+/* The commonly used libm slerp (acos, sin), one joint at a time: a benchmark baseline only. */
+void jm_slerp_joints_libm(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                          ptrdiff_t out_stride, size_t n, float t);
 
 /* Number of ISA paths, in order from the baseline up. */
 #define JM_NUM_ISAS 4

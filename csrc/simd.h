@@ -87,6 +87,8 @@ JM_INLINE vmask m_or(vmask a, vmask b) { return (vmask)(a | b); }
 JM_INLINE vmask m_not(vmask a) { return (vmask)~a; }
 /* lanes where m is set take a, the others b */
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+/* JM_W floats from p (any alignment) */
+JM_INLINE vf v_loadu(const float *p) { return _mm512_loadu_ps(p); }
 #elif JM_ISA == JM_ISA_AVX2
 JM_INLINE vf v_set1(float a) { return _mm256_set1_ps(a); }
 JM_INLINE vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
@@ -109,6 +111,7 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return _mm256_and_ps(a, b); }
 JM_INLINE vmask m_or(vmask a, vmask b) { return _mm256_or_ps(a, b); }
 JM_INLINE vmask m_not(vmask a) { return _mm256_xor_ps(a, _mm256_castsi256_ps(_mm256_set1_epi32(-1))); }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+JM_INLINE vf v_loadu(const float *p) { return _mm256_loadu_ps(p); }
 #elif JM_ISA == JM_ISA_SSE
 JM_INLINE vf v_set1(float a) { return _mm_set1_ps(a); }
 JM_INLINE vf v_add(vf a, vf b) { return _mm_add_ps(a, b); }
@@ -132,6 +135,7 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return _mm_and_ps(a, b); }
 JM_INLINE vmask m_or(vmask a, vmask b) { return _mm_or_ps(a, b); }
 JM_INLINE vmask m_not(vmask a) { return _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))); }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm_blendv_ps(b, a, m); }
+JM_INLINE vf v_loadu(const float *p) { return _mm_loadu_ps(p); }
 #else
 JM_INLINE vf v_set1(float a) { return a; }
 JM_INLINE vf v_add(vf a, vf b) { return a + b; }
@@ -169,6 +173,11 @@ JM_INLINE vmask m_and(vmask a, vmask b) { return a & b; }
 JM_INLINE vmask m_or(vmask a, vmask b) { return a | b; }
 JM_INLINE vmask m_not(vmask a) { return !a; }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return m ? a : b; }
+JM_INLINE vf v_loadu(const float *p) {
+    float f;
+    memcpy(&f, p, sizeof f);
+    return f;
+}
 #endif
 
 /* a float from its IEEE-754 bit pattern (sign masks and the like) */
@@ -218,6 +227,22 @@ JM_INLINE int m_any(vmask m) { return _mm_movemask_ps(m) != 0; }
 #else
 JM_INLINE int m_any(vmask m) { return m != 0; }
 #endif
+
+/*
+ * 1/sqrt(a) to rounding accuracy (about 1 ulp): the hardware estimate y with relative error e0,
+ * then the second-order correction y' = y (1 + e/2 + 3e^2/8) of e = 1 - a y^2, which leaves
+ * ~e0^3 (< 1e-10 from the 12-bit estimate, where v_rsqrt's one Newton step leaves ~2e-7).
+ * Costs one operation more than v_rsqrt. The scalar path divides exactly. Same a = 0 caveat.
+ */
+JM_INLINE vf v_rsqrt_fine(vf a) {
+#if JM_ISA == JM_ISA_SCALAR
+    return 1.0f / sqrtf(a);
+#else
+    vf y = v_rsqrt_approx(a);
+    vf e = v_fnmadd(v_mul(a, y), y, v_set1(1.0f));
+    return v_fmadd(v_mul(y, e), v_fmadd(e, v_set1(0.375f), v_set1(0.5f)), y);
+#endif
+}
 
 /* ----------------------------------------------------- record loads and stores -- */
 /*
@@ -322,6 +347,175 @@ JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, 
     jm_store_4_quads(base + JM_GROUP_STEP * stride, stride, c1);
     jm_store_4_quads(base + 2 * JM_GROUP_STEP * stride, stride, c2);
     jm_store_4_quads(base + 3 * JM_GROUP_STEP * stride, stride, c3);
+}
+#endif
+
+/*
+ * Indexed and untransposed quad access. Lane i belongs to the record at base + idx[i] * stride
+ * (idx = NULL: base + i * stride); the index is read with plain loads, never a gather/scatter.
+ *
+ * v_load_quads_idx / v_store_quads_idx: as v_load_quads / v_store_quads for those records.
+ * v_load_quads_lanewise / v_store_quads_lanewise: the same quads NOT transposed (no shuffles):
+ * the four vectors hold the JM_W quads in a fixed arrangement, so only lane-wise arithmetic
+ * between vectors loaded the same way is meaningful (a lerp of translations); the store puts
+ * every float back where the load found it.
+ */
+#define JM_REC(base, stride, idx, i) ((base) + ((idx) ? (ptrdiff_t)(idx)[i] : (ptrdiff_t)(i)) * (stride))
+
+#if JM_ISA == JM_ISA_AVX512
+/* 128-bit lane L holds the quad of the record of lane 4L + j */
+JM_INLINE __m512 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    __m512 v = _mm512_castps128_ps512(_mm_loadu_ps((const float *)JM_REC(b, s, idx, j)));
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 4)), 1);
+    v = _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 8)), 2);
+    return _mm512_insertf32x4(v, _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 12)), 3);
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m512 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), _mm512_castps512_ps128(v));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 4), _mm512_extractf32x4_ps(v, 1));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 8), _mm512_extractf32x4_ps(v, 2));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 12), _mm512_extractf32x4_ps(v, 3));
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m256 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps((const float *)JM_REC(b, s, idx, j))),
+                                _mm_loadu_ps((const float *)JM_REC(b, s, idx, j + 4)), 1);
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m256 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), _mm256_castps256_ps128(v));
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j + 4), _mm256_extractf128_ps(v, 1));
+}
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE __m128 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    return _mm_loadu_ps((const float *)JM_REC(b, s, idx, j));
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m128 v) {
+    _mm_storeu_ps((float *)JM_REC(b, s, idx, j), v);
+}
+#endif
+
+#if JM_ISA == JM_ISA_SCALAR
+JM_INLINE void v_load_quads_idx(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1, vf *c2,
+                                vf *c3) {
+    v_load_quads(JM_REC(base, stride, idx, 0), stride, c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2, vf c3) {
+    v_store_quads(JM_REC(base, stride, idx, 0), stride, c0, c1, c2, c3);
+}
+/* one lane: transposed and untransposed are the same thing */
+JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
+                                     vf *c2, vf *c3) {
+    v_load_quads_idx(base, stride, idx, c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
+                                      vf c3) {
+    v_store_quads_idx(base, stride, idx, c0, c1, c2, c3);
+}
+#else
+JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
+                                     vf *c2, vf *c3) {
+    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
+    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
+    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
+    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
+}
+JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
+                                      vf c3) {
+    jm_store_4_quads_idx(base, stride, idx, 0, c0);
+    jm_store_4_quads_idx(base, stride, idx, 1, c1);
+    jm_store_4_quads_idx(base, stride, idx, 2, c2);
+    jm_store_4_quads_idx(base, stride, idx, 3, c3);
+}
+JM_INLINE void v_load_quads_idx(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1, vf *c2,
+                                vf *c3) {
+    v_load_quads_lanewise(base, stride, idx, c0, c1, c2, c3);
+    jm_transpose_lanes(c0, c1, c2, c3);
+}
+JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2, vf c3) {
+    jm_transpose_lanes(&c0, &c1, &c2, &c3);
+    v_store_quads_lanewise(base, stride, idx, c0, c1, c2, c3);
+}
+#endif
+
+/*
+ * 32-byte records of two quads ("octs", a joint's q and t): v_load_octs gives the FIRST quad of
+ * JM_W records transposed (head[k] lane i = float k of the record of lane i, as
+ * v_load_quads_idx) and the records in a raw form, JM_OCT_RAW vectors holding at least every
+ * SECOND quad in a fixed lane-wise arrangement (on AVX-512 the whole records, read with full
+ * 512-bit loads when they are contiguous: the transposition then costs 12 permutes per 16
+ * records instead of 20 inserts and shuffles). Only lane-wise arithmetic between raw forms
+ * loaded the same way is meaningful. v_store_octs writes the records back: first quad from
+ * head (transposed), second quad from raw. Records as in v_load_quads_idx (idx may be NULL).
+ */
+#if JM_ISA == JM_ISA_AVX512
+#define JM_OCT_RAW 8
+typedef struct { vf v[JM_OCT_RAW]; } voct; /* v[k]: the records of lanes 2k and 2k + 1 */
+
+/* permute indices: four runs of four consecutive indices, starting at a0, a1, a2, a3 */
+JM_INLINE __m512i jm_runs4(int a0, int a1, int a2, int a3) {
+    return _mm512_setr_epi32(a0, a0 + 1, a0 + 2, a0 + 3, a1, a1 + 1, a1 + 2, a1 + 3, a2, a2 + 1, a2 + 2, a2 + 3, a3,
+                             a3 + 1, a3 + 2, a3 + 3);
+}
+
+JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
+    for (int k = 0; k < 8; k++) {
+        if (!idx && stride == 32)
+            raw->v[k] = _mm512_loadu_ps((const float *)(base + 64 * k));
+        else
+            raw->v[k] = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps((const float *)JM_REC(base, stride, idx, 2 * k))),
+                                           _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, 2 * k + 1)), 1);
+    }
+    /* s[j] = x, y, z, w (four floats each) of records 4j .. 4j+3 */
+    const __m512i pick_q = _mm512_setr_epi32(0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+    vf s[4];
+    for (int j = 0; j < 4; j++)
+        s[j] = _mm512_permutex2var_ps(raw->v[2 * j], pick_q, raw->v[2 * j + 1]);
+    /* t0 = x, y of records 0..7; t1 = z, w of 0..7; t2, t3 the same of 8..15 */
+    const __m512i lo_pairs = jm_runs4(0, 16, 4, 20), hi_pairs = jm_runs4(8, 24, 12, 28);
+    vf t0 = _mm512_permutex2var_ps(s[0], lo_pairs, s[1]), t1 = _mm512_permutex2var_ps(s[0], hi_pairs, s[1]);
+    vf t2 = _mm512_permutex2var_ps(s[2], lo_pairs, s[3]), t3 = _mm512_permutex2var_ps(s[2], hi_pairs, s[3]);
+    const __m512i first_halves = jm_runs4(0, 4, 16, 20), second_halves = jm_runs4(8, 12, 24, 28);
+    head[0] = _mm512_permutex2var_ps(t0, first_halves, t2);
+    head[1] = _mm512_permutex2var_ps(t0, second_halves, t2);
+    head[2] = _mm512_permutex2var_ps(t1, first_halves, t3);
+    head[3] = _mm512_permutex2var_ps(t1, second_halves, t3);
+}
+
+JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, const vf head[4], const voct *raw) {
+    /* the inverse of v_load_octs' permutes */
+    const __m512i first_halves = jm_runs4(0, 4, 16, 20), second_halves = jm_runs4(8, 12, 24, 28);
+    vf t0 = _mm512_permutex2var_ps(head[0], first_halves, head[1]);  /* x, y of records 0..7 */
+    vf t1 = _mm512_permutex2var_ps(head[2], first_halves, head[3]);  /* z, w of 0..7 */
+    vf t2 = _mm512_permutex2var_ps(head[0], second_halves, head[1]); /* x, y of 8..15 */
+    vf t3 = _mm512_permutex2var_ps(head[2], second_halves, head[3]);
+    const __m512i lo_quads = jm_runs4(0, 8, 16, 24), hi_quads = jm_runs4(4, 12, 20, 28);
+    vf s[4] = {_mm512_permutex2var_ps(t0, lo_quads, t1), _mm512_permutex2var_ps(t0, hi_quads, t1),
+               _mm512_permutex2var_ps(t2, lo_quads, t3), _mm512_permutex2var_ps(t2, hi_quads, t3)};
+    /* record pair k: q of record 2k (s lanes 4c + 0 or 2), its t, q of record 2k + 1, its t */
+    const __m512i even = _mm512_setr_epi32(0, 4, 8, 12, 20, 21, 22, 23, 1, 5, 9, 13, 28, 29, 30, 31);
+    const __m512i odd = _mm512_setr_epi32(2, 6, 10, 14, 20, 21, 22, 23, 3, 7, 11, 15, 28, 29, 30, 31);
+    for (int k = 0; k < 8; k++) {
+        vf v = _mm512_permutex2var_ps(s[k / 2], k % 2 ? odd : even, raw->v[k]);
+        if (!idx && stride == 32) {
+            _mm512_storeu_ps((float *)(base + 64 * k), v);
+        } else {
+            _mm256_storeu_ps((float *)JM_REC(base, stride, idx, 2 * k), _mm512_castps512_ps256(v));
+            _mm256_storeu_ps((float *)JM_REC(base, stride, idx, 2 * k + 1), _mm512_extractf32x8_ps(v, 1));
+        }
+    }
+}
+#else
+#define JM_OCT_RAW 4
+typedef struct { vf v[JM_OCT_RAW]; } voct; /* the second quads, v_load_quads_lanewise */
+
+JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
+    v_load_quads_idx(base, stride, idx, &head[0], &head[1], &head[2], &head[3]);
+    v_load_quads_lanewise(base + 16, stride, idx, &raw->v[0], &raw->v[1], &raw->v[2], &raw->v[3]);
+}
+
+JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, const vf head[4], const voct *raw) {
+    v_store_quads_idx(base, stride, idx, head[0], head[1], head[2], head[3]);
+    v_store_quads_lanewise(base + 16, stride, idx, raw->v[0], raw->v[1], raw->v[2], raw->v[3]);
 }
 #endif
 

@@ -13,6 +13,8 @@ from ._euler import euler_to_quat, quat_to_euler
 from ._core import compose_mats
 from ._mocap import forward_kinematics, make_continuous
 from . import bvh
+from ._core import lerp_joints, slerp_joints
+from ._interp import nlerp, slerp
 from . import reference
 
 __all__ = [
@@ -28,15 +30,19 @@ __all__ = [
     "forward_kinematics",
     "isa",
     "joints_to_mats",
+    "lerp_joints",
     "make_continuous",
     "make_joints",
     "matrix_to_quat",
     "mats_to_joints",
+    "nlerp",
     "pack_joints",
     "pack_quats",
     "quat_to_euler",
     "quat_to_matrix",
     "reference",
+    "slerp",
+    "slerp_joints",
     "unpack_joints",
     "unpack_quats",
 ]

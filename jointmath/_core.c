@@ -146,13 +146,27 @@ PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *de
                      dtype_name, Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    if (!PyArray_EquivTypes(PyArray_DESCR(a), descr)) {
+    /* the same descr object (arrays made with jointmath.JOINT_QUAT / JOINT_MAT) skips the slower
+       structural comparison */
+    if (PyArray_DESCR(a) != descr && !PyArray_EquivTypes(PyArray_DESCR(a), descr)) {
         PyErr_Format(PyExc_TypeError, "%s must have dtype jointmath.%s, got dtype %S", arg, dtype_name,
                      (PyObject *)PyArray_DESCR(a));
         Py_DECREF(a);
         return NULL;
     }
     return a;
+}
+
+/* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
+int jm_require_shape(PyArrayObject *a, int ndim, const npy_intp *shape, const char *what) {
+    if (PyArray_NDIM(a) == ndim && PyArray_CompareLists(PyArray_DIMS(a), shape, ndim))
+        return 0;
+    PyObject *want = PyArray_IntTupleFromIntp(ndim, shape);
+    PyObject *got = PyArray_IntTupleFromIntp(PyArray_NDIM(a), PyArray_DIMS(a));
+    PyErr_Format(PyExc_ValueError, "%s %R, got shape %R", what, want, got);
+    Py_XDECREF(want);
+    Py_XDECREF(got);
+    return -1;
 }
 
 /* Checks a caller's `out`: an ndarray of `descr` with exactly `shape`, writeable. */
@@ -164,19 +178,13 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
         return -1;
     }
     PyArrayObject *o = (PyArrayObject *)out;
-    if (!PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
+    if (PyArray_DESCR(o) != descr && !PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
         PyErr_Format(PyExc_TypeError, "out must have dtype %s, got dtype %S", dtype_name,
                      (PyObject *)PyArray_DESCR(o));
         return -1;
     }
-    if (PyArray_NDIM(o) != ndim || !PyArray_CompareLists(PyArray_DIMS(o), shape, ndim)) {
-        PyObject *want = PyArray_IntTupleFromIntp(ndim, shape);
-        PyObject *got = PyArray_IntTupleFromIntp(PyArray_NDIM(o), PyArray_DIMS(o));
-        PyErr_Format(PyExc_ValueError, "out must have shape %R, got shape %R", want, got);
-        Py_XDECREF(want);
-        Py_XDECREF(got);
+    if (jm_require_shape(o, ndim, shape, "out must have shape") < 0)
         return -1;
-    }
     if (!PyArray_ISWRITEABLE(o)) {
         PyErr_SetString(PyExc_ValueError, "out must be writeable, got a read-only array");
         return -1;
@@ -197,6 +205,18 @@ int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride) {
     }
     *stride = PyArray_ITEMSIZE(a);
     return PyArray_IS_C_CONTIGUOUS(a);
+}
+
+/* `a` itself (a new reference) when it is one run of records, else a C-ordered copy of it. */
+PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *stride) {
+    if (jm_as_record_run(a, base, stride)) {
+        Py_INCREF(a);
+        return a;
+    }
+    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+    if (copy)
+        jm_as_record_run(copy, base, stride);
+    return copy;
 }
 
 /* Byte range [lo, hi) an array's elements occupy. */
@@ -256,17 +276,12 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 
     /* the source: used in place when it is one run of records, else a C-ordered copy */
     /* `in` stays referenced to the end: `shape` points into it */
-    PyArrayObject *src = in;
     char *src_base;
     ptrdiff_t src_stride;
-    Py_INCREF(src);
-    if (!jm_as_record_run(src, &src_base, &src_stride)) {
-        Py_SETREF(src, (PyArrayObject *)PyArray_NewCopy(in, NPY_CORDER));
-        if (!src) {
-            Py_DECREF(in);
-            return NULL;
-        }
-        jm_as_record_run(src, &src_base, &src_stride);
+    PyArrayObject *src = jm_record_run_or_copy(in, &src_base, &src_stride);
+    if (!src) {
+        Py_DECREF(in);
+        return NULL;
     }
 
     /* the destination: `out` itself when it is one run of records and cannot alias the source */
@@ -336,7 +351,8 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (module && (PyModule_AddFunctions(module, jm_convert_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_pack_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_extract_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_compose_methods) < 0))
+                   PyModule_AddFunctions(module, jm_compose_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_interp_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -30,11 +30,17 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
    to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);
 
+/* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
+int jm_require_shape(PyArrayObject *a, int ndim, const npy_intp *shape, const char *what);
+
 /* 0 if `out` is a writeable ndarray of `descr` with exactly `shape`, else -1 with an error set. */
 int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, int ndim, const npy_intp *shape);
 
 /* 1 if the array is one run of records (base + i * stride), else 0; fills base and stride. */
 int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride);
+
+/* `a` (new reference) if it is one run of records, else a C-ordered copy; fills base and stride. */
+PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *stride);
 
 /* Whether the memory extents of two arrays intersect. */
 int jm_may_overlap(PyArrayObject *a, PyArrayObject *b);
@@ -51,5 +57,6 @@ extern PyMethodDef jm_convert_methods[];
 extern PyMethodDef jm_pack_methods[];
 extern PyMethodDef jm_extract_methods[];
 extern PyMethodDef jm_compose_methods[];
+extern PyMethodDef jm_interp_methods[];
 
 #endif /* JM_CORE_H */

@@ -304,3 +304,70 @@ def forward_kinematics(joints, parents):
     for j, p in enumerate(parents):
         world[..., j] = local[..., j] if p < 0 else compose_mats(world[..., p], local[..., j])
     return world
+
+
+# ------------------------------------------------------------ interpolation (interp) --
+
+
+def _endpoints(q0, q1, t, q):
+    """q with t = 0 replaced by q0 and t = 1 by q1, exactly (t has a trailing axis of 1)."""
+    return np.where(t == 0, q0, np.where(t == 1, q1, q))
+
+
+def slerp(q0, q1, t):
+    """Spherical linear interpolation of (..., 4) quaternions in float64, with broadcasting.
+
+    Shortest arc: q1 is negated where q0 . q1 < 0. t (scalar or array broadcasting with the
+    leading shape) in [0, 1]; t = 0 gives q0 and t = 1 gives q1 exactly. Exactly parallel or
+    antipodal pairs take the lerp weights. The textbook formula: w0 = sin((1 - t) omega) / sin
+    omega, w1 = sin(t omega) / sin omega with omega = atan2(sqrt((1 - c)(1 + c)), c), c = |q0 . q1|.
+    """
+    q0 = np.asarray(q0, np.float64)
+    q1 = np.asarray(q1, np.float64)
+    t = np.asarray(t, np.float64)[..., None]
+    d = np.sum(q0 * q1, axis=-1, keepdims=True)
+    c = np.minimum(np.abs(d), 1.0)
+    omega = np.arctan2(np.sqrt((1 - c) * (1 + c)), c)
+    sin_omega = np.sin(omega)
+    parallel = sin_omega == 0
+    safe = np.where(parallel, 1.0, sin_omega)
+    w0 = np.where(parallel, 1 - t, np.sin((1 - t) * omega) / safe)
+    w1 = np.where(parallel, t, np.sin(t * omega) / safe) * np.where(d < 0, -1.0, 1.0)
+    return _endpoints(q0, q1, t, w0 * q0 + w1 * q1)
+
+
+def nlerp(q0, q1, t):
+    """Normalised linear interpolation normalize((1 - t) q0 +- t q1) in float64 (shortest arc,
+    broadcasting and exact endpoints as slerp)."""
+    q0 = np.asarray(q0, np.float64)
+    q1 = np.asarray(q1, np.float64)
+    t = np.asarray(t, np.float64)[..., None]
+    d = np.sum(q0 * q1, axis=-1, keepdims=True)
+    q = (1 - t) * q0 + t * np.where(d < 0, -1.0, 1.0) * q1
+    return _endpoints(q0, q1, t, q / np.linalg.norm(q, axis=-1, keepdims=True))
+
+
+def _blend_joints(quat_func, joints, blend, t, index):
+    joints = np.asarray(joints)
+    blend = np.asarray(blend)
+    out = np.empty(joints.shape, JOINT_QUAT64)
+    out["q"] = joints["q"]
+    out["t"] = joints["t"]
+    sel = (Ellipsis,) if index is None else (Ellipsis, np.asarray(index))
+    a, b = joints[sel], blend[sel]
+    field_sel = sel + (slice(None),)  # the same records, in the (..., 4) field arrays
+    out["q"][field_sel] = quat_func(a["q"], b["q"], t)
+    ta, tb = a["t"].astype(np.float64), b["t"].astype(np.float64)
+    out["t"][field_sel] = np.where(t == 1, tb, (1 - t) * ta + t * tb)
+    return out
+
+
+def slerp_joints(joints, blend, t, index=None):
+    """JOINT_QUAT records -> JOINT_QUAT64: q slerped, translation lerped, in float64; with
+    ``index``, only those positions along the last axis, the others copied from joints."""
+    return _blend_joints(slerp, joints, blend, t, index)
+
+
+def lerp_joints(joints, blend, t, index=None):
+    """As slerp_joints with nlerp for the rotation."""
+    return _blend_joints(nlerp, joints, blend, t, index)

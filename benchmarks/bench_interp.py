@@ -1,0 +1,102 @@
+"""Slerp / nlerp between joint lists and quaternion arrays: per-joint times on every ISA path,
+against the commonly used libm slerp (acos, sin; the project's scalar baseline), scipy's pairwise
+route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
+per joint (the memory bound: two joint lists in). Run: python benchmarks/bench_interp.py [--quick]
+"""
+import argparse
+
+import numpy as np
+
+import jointmath as jm
+from jointmath import _core
+
+from timing import median_seconds, per_isa, print_table
+
+try:
+    from scipy.spatial.transform import Rotation
+except ImportError:  # scipy is optional: its rows are skipped
+    Rotation = None
+
+T = 0.3
+SCIPY = "scipy r0*from_rotvec(t*(r0.inv()*r1)..)"
+
+
+def random_quats(n, rng):
+    q = rng.standard_normal((n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return q.astype(np.float32)
+
+
+def isa_rows(prefix, func):
+    return [(f"{prefix} {isa}", t) for isa, t in per_isa(func).items()]
+
+
+def best(rows, prefix):
+    return min(t for label, t in rows if label.startswith(prefix))
+
+
+def bench_joints(n, rng):
+    joints = jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3)))
+    blend = jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3)))
+    out = np.empty(n, jm.JOINT_QUAT)
+    copy_src = np.ones(n * 64, np.uint8)
+    copy_dst = np.empty_like(copy_src)
+    copy_time = median_seconds(lambda: np.copyto(copy_dst, copy_src))
+    every_second = np.arange(0, n, 2)
+
+    rows = isa_rows("slerp_joints", lambda: jm.slerp_joints(joints, blend, T, out=out))
+    rows += isa_rows("lerp_joints", lambda: jm.lerp_joints(joints, blend, T, out=out))
+    rows += isa_rows("slerp_joints index=::2", lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out))
+    in_place = joints.copy()  # out=joints, as the seed's routine (values drift, cost does not)
+    rows += isa_rows("  same, out=joints", lambda: jm.slerp_joints(in_place, blend, T, index=every_second,
+                                                                  out=in_place))
+    rows.append(("libm slerp (acos, sin), scalar", median_seconds(lambda: _core._slerp_joints_libm(joints, blend, T,
+                                                                                                   out=out))))
+    if Rotation is not None:
+        q0, q1 = joints["q"].astype(np.float64), blend["q"].astype(np.float64)
+        r0, r1 = Rotation.from_quat(q0), Rotation.from_quat(q1)
+        rows.append((SCIPY, median_seconds(lambda: r0 * Rotation.from_rotvec(T * (r0.inv() * r1).as_rotvec()))))
+        rows.append(("  same from and to quaternions", median_seconds(lambda: (
+            Rotation.from_quat(q0) * Rotation.from_rotvec(T * (Rotation.from_quat(q0).inv() * Rotation.from_quat(q1))
+                                                         .as_rotvec())).as_quat())))
+    rows.append(("numpy copy, 64 B/joint", copy_time))
+    print_table("joint lists (JOINT_QUAT), t = 0.3, out= given", n, rows, "slerp_joints scalar")
+
+    d = dict(rows)
+    slerp_best = best(rows, "slerp_joints ")
+    best_isa = min((t, label) for label, t in rows if label.startswith("slerp_joints "))[1].split()[-1]
+    print(f"  best slerp_joints path ({best_isa}): {d['libm slerp (acos, sin), scalar'] / slerp_best:.1f}x faster "
+          f"than the libm slerp, {slerp_best / copy_time:.2f}x the copy", end="")
+    if Rotation is not None:
+        print(f", {d[SCIPY] / slerp_best:.0f}x faster than scipy's route on prebuilt Rotations "
+              f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")
+    print()
+    for isa in jm.available_isas()[1:]:
+        full = d[f"slerp_joints {isa}"]
+        print(f"  {isa}: slerp / nlerp {full / d[f'lerp_joints {isa}']:.2f}, indexed every second joint / full "
+              f"{d[f'slerp_joints index=::2 {isa}'] / full:.2f} (out=joints: {d[f'  same, out=joints {isa}'] / full:.2f})")
+
+
+def bench_arrays(n, rng):
+    q0, q1 = random_quats(n, rng), random_quats(n, rng)
+    t = rng.uniform(0, 1, n).astype(np.float32)
+    out = np.empty_like(q0)
+    rows = isa_rows("slerp(q0, q1, t[i])", lambda: jm.slerp(q0, q1, t, out=out))
+    rows += isa_rows("nlerp(q0, q1, t[i])", lambda: jm.nlerp(q0, q1, t, out=out))
+    rows.append(("numpy reference slerp (float64)", median_seconds(lambda: jm.reference.slerp(q0, q1, t))))
+    print_table("quaternion arrays (..., 4) float32, per-element t", n, rows, "slerp(q0, q1, t[i]) scalar")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="only 1,024 joints")
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    for n in [1024] if args.quick else [1024, 1 << 20]:
+        bench_joints(n, rng)
+        bench_arrays(n, rng)
+
+
+if __name__ == "__main__":
+    main()

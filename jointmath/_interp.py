@@ -1,0 +1,97 @@
+"""slerp / nlerp on plain (..., 4) quaternion arrays: argument checks, broadcasting, and the
+float32 (SIMD kernels) / float64 (jointmath.reference) routing."""
+import numpy as np
+
+from . import _core, reference
+from ._arrays import _checked_out, _float_array
+
+
+def _fractions(t):
+    """t as an array of real numbers in [0, 1] (TypeError / ValueError naming t otherwise)."""
+    if isinstance(t, (float, int)) and not isinstance(t, bool) and 0 <= t <= 1:  # the quick common case
+        return np.asarray(t, np.float64)
+    arr = np.asarray(t)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"t must be a float in [0, 1] or an array of them, got {type(t).__name__} "
+                        f"(dtype {arr.dtype})")
+    if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # min / max are NaN if any value is
+        outside = ~((arr >= 0) & (arr <= 1))
+        raise ValueError(f"t must be in [0, 1], got {arr[outside].flat[0].item()!r}")
+    return arr
+
+
+def _operand(a, shape, record_size):
+    """``a`` as a C-contiguous float32 array for the kernel: a single record stays one record
+    (the kernel repeats it), anything else is broadcast to ``shape`` (copied only if needed)."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    if a.size == record_size or a.shape == shape:
+        return a
+    return np.ascontiguousarray(np.broadcast_to(a, shape))
+
+
+def _writes_safely(out, a):
+    """out may be written while a is read: separate memory, or exactly the same elements."""
+    return not np.may_share_memory(out, a) or (
+        out.__array_interface__["data"][0] == a.__array_interface__["data"][0] and out.nbytes == a.nbytes)
+
+
+def _blend(kernel, reference_func, q0, q1, t, out):
+    q0 = _float_array(q0, "q0", (4,))
+    q1 = _float_array(q1, "q1", (4,))
+    if q1.dtype != q0.dtype:
+        raise TypeError(f"q1 must have the dtype of q0 ({q0.dtype}), got dtype {q1.dtype}")
+    t = _fractions(t)
+    try:
+        lead = q0.shape[:-1]
+        if q1.shape[:-1] != lead or t.shape not in ((), lead):  # (broadcast_shapes costs microseconds)
+            lead = np.broadcast_shapes(lead, q1.shape[:-1], t.shape)
+    except ValueError:
+        raise ValueError(f"q0, q1 and t do not broadcast together: leading shapes {q0.shape[:-1]}, "
+                         f"{q1.shape[:-1]} and t shape {t.shape}") from None
+    shape = lead + (4,)
+    out = _checked_out(out, shape, q0.dtype)
+    if q0.dtype == np.float64:
+        result = reference_func(q0, q1, t)  # NumPy broadcasting gives `shape`
+    else:
+        a, b, tt = _operand(q0, shape, 4), _operand(q1, shape, 4), _operand(t, lead, 1)
+        direct = out is not None and out.flags.c_contiguous and all(_writes_safely(out, x) for x in (a, b, tt))
+        result = out if direct else np.empty(shape, np.float32)
+        _core._blend_float32(kernel, a, b, tt, result)
+    if out is None:
+        return result
+    if result is not out:
+        out[...] = result
+    return out
+
+
+def slerp(q0, q1, t, out=None):
+    """Spherical linear interpolation between quaternion arrays.
+
+    q0, q1: float32 or float64 arrays (..., 4) of unit quaternions (x, y, z, w), same dtype;
+    their leading shapes broadcast like NumPy.
+    t: fraction(s) in [0, 1]: a float, or an array broadcasting with the leading shapes (one
+    fraction per element, as resampling a clip needs; one per frame of (frames, joints, 4)
+    arrays is ``t[:, None]``).
+    out: optional writeable array of the broadcast shape (..., 4) and q0's dtype; returned.
+
+    Returns slerp(q0, q1, t) along the shortest arc (q1 negated where q0 . q1 < 0); t = 0 gives
+    q0 and t = 1 gives q1 exactly, element by element. Nearly parallel pairs fall back to lerp;
+    identical and antipodal pairs never give NaN. float32 runs the SIMD kernel: max abs
+    component error <= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for unit inputs;
+    float64 computes in float64 (jointmath.reference.slerp).
+
+    Raises TypeError for non-arrays, non-float dtypes or mixed dtypes, ValueError for shapes
+    that are not (..., 4) or do not broadcast, t outside [0, 1] or NaN, and bad ``out``.
+    """
+    return _blend("slerp", reference.slerp, q0, q1, t, out)
+
+
+def nlerp(q0, q1, t, out=None):
+    """Normalised linear interpolation normalize((1 - t) q0 +- t q1) between quaternion arrays.
+
+    Arguments, broadcasting, shortest arc, exact endpoints and errors as for slerp. Same arc as
+    slerp but not at constant angular speed, and cheaper. float32 runs the SIMD kernel: max abs
+    component error <= 3e-7 against a float64 nlerp for unit inputs; float64 computes in
+    float64 (jointmath.reference.nlerp).
+    """
+    return _blend("nlerp", reference.nlerp, q0, q1, t, out)

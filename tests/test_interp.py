@@ -1,0 +1,538 @@
+"""slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays."""
+import threading
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import _core
+from jointmath import reference as ref
+
+from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+
+SLERP_BOUND = 5e-7  # max abs component error against the float64 slerp, unit quaternions
+NLERP_BOUND = 3e-7
+NORM_BOUND = 1e-6
+
+
+def random_joints(rng, n):
+    return jm.make_joints(random_unit_quats(rng, n), rng.uniform(-100, 100, (n, 3)))
+
+
+def normalised(q):
+    q = np.asarray(q, np.float64)
+    return (q / np.linalg.norm(q, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def hard_pairs(rng):
+    """Pairs where slerps break: identical, negated (antipodal), nearly parallel at several
+    distances, nearly antipodal, orthogonal, plus the adversarial quaternions against shuffled
+    copies of themselves."""
+    h = hard_quats(rng)
+    q = random_unit_quats(rng, 400)
+    near = [normalised(q + eps * random_unit_quats(rng, 400)) for eps in (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)]
+    ortho = rng.standard_normal((400, 4))
+    ortho -= np.sum(ortho * q, axis=1, keepdims=True) * q
+    ortho = normalised(ortho)
+    q0 = np.concatenate([q, q, q, q, q, *([q] * 5), *([q] * 5), h, h])
+    q1 = np.concatenate([q, -q, ortho, -ortho, normalised(q * np.float32(1 + 1e-7)), *near, *[-m for m in near],
+                         h[rng.permutation(len(h))], -h])
+    return q0, q1
+
+
+def arc_error(out, q0, q1, t, ref_func):
+    """Max abs component error of out against ref_func, per element. Where q0 . q1 is within
+    float rounding of 0 the shorter arc is a tie that rounding decides: either arc is right."""
+    q0, q1 = np.broadcast_arrays(np.asarray(q0, np.float64), np.asarray(q1, np.float64))
+    t = np.broadcast_to(np.asarray(t, np.float64), q0.shape[:-1])
+    err = np.abs(out - ref_func(q0, q1, t)).max(axis=-1)
+    tie = np.abs(np.sum(q0 * q1, axis=-1)) < 1e-6
+    if tie.any():
+        a, b, s = q0[tie], q1[tie], t[tie][:, None]
+        omega = np.arccos(np.abs(np.sum(a * b, axis=-1, keepdims=True)))
+        if ref_func is ref.slerp:
+            w0, w1 = np.sin((1 - s) * omega) / np.sin(omega), np.sin(s * omega) / np.sin(omega)
+        else:
+            w0, w1 = 1 - s, s
+        arcs = [w0 * a + w1 * b, w0 * a - w1 * b]
+        if ref_func is ref.nlerp:
+            arcs = [q / np.linalg.norm(q, axis=-1, keepdims=True) for q in arcs]
+        err[tie] = np.minimum(*[np.abs(out[tie] - q).max(axis=-1) for q in arcs])
+    return err.max(initial=0)
+
+
+def check(func, q0, q1, t):
+    """func (jm.slerp or jm.nlerp) against its reference: bound, unit norm, finite, float32."""
+    ref_func, bound = (ref.slerp, SLERP_BOUND) if func is jm.slerp else (ref.nlerp, NLERP_BOUND)
+    out = func(q0, q1, t)
+    assert out.dtype == np.float32 and np.isfinite(out).all()
+    assert arc_error(out, q0, q1, t, ref_func) <= bound
+    assert np.abs(np.linalg.norm(out.astype(np.float64), axis=-1) - 1).max(initial=0) <= NORM_BOUND
+    return out
+
+
+# ---------------------------------------------------------------- accuracy --
+
+
+def test_slerp_accuracy_random(rng):
+    q0, q1 = random_unit_quats(rng, 100000), random_unit_quats(rng, 100000)
+    t = rng.uniform(0, 1, 100000).astype(np.float32)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
+
+
+@pytest.mark.parametrize("t", [0.0, 1e-7, 0.001, 0.25, 0.5, 0.75, 0.999, 1 - 1e-7, 1.0])
+def test_slerp_accuracy_hard_pairs(rng, t):
+    q0, q1 = hard_pairs(rng)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
+
+
+def test_hard_pairs_random_t(rng):
+    q0, q1 = hard_pairs(rng)
+    t = rng.uniform(0, 1, len(q0)).astype(np.float32)
+    check(jm.slerp, q0, q1, t)
+    check(jm.nlerp, q0, q1, t)
+
+
+def test_identical_and_antipodal_give_the_rotation(rng):
+    q = random_unit_quats(rng, 100)
+    for other in (q, -q):
+        for t in (0.1, 0.5, 0.9):
+            assert ref.angle_between(jm.slerp(q, other, t), q).max() <= 1e-6
+            assert ref.angle_between(jm.nlerp(q, other, t), q).max() <= 1e-6
+
+
+def test_shortest_arc(rng):
+    q0, q1 = random_unit_quats(rng, 1000), random_unit_quats(rng, 1000)
+    t = rng.uniform(0.01, 0.99, 1000).astype(np.float32)
+    np.testing.assert_array_equal(jm.slerp(q0, -q1, t), jm.slerp(q0, q1, t))
+    np.testing.assert_array_equal(jm.nlerp(q0, -q1, t), jm.nlerp(q0, q1, t))
+    # the path never turns more than the shorter way round
+    total = ref.angle_between(q0, q1)
+    assert (ref.angle_between(q0, jm.slerp(q0, q1, t)) <= total + 1e-6).all()
+
+
+def test_constant_angular_speed(rng):
+    q0, q1 = random_unit_quats(rng, 2000), random_unit_quats(rng, 2000)
+    t = rng.uniform(0, 1, 2000).astype(np.float32)
+    moved = ref.angle_between(q0, jm.slerp(q0, q1, t))
+    np.testing.assert_allclose(moved, t * ref.angle_between(q0, q1), atol=2e-6)
+
+
+def test_reference_matches_scipy(rng):
+    Slerp = pytest.importorskip("scipy.spatial.transform").Slerp
+    Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
+    q0, q1 = random_unit_quats(rng, 50, np.float64), random_unit_quats(rng, 50, np.float64)
+    t = rng.uniform(0, 1, 50)
+    ours = jm.slerp(q0, q1, t)
+    for i in range(50):
+        theirs = Slerp([0, 1], Rotation.from_quat([q0[i], q1[i]]))([t[i]]).as_quat()[0]
+        assert ref.angle_between(ours[i], theirs) < 1e-7
+
+
+def test_float64_computes_in_float64(rng):
+    q0, q1 = random_unit_quats(rng, 100, np.float64), random_unit_quats(rng, 100, np.float64)
+    t = rng.uniform(0, 1, 100)
+    for func, ref_func in ((jm.slerp, ref.slerp), (jm.nlerp, ref.nlerp)):
+        out = func(q0, q1, t)
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(out, ref_func(q0, q1, t))
+    assert np.abs(np.linalg.norm(jm.slerp(q0, q1, t), axis=-1) - 1).max() < 1e-14
+
+
+# ------------------------------------------------------------- joint records --
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_joints_match_reference(rng, n):
+    joints, blend = random_joints(rng, n), random_joints(rng, n)
+    t = float(rng.uniform(0, 1))
+    for func, ref_func, bound in ((jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
+                                  (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)):
+        out = func(joints, blend, t)
+        assert out.dtype == jm.JOINT_QUAT and out.shape == (n,)
+        expected = ref_func(joints, blend, np.float32(t))
+        assert np.abs(out["q"] - expected["q"]).max(initial=0) <= bound
+        assert np.abs(out["t"] - expected["t"]).max(initial=0) <= 1e-5  # |t| <= 100: a few ulp
+        # the rotation is exactly the array function's
+        np.testing.assert_array_equal(out["q"], (jm.slerp if func is jm.slerp_joints else jm.nlerp)(
+            joints["q"], blend["q"], np.float32(t)))
+
+
+def test_joints_hard_pairs(rng):
+    q0, q1 = hard_pairs(rng)
+    joints, blend = jm.make_joints(q0), jm.make_joints(q1)
+    for t in (1e-6, 0.3, 0.5, 0.999999):
+        out = jm.slerp_joints(joints, blend, t)
+        assert np.isfinite(out["q"]).all()
+        assert arc_error(out["q"], q0, q1, np.float32(t), ref.slerp) <= SLERP_BOUND
+        assert np.abs(np.linalg.norm(out["q"].astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
+        out = jm.lerp_joints(joints, blend, t)
+        assert arc_error(out["q"], q0, q1, np.float32(t), ref.nlerp) <= NLERP_BOUND
+
+
+def test_endpoints_are_exact(rng):
+    joints, blend = random_joints(rng, 37), random_joints(rng, 37)
+    joints["t"][:, 3] = 0.5  # every float is copied, the 4th translation lane too
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        np.testing.assert_array_equal(func(joints, blend, 0.0), joints)
+        np.testing.assert_array_equal(func(joints, blend, 1), blend)
+        idx = np.array([3, 0, 36])
+        out = func(joints, blend, 1.0, index=idx)
+        np.testing.assert_array_equal(out[idx], blend[idx])
+        np.testing.assert_array_equal(np.delete(out, idx), np.delete(joints, idx))
+        np.testing.assert_array_equal(func(joints, blend, 0.0, index=idx), joints)
+    q0, q1 = joints["q"], blend["q"]
+    t = np.where(np.arange(37) % 3 == 0, 0.0, np.where(np.arange(37) % 3 == 1, 1.0, 0.5)).astype(np.float32)
+    for func in (jm.slerp, jm.nlerp):
+        out = func(q0, q1, t)
+        np.testing.assert_array_equal(out[t == 0], q0[t == 0])
+        np.testing.assert_array_equal(out[t == 1], q1[t == 1])
+
+
+def test_index_selects_joints_in_every_frame(rng):
+    frames, n = 5, 23
+    joints = random_joints(rng, frames * n).reshape(frames, n)
+    blend = random_joints(rng, frames * n).reshape(frames, n)
+    for idx in ([7], [0, 22, 5, 11, 3, 17, 9, 1, 2, 4, 6, 8, 10, 12, 13, 14, 15, 16, 18, 19, 20, 21],
+                np.arange(0, n, 2, dtype=np.int32), np.array([], np.int64), []):
+        for func, ref_func, bound in ((jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
+                                      (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)):
+            out = func(joints, blend, 0.4, index=idx)
+            sel = np.asarray(idx, np.intp)
+            expected = ref_func(joints, blend, np.float32(0.4), index=sel)
+            assert np.abs(out["q"] - expected["q"]).max() <= bound
+            assert np.abs(out["t"] - expected["t"]).max() <= 1e-5
+            # selected joints as without index, the others copied bit for bit
+            np.testing.assert_array_equal(out[:, sel], func(joints[:, sel], blend[:, sel], 0.4))
+            rest = np.setdiff1d(np.arange(n), sel)
+            np.testing.assert_array_equal(out[:, rest], joints[:, rest])
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
+def test_index_in_place_like_the_seed(rng, n):
+    joints, blend = random_joints(rng, n), random_joints(rng, n)
+    idx = rng.permutation(n)[: max(1, n // 2)]
+    expected = jm.slerp_joints(joints, blend, 0.7, index=idx)
+    work = joints.copy()
+    assert jm.slerp_joints(work, blend, 0.7, index=idx, out=work) is work
+    np.testing.assert_array_equal(work, expected)
+    work = joints.copy()
+    jm.lerp_joints(work, blend, 0.7, index=idx, out=work)
+    np.testing.assert_array_equal(work, jm.lerp_joints(joints, blend, 0.7, index=idx))
+
+
+def test_out_variants(rng):
+    joints, blend = random_joints(rng, 41), random_joints(rng, 41)
+    expected = jm.slerp_joints(joints, blend, 0.3)
+    out = np.zeros(41, jm.JOINT_QUAT)
+    assert jm.slerp_joints(joints, blend, 0.3, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    for target in ("joints", "blend"):
+        a, b = joints.copy(), blend.copy()
+        dst = a if target == "joints" else b
+        assert jm.slerp_joints(a, b, 0.3, out=dst) is dst
+        np.testing.assert_array_equal(dst, expected)
+    # out=blend with an index: the unselected joints come from joints, the selected from both
+    idx = [1, 5, 40]
+    b = blend.copy()
+    jm.slerp_joints(joints, b, 0.3, index=idx, out=b)
+    np.testing.assert_array_equal(b, jm.slerp_joints(joints, blend, 0.3, index=idx))
+    # a strided out and a 2-D non-contiguous out
+    big = np.zeros(82, jm.JOINT_QUAT)
+    jm.slerp_joints(joints, blend, 0.3, index=idx, out=big[::2])
+    np.testing.assert_array_equal(big[::2], jm.slerp_joints(joints, blend, 0.3, index=idx))
+    assert (big[1::2]["q"] == 0).all()
+    grid = np.zeros((4, 12), jm.JOINT_QUAT)
+    j2, b2 = joints[:12].reshape(2, 6), blend[:12].reshape(2, 6)
+    jm.lerp_joints(j2, b2, 0.3, index=[4, 0], out=grid[::2, ::2])
+    np.testing.assert_array_equal(grid[::2, ::2], jm.lerp_joints(j2, b2, 0.3, index=[4, 0]))
+    assert (grid[1::2]["q"] == 0).all() and (grid[:, 1::2]["q"] == 0).all()
+
+
+def test_out_partially_overlapping_the_inputs(rng):
+    joints = random_joints(rng, 30)
+    buf = joints.copy()
+    a, b = buf[1:], buf[:-1]  # blend is joints shifted by one record
+    expected = jm.slerp_joints(a.copy(), b.copy(), 0.6)
+    jm.slerp_joints(a, b, 0.6, out=a)
+    np.testing.assert_array_equal(a, expected)
+    q = random_unit_quats(rng, 30)
+    qa, qb = q[1:].copy(), q[:-1].copy()
+    expected = jm.slerp(qa, qb, 0.6)
+    qbuf = q.copy()
+    jm.slerp(qbuf[1:], qbuf[:-1], 0.6, out=qbuf[1:])
+    np.testing.assert_array_equal(qbuf[1:], expected)
+
+
+@pytest.mark.parametrize("name", ["contiguous", "strided", "reversed", "readonly", "unaligned"])
+def test_layouts(rng, name):
+    joints, blend = random_joints(rng, 37), random_joints(rng, 37)
+    idx = [0, 36, 5, 16, 17]
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        for index in (None, idx):
+            expected = func(joints, blend, 0.35, index=index)
+            a, b = layouts(joints)[name], layouts(blend)[name]
+            before = (a.copy(), b.copy())
+            np.testing.assert_array_equal(func(a, b, 0.35, index=index), expected)
+            np.testing.assert_array_equal(a, before[0])
+            np.testing.assert_array_equal(b, before[1])
+    q0, q1 = random_unit_quats(rng, 37), random_unit_quats(rng, 37)
+    t = rng.uniform(0, 1, 37)
+    expected = jm.slerp(q0, q1, t)
+    v0, v1, vt = layouts(q0)[name], layouts(q1)[name], layouts(t)[name]
+    np.testing.assert_array_equal(jm.slerp(v0, v1, vt), expected)
+    np.testing.assert_array_equal(jm.nlerp(v0, v1, vt), jm.nlerp(q0, q1, t))
+
+
+def test_non_contiguous_multi_frame(rng):
+    joints = random_joints(rng, 60).reshape(6, 10)
+    blend = random_joints(rng, 60).reshape(6, 10)
+    view_a, view_b = joints[::2, 1::3], blend[1::2, 1::3]
+    np.testing.assert_array_equal(jm.slerp_joints(view_a, view_b, 0.5, index=[2, 0]),
+                                  jm.slerp_joints(view_a.copy(), view_b.copy(), 0.5, index=[2, 0]))
+    np.testing.assert_array_equal(jm.slerp_joints(joints.T, blend.T, 0.5), jm.slerp_joints(joints, blend, 0.5).T)
+    single = jm.slerp_joints(joints[0, 0], blend[0, 0], 0.5)
+    assert single.shape == () and single == jm.slerp_joints(joints, blend, 0.5)[0, 0]
+
+
+# ---------------------------------------------------------------- broadcasting --
+
+
+def test_broadcasting_and_per_element_t(rng):
+    q0, q1 = random_unit_quats(rng, 7), random_unit_quats(rng, 7)
+    t = rng.uniform(0, 1, 7)
+    for func, ref_func in ((jm.slerp, ref.slerp), (jm.nlerp, ref.nlerp)):
+        per_element = func(q0, q1, t)
+        for i in range(7):
+            np.testing.assert_array_equal(per_element[i], func(q0[i], q1[i], t[i]))
+        assert func(q0[0], q1[0], 0.5).shape == (4,)
+        # one quaternion against many, one t for all
+        out = func(q0[0], q1, 0.25)
+        np.testing.assert_array_equal(out, func(np.repeat(q0[:1], 7, 0), q1, 0.25))
+        # resampling: frames of t against a pose pair -> (frames, joints, 4)
+        frames = np.linspace(0, 1, 5).reshape(5, 1)
+        grid = func(q0, q1, frames)
+        assert grid.shape == (5, 7, 4)
+        assert np.abs(grid - ref_func(q0, q1, frames)).max() <= SLERP_BOUND
+        # t per frame, quaternions per frame and joint
+        f0, f1 = random_unit_quats(rng, 35).reshape(5, 7, 4), random_unit_quats(rng, 35).reshape(5, 7, 4)
+        np.testing.assert_array_equal(func(f0, f1, frames), func(f0, f1, np.repeat(frames, 7, 1)))
+        out = np.zeros((5, 7, 4), np.float32)
+        assert func(q0, q1, frames, out=out) is out
+        np.testing.assert_array_equal(out, grid)
+        # in place on q0
+        work = q0.copy()
+        assert func(work, q1, t, out=work) is work
+        np.testing.assert_array_equal(work, per_element)
+
+
+def test_python_scalars_and_lists_for_t(rng):
+    q0, q1 = random_unit_quats(rng, 3), random_unit_quats(rng, 3)
+    np.testing.assert_array_equal(jm.slerp(q0, q1, [0.2, 0.4, 1]), jm.slerp(q0, q1, np.array([0.2, 0.4, 1.0])))
+    np.testing.assert_array_equal(jm.slerp(q0, q1, 1), q1)
+    np.testing.assert_array_equal(jm.slerp(q0, q1, np.float64(0)), q0)
+    joints, blend = jm.make_joints(q0), jm.make_joints(q1)
+    np.testing.assert_array_equal(jm.slerp_joints(joints, blend, np.float32(0.5)), jm.slerp_joints(joints, blend, 0.5))
+    np.testing.assert_array_equal(jm.slerp_joints(joints, blend, np.array(0.5)), jm.slerp_joints(joints, blend, 0.5))
+
+
+# ---------------------------------------------------------------- bad input --
+
+
+def test_joints_bad_input():
+    joints = np.zeros(4, jm.JOINT_QUAT)
+    joints["q"][:, 3] = 1
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        name = func.__name__
+        with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got list"):
+            func([1, 2], joints, 0.5)
+        with pytest.raises(TypeError, match="blend must have dtype jointmath.JOINT_QUAT, got dtype float32"):
+            func(joints, np.zeros((4, 8), np.float32), 0.5)
+        with pytest.raises(ValueError, match=r"blend must have the shape of joints \(4,\), got shape \(5,\)"):
+            func(joints, np.zeros(5, jm.JOINT_QUAT), 0.5)
+        with pytest.raises(ValueError, match=r"blend must have the shape of joints \(4,\), got shape \(2, 2\)"):
+            func(joints, np.zeros((2, 2), jm.JOINT_QUAT), 0.5)
+        for bad_t in (-0.1, 1.5, float("nan"), float("inf")):
+            with pytest.raises(ValueError, match=r"t must be in \[0, 1\], got"):
+                func(joints, joints, bad_t)
+        with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got str"):
+            func(joints, joints, "0.5")
+        with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got NoneType"):
+            func(joints, joints, None)
+        with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got an array of shape \(4,\)"):
+            func(joints, joints, np.full(4, 0.5))
+        with pytest.raises(TypeError, match="index must be an array of integers, got dtype float64"):
+            func(joints, joints, 0.5, index=[1.0, 2.0])
+        with pytest.raises(TypeError, match="index must be an array of integers, got dtype bool"):
+            func(joints, joints, 0.5, index=np.array([True, False, True, False]))
+        with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(\)"):
+            func(joints, joints, 0.5, index=2)
+        with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(1, 2\)"):
+            func(joints, joints, 0.5, index=[[0, 1]])
+        with pytest.raises(ValueError, match=r"index value 4 is out of range for 4 joints"):
+            func(joints, joints, 0.5, index=[0, 4])
+        with pytest.raises(ValueError, match=r"index value -1 is out of range for 4 joints"):
+            func(joints, joints, 0.5, index=[-1])
+        with pytest.raises(ValueError, match="index value 2 appears more than once"):
+            func(joints, joints, 0.5, index=[2, 0, 2])
+        with pytest.raises(ValueError, match="index needs joints with a joints axis, got a single record"):
+            func(joints[0], joints[0], 0.5, index=[0])
+        with pytest.raises(TypeError, match="out must have dtype jointmath.JOINT_QUAT"):
+            func(joints, joints, 0.5, out=np.zeros(4, jm.JOINT_MAT))
+        with pytest.raises(ValueError, match=r"out must have shape \(4,\), got shape \(3,\)"):
+            func(joints, joints, 0.5, out=np.zeros(3, jm.JOINT_QUAT))
+        readonly = joints.copy()
+        readonly.flags.writeable = False
+        with pytest.raises(ValueError, match="out must be writeable"):
+            func(joints, joints, 0.5, out=readonly)
+        with pytest.raises(TypeError, match="missing required argument 't'"):
+            func(joints, joints)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'indices'"):
+            func(joints, joints, 0.5, indices=[0])
+        with pytest.raises(TypeError, match=f"{name}\\(\\) takes at most 5 arguments"):
+            func(joints, joints, 0.5, None, None, None)
+        # keywords work, None means "not given"
+        assert func(joints=joints, blend=joints, t=0.5, index=None, out=None).shape == (4,)
+
+
+def test_array_bad_input():
+    q = np.zeros((4, 4), np.float32)
+    q[:, 3] = 1
+    for func in (jm.slerp, jm.nlerp):
+        with pytest.raises(TypeError, match="q0 must be a numpy array of float32 or float64, got list"):
+            func([[0, 0, 0, 1]], q, 0.5)
+        with pytest.raises(TypeError, match="q1 must have dtype float32 or float64, got dtype int64"):
+            func(q, np.zeros((4, 4), np.int64), 0.5)
+        with pytest.raises(TypeError, match=r"q1 must have the dtype of q0 \(float32\), got dtype float64"):
+            func(q, q.astype(np.float64), 0.5)
+        with pytest.raises(ValueError, match=r"q0 must have shape \(\.\.\., 4\), got shape \(4, 3\)"):
+            func(np.zeros((4, 3), np.float32), q, 0.5)
+        with pytest.raises(ValueError, match=r"q0, q1 and t do not broadcast together: leading shapes \(4,\), "
+                                             r"\(3,\) and t shape \(\)"):
+            func(q, q[:3], 0.5)
+        with pytest.raises(ValueError, match=r"do not broadcast together: .* and t shape \(3,\)"):
+            func(q, q, np.full(3, 0.5))
+        with pytest.raises(ValueError, match=r"t must be in \[0, 1\], got -0.5"):
+            func(q, q, np.array([0.5, -0.5, 2, 0.5]))
+        with pytest.raises(ValueError, match=r"t must be in \[0, 1\], got nan"):
+            func(q, q, float("nan"))
+        with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\] or an array of them, got str"):
+            func(q, q, "half")
+        with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\] or an array of them, got NoneType"):
+            func(q, q, None)
+        with pytest.raises(TypeError, match="out must have dtype float32, got dtype float64"):
+            func(q, q, 0.5, out=np.zeros((4, 4)))
+        with pytest.raises(ValueError, match=r"out must have shape \(4, 4\), got shape \(4,\)"):
+            func(q, q, 0.5, out=np.zeros(4, np.float32))
+        readonly = np.zeros((4, 4), np.float32)
+        readonly.flags.writeable = False
+        with pytest.raises(ValueError, match="out must be writeable"):
+            func(q, q, 0.5, out=readonly)
+
+
+def test_internal_entry_point_refuses_bad_buffers():
+    q = np.zeros((3, 4), np.float32)
+    t = np.zeros(3, np.float32)
+    with pytest.raises(ValueError, match="_blend_float32"):
+        _core._blend_float32("slerp", q, q[:2], t, np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="_blend_float32"):
+        _core._blend_float32("slerp", q, q, t.astype(np.float64), np.zeros((3, 4), np.float32))
+    with pytest.raises(ValueError, match="_blend_float32"):
+        _core._blend_float32("nlerp", q, q, t, q[:, ::-1])
+    with pytest.raises(ValueError, match="unknown float32 kernel"):
+        _core._blend_float32("lerp", q, q, t, np.zeros((3, 4), np.float32))
+
+
+# ------------------------------------------------------- edge values, threads --
+
+
+def test_zero_length(rng):
+    for shape in [(0,), (0, 3), (3, 0)]:
+        empty = np.zeros(shape, jm.JOINT_QUAT)
+        assert jm.slerp_joints(empty, empty, 0.5).shape == shape
+        assert jm.lerp_joints(empty, empty, 0.5, out=empty.copy()).shape == shape
+    assert jm.slerp_joints(np.zeros((3, 0), jm.JOINT_QUAT), np.zeros((3, 0), jm.JOINT_QUAT), 0.5, index=[]).shape == (3, 0)
+    assert jm.slerp_joints(np.zeros((0, 4), jm.JOINT_QUAT), np.zeros((0, 4), jm.JOINT_QUAT), 0.5, index=[3]).shape == (0, 4)
+    assert jm.slerp(np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32), 0.5).shape == (0, 4)
+    assert jm.nlerp(random_unit_quats(rng, 1), np.zeros((0, 4), np.float32), 0.5).shape == (0, 4)
+
+
+def test_nan_stays_in_its_joint(rng):
+    joints, blend = random_joints(rng, 40), random_joints(rng, 40)
+    clean = {f: f(joints, blend, 0.5) for f in (jm.slerp_joints, jm.lerp_joints)}
+    for k in (0, 7, 16, 39):
+        for bad_side in ("joints", "blend"):
+            a, b = joints.copy(), blend.copy()
+            (a if bad_side == "joints" else b)["q"][k, 2] = np.nan
+            for func, expected in clean.items():
+                out = func(a, b, 0.5)
+                assert np.isnan(out["q"][k]).any()
+                others = np.arange(40) != k
+                np.testing.assert_array_equal(out[others], expected[others])
+                out = func(a, b, 0.5, index=[k, (k + 1) % 40])
+                assert np.isnan(out["q"][k]).any()
+                np.testing.assert_array_equal(out[others], func(a, b, 0.5, index=[k, (k + 1) % 40])[others])
+                assert np.isfinite(out["q"][others]).all()
+    q0, q1 = joints["q"].copy(), blend["q"]
+    q0[3] = np.inf
+    out = jm.slerp(q0, q1, 0.5)
+    assert not np.isfinite(out[3]).all()
+    np.testing.assert_array_equal(np.delete(out, 3, 0), np.delete(jm.slerp(joints["q"], q1, 0.5), 3, 0))
+
+
+def test_threads_agree_with_sequential_calls(rng):
+    # large enough for the GIL to be released around the kernels
+    n = 50000
+    joints, blend = random_joints(rng, n), random_joints(rng, n)
+    idx = np.arange(0, n, 3)
+    t = rng.uniform(0, 1, n).astype(np.float32)
+    expected = (jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3, index=idx),
+                jm.slerp(joints["q"], blend["q"], t))
+    results, errors = [None] * 6, []
+
+    def work(i):
+        try:
+            for _ in range(2):
+                got = (jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3, index=idx),
+                       jm.slerp(joints["q"], blend["q"], t))
+            results[i] = got
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    for got in results:
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_inputs_are_never_modified(rng):
+    joints, blend = random_joints(rng, 100), random_joints(rng, 100)
+    q0, q1 = random_unit_quats(rng, 100), random_unit_quats(rng, 100)
+    t = rng.uniform(0, 1, 100)
+    idx = np.array([5, 1, 99])
+    saved = [a.copy() for a in (joints, blend, q0, q1, t, idx)]
+    for func in (jm.slerp_joints, jm.lerp_joints, _core._slerp_joints_libm):
+        func(joints, blend, 0.5)
+    jm.slerp_joints(joints, blend, 0.5, index=idx)
+    jm.lerp_joints(joints, blend, 1.0, index=idx)
+    for func in (jm.slerp, jm.nlerp):
+        func(q0, q1, t)
+        func(q0.astype(np.float64), q1.astype(np.float64), t)
+    for a, b in zip((joints, blend, q0, q1, t, idx), saved):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_libm_baseline_is_a_slerp(rng):
+    # the benchmark's baseline computes the same thing (to float libm accuracy)
+    joints, blend = random_joints(rng, 200), random_joints(rng, 200)
+    out = _core._slerp_joints_libm(joints, blend, 0.3)
+    expected = ref.slerp_joints(joints, blend, np.float32(0.3))
+    assert np.abs(out["q"] - expected["q"]).max() < 1e-5
+    assert np.abs(out["t"] - expected["t"]).max() < 1e-4
