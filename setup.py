@@ -11,7 +11,7 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c", "csrc/euler.c"]
 
 # name -> (JM_ISA value, target flags)
 ISA_TARGETS = {
@@ -49,7 +49,7 @@ class BuildPerIsa(build_ext):
 core = Extension(
     "jointmath._core",
     sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_pack.c", "jointmath/_extract.c", "jointmath/_compose.c",
-             "jointmath/_interp.c", "csrc/dispatch.c"],
+             "jointmath/_interp.c", "jointmath/_euler.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,

@@ -352,7 +352,8 @@ PyMODINIT_FUNC PyInit__core(void) {
                    PyModule_AddFunctions(module, jm_pack_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_extract_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_compose_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_interp_methods) < 0))
+                   PyModule_AddFunctions(module, jm_interp_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_euler_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -58,5 +58,6 @@ extern PyMethodDef jm_pack_methods[];
 extern PyMethodDef jm_extract_methods[];
 extern PyMethodDef jm_compose_methods[];
 extern PyMethodDef jm_interp_methods[];
+extern PyMethodDef jm_euler_methods[];
 
 #endif /* JM_CORE_H */

@@ -243,3 +243,17 @@ def test_euler_bad_arguments():
         jm.euler_to_quat([[0, 0, 0]], "XYZ")
     with pytest.raises(ValueError, match="a list of orders needs one per joint: 2 orders"):
         jm.euler_to_quat(np.zeros((5, 3, 3)), ["XYZ", "ZXY"])
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 5, 8, 15, 17, 33])
+def test_euler_sizes_and_layouts(rng, n):
+    angles = rng.uniform(-180, 180, (n, 3)).astype(np.float32)
+    expected = ref.euler_to_quat(angles, "YZX")
+    q = jm.euler_to_quat(angles, "YZX")
+    assert q.shape == (n, 4)
+    assert ref.angle_between(q, expected).max(initial=0) < 1e-6
+    strided = np.repeat(angles, 2, axis=0)[::2]
+    np.testing.assert_array_equal(jm.euler_to_quat(strided, "YZX"), q)
+    before = angles.copy()
+    jm.euler_to_quat(angles, "yzx")
+    np.testing.assert_array_equal(angles, before)
