@@ -11,7 +11,7 @@ from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack
 from ._extract import extract_rotation
 from ._euler import euler_to_quat, quat_to_euler
 from ._core import compose_mats
-from ._mocap import forward_kinematics, make_continuous
+from ._mocap import forward_kinematics, make_continuous, resample_joints
 from . import bvh
 from ._core import lerp_joints, slerp_joints
 from ._interp import nlerp, slerp
@@ -41,6 +41,7 @@ __all__ = [
     "quat_to_euler",
     "quat_to_matrix",
     "reference",
+    "resample_joints",
     "slerp",
     "slerp_joints",
     "unpack_joints",

@@ -74,3 +74,49 @@ def make_continuous(q, axis=0, prev=None):
     # flipping q[i] by s[i] makes s[i-1] s[i] (q[i-1] . q[i]) >= 0 with s[i] = s[i-1] sign(dot)
     signs = np.cumprod(np.where(dots < 0, -1, 1), axis=0).astype(q.dtype)
     return np.moveaxis(moved * signs[..., None], 0, axis)
+
+
+def resample_times(n_frames, frame_time, fps):
+    """(source indices i0, fractions) of the frames at k / fps, k = 0, 1, ... within the clip.
+
+    The new frame k lies between source frames i0 and i0 + 1 at `fraction` of the way (i0 stops
+    at n_frames - 2 with fraction 1 for the last source frame). Times within 1e-9 frames of a
+    source frame snap onto it, so 120 -> 30 fps takes every fourth frame exactly.
+    """
+    if not (isinstance(fps, (int, float, np.integer, np.floating)) and np.isfinite(fps) and fps > 0):
+        raise ValueError(f"fps must be a positive number, got {fps!r}")
+    if not (isinstance(frame_time, (int, float, np.integer, np.floating)) and np.isfinite(frame_time) and frame_time > 0):
+        raise ValueError(f"frame_time must be a positive number of seconds, got {frame_time!r}")
+    if n_frames < 2:
+        raise ValueError(f"resampling needs at least 2 frames, got {n_frames}")
+    duration = (n_frames - 1) * float(frame_time)
+    count = int(np.floor(duration * fps + 1e-9)) + 1
+    position = np.arange(count) / float(fps) / float(frame_time)
+    snapped = np.round(position)
+    position = np.where(np.abs(position - snapped) < 1e-9, snapped, position)
+    index = np.minimum(np.floor(position).astype(np.int64), n_frames - 2)
+    return index, np.clip(position - index, 0.0, 1.0)
+
+
+def resample_joints(joints, frame_time, fps):
+    """(F, J) JOINT_QUAT frames at `frame_time` seconds each -> frames at `fps`, k / fps apart.
+
+    Rotations are slerped (shortest arc) and translations linearly interpolated between the two
+    source frames around each new time, with a fraction per frame. Returns a new (F', J)
+    JOINT_QUAT array; F' covers the clip's duration, (F - 1) * frame_time.
+    """
+    from ._interp import slerp  # the interpolation family builds on this module's records
+
+    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
+        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
+        raise TypeError(f"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    if joints.ndim != 2:
+        raise ValueError(f"joints must have shape (frames, joints), got shape {joints.shape}")
+    index, fraction = resample_times(joints.shape[0], frame_time, fps)
+    a, b = joints[index], joints[index + 1]
+    fraction32 = fraction.astype(np.float32)[:, None]
+    out = np.zeros((len(index), joints.shape[1]), JOINT_QUAT)
+    out["q"] = slerp(a["q"], b["q"], fraction32)
+    # a (1 - f) + b f: exactly a at f = 0 and b at f = 1
+    out["t"] = a["t"] * (1 - fraction32[..., None]) + b["t"] * fraction32[..., None]
+    return out

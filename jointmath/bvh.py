@@ -354,3 +354,32 @@ def save(clip, path_or_file):
             f.write(text)
     else:
         path_or_file.write(text)
+
+
+def resample(clip, fps):
+    """The clip at `fps` frames per second: frames at exact multiples of 1 / fps covering the
+    same duration, rotations slerped and translations lerped between the source frames around
+    each new time (jointmath.resample_joints). The raw motion channels are recomputed from the
+    resampled joints (positions = translation - OFFSET, Euler angles by quat_to_euler in each
+    joint's order), so the result saves as BVH. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+    """
+    from ._euler import quat_to_euler
+    from ._mocap import resample_joints
+
+    if not isinstance(clip, Clip):
+        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
+    joints = resample_joints(clip.joints, clip.frame_time, fps)
+    motion = np.empty((joints.shape[0], clip.motion.shape[1]), np.float32)
+    column = 0
+    for j, channels in enumerate(clip.channels):
+        rotation = [column + k for k, c in enumerate(channels) if c in _ROTATIONS]
+        if rotation:
+            motion[:, rotation] = quat_to_euler(joints["q"][:, j], clip.orders[j])
+        for k, c in enumerate(channels):
+            if c in _POSITIONS:
+                axis = _POSITIONS[c]
+                motion[:, column + k] = joints["t"][:, j, axis] - clip.offsets[j, axis]
+        column += len(channels)
+    return Clip(names=list(clip.names), parents=clip.parents.copy(), offsets=clip.offsets.copy(),
+                channels=list(clip.channels), orders=list(clip.orders), end_sites=clip.end_sites.copy(),
+                end_offsets=clip.end_offsets.copy(), frame_time=1.0 / float(fps), motion=motion, joints=joints)
