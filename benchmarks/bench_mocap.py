@@ -1,0 +1,86 @@
+"""The mocap path: loading a BVH clip to (F, J) quaternions, euler_to_quat, forward_kinematics.
+
+Against peers measured in the same run: the PyPI `bvh` package followed by scipy's from_euler
+per joint (pip install bvh; skipped if absent), scipy's from_euler on 1,048,576 triples, and a
+per-joint NumPy (einsum) loop over the hierarchy for forward kinematics.
+Run: python benchmarks/bench_mocap.py [CLIP.bvh]
+"""
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+import jointmath as jm
+from jointmath import bvh as jm_bvh
+
+from timing import median_seconds, per_isa, print_table
+
+try:
+    from scipy.spatial.transform import Rotation
+except ImportError:
+    Rotation = None
+try:
+    import bvh as pypi_bvh  # the PyPI package, a peer for the loading benchmark
+except ImportError:
+    pypi_bvh = None
+
+DEFAULT_CLIP = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap" / "01_01.bvh"
+
+
+def peer_load(path):
+    """The PyPI bvh package + scipy from_euler, joint by joint: (F, J, 4) quaternions."""
+    with open(path) as f:
+        mocap = pypi_bvh.Bvh(f.read())
+    quats = []
+    for name in mocap.get_joints_names():
+        channels = [c for c in mocap.joint_channels(name) if c.endswith("rotation")]
+        angles = np.array(mocap.frames_joint_channels(name, channels), dtype=np.float64)
+        order = "".join(c[0] for c in channels)
+        quats.append(Rotation.from_euler(order, angles, degrees=True).as_quat())
+    return np.stack(quats, axis=1)
+
+
+def einsum_forward_kinematics(joints, parents):
+    """World 3x4 transforms by a per-joint NumPy loop: the usual hand-written version."""
+    local = jm.reference.joints_to_mats(joints)["m"]
+    world = np.empty_like(local)
+    for j, p in enumerate(parents):
+        if p < 0:
+            world[:, j] = local[:, j]
+        else:
+            world[:, j, :, :3] = np.einsum("fik,fkj->fij", world[:, p, :, :3], local[:, j, :, :3])
+            world[:, j, :, 3] = np.einsum("fik,fk->fi", world[:, p, :, :3], local[:, j, :, 3]) + world[:, p, :, 3]
+    return world
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("clip", nargs="?", default=str(DEFAULT_CLIP), help="a BVH file (default: CMU 01_01.bvh)")
+    args = parser.parse_args()
+    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    clip = jm_bvh.load(args.clip)
+    frames, joints = clip.n_frames, clip.n_joints
+
+    rows = [("jointmath.bvh.load", median_seconds(lambda: jm_bvh.load(args.clip), repeats=7))]
+    if pypi_bvh is not None and Rotation is not None:
+        rows.append(("PyPI bvh + scipy from_euler", median_seconds(lambda: peer_load(args.clip), min_time=1, repeats=3)))
+    print_table(f"load {Path(args.clip).name} to (F, J) quaternions, per frame", frames, rows, "jointmath.bvh.load")
+
+    n = 1 << 20
+    angles = np.random.default_rng(0).uniform(-180, 180, (n, 3)).astype(np.float32)
+    rows = [(f"jointmath {isa}", t) for isa, t in per_isa(lambda: jm.euler_to_quat(angles, "ZXY")).items()]
+    if Rotation is not None:
+        angles64 = angles.astype(np.float64)
+        rows.append(("scipy from_euler + as_quat", median_seconds(
+            lambda: Rotation.from_euler("ZXY", angles64, degrees=True).as_quat(), repeats=3)))
+    print_table("euler_to_quat, ZXY degrees", n, rows, "jointmath scalar")
+
+    rows = [(f"jointmath {isa}", t) for isa, t in
+            per_isa(lambda: jm.forward_kinematics(clip.joints, clip.parents)).items()]
+    rows.append(("NumPy einsum loop over joints", median_seconds(
+        lambda: einsum_forward_kinematics(clip.joints, clip.parents), repeats=5)))
+    print_table(f"forward_kinematics, {joints} joints, per frame", frames, rows, "jointmath scalar")
+
+
+if __name__ == "__main__":
+    main()
