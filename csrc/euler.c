@@ -97,3 +97,85 @@ void JM_FN(jm_euler_to_quats)(const float *angles, float *quats, size_t n, const
         memcpy(dst + 16 * i, out, 16 * (n - i));
     }
 }
+
+/*
+ * atan2(y, x) in (-pi, pi]: the ratio of the smaller to the larger magnitude in [0, 1], folded
+ * to |u| <= tan(pi/8) around pi/4 when above it, a degree-9 odd minimax polynomial (the classic
+ * single-precision coefficients), then the octant. atan2(0, 0) = 0. About 2 ulp.
+ */
+JM_INLINE vf atan2_approx(vf y, vf x) {
+    vf ay = v_abs(y), ax = v_abs(x);
+    vf big = v_max(ax, ay), small = v_min(ax, ay);
+    vf ratio = v_select(v_gt(big, v_set1(0.0f)), v_div(small, big), v_set1(0.0f));
+    vmask above = v_gt(ratio, v_set1(0.414213562f));
+    vf u = v_select(above, v_div(v_sub(ratio, v_set1(1.0f)), v_add(ratio, v_set1(1.0f))), ratio);
+    vf u2 = v_mul(u, u);
+    vf p = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(8.05374449538e-2f), u2, v_set1(-1.38776856032e-1f)), u2,
+                                   v_set1(1.99777106478e-1f)), u2, v_set1(-3.33329491539e-1f)),
+                   v_mul(u2, u), u);
+    vf angle = v_add(p, v_select(above, v_set1(0.785398163f), v_set1(0.0f)));
+    angle = v_select(v_gt(ay, ax), v_sub(v_set1(1.57079633f), angle), angle);
+    angle = v_select(v_lt(x, v_set1(0.0f)), v_sub(v_set1(3.14159265f), angle), angle);
+    return v_select(v_lt(y, v_set1(0.0f)), v_xor(angle, v_set1(-0.0f)), angle);
+}
+
+/*
+ * quats_to_euler: the Tait-Bryan angles (radians, or degrees) of unit-or-not quaternions, by
+ * the method of Bernardes and Viollet (2022) as scipy's as_euler uses it: with i, j, k the
+ * extrinsic axis sequence (the intrinsic order reversed) and e the sign of the permutation,
+ * a = w - q_j, b = q_i + e q_k, c = q_j + w, d = e q_k - q_i; the middle angle is
+ * 2 atan2(|(c, d)|, |(a, b)|) - pi/2, the outer ones atan2(b, a) -+ atan2(d, c). At gimbal lock
+ * (middle within 1e-6 rad of +-pi/2, float32's resolution there) the third angle is 0 and the
+ * first carries the rest. Output angles in [-pi, pi]. Accuracy, float32: the angles reproduce
+ * the rotation within 1e-6 rad (tests/test_bvh.py); near gimbal lock the individual outer
+ * angles are ill-conditioned (as in any precision), their rotation is not.
+ */
+JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
+    vf q[4];
+    v_load_records(src, 16, 1, q);
+    const int i = intrinsic ? axes[2] : axes[0], j = axes[1], k = intrinsic ? axes[0] : axes[2];
+    const float e = (float)((i - j) * (j - k) * (k - i) / 2);
+    vf qk = v_mul(q[k], v_set1(e));
+    vf a = v_sub(q[3], q[j]), b = v_add(q[i], qk), c = v_add(q[j], q[3]), d = v_sub(qk, q[i]);
+    vf half_sum = atan2_approx(b, a), half_diff = atan2_approx(d, c);
+    vf middle = v_mul(v_set1(2.0f), atan2_approx(v_sqrt(v_fmadd(c, c, v_mul(d, d))), v_sqrt(v_fmadd(a, a, v_mul(b, b)))));
+    vmask near_zero = v_lt(v_abs(middle), v_set1(1e-6f));
+    vmask near_pi = v_lt(v_abs(v_sub(middle, v_set1(3.14159265f))), v_set1(1e-6f));
+    vmask regular = m_not(m_or(near_zero, near_pi));
+    /* singular: the first output angle takes 2 half_sum (middle 0) or +-2 half_diff (middle pi) */
+    vf singular = v_select(near_zero, v_add(half_sum, half_sum),
+                           v_mul(v_add(half_diff, half_diff), v_set1(intrinsic ? 1.0f : -1.0f)));
+    vf first = v_select(regular, v_sub(half_sum, half_diff), intrinsic ? v_set1(0.0f) : singular);
+    vf third = v_select(regular, v_add(half_sum, half_diff), intrinsic ? singular : v_set1(0.0f));
+    third = v_mul(third, v_set1(e));
+    vf out[4] = {intrinsic ? third : first, v_sub(middle, v_set1(1.57079633f)), intrinsic ? first : third,
+                 v_set1(0.0f)};
+    /* wrap the outer angles into [-pi, pi] (sums of two half angles can reach 2 pi) */
+    for (int m = 0; m < 3; m += 2) {
+        vf wrapped_up = v_add(out[m], v_set1(6.28318531f)), wrapped_down = v_sub(out[m], v_set1(6.28318531f));
+        out[m] = v_select(v_gt(out[m], v_set1(3.14159265f)), wrapped_down,
+                          v_select(v_lt(out[m], v_set1(-3.14159265f)), wrapped_up, out[m]));
+    }
+    if (degrees)
+        for (int m = 0; m < 3; m++)
+            out[m] = v_mul(out[m], v_set1(57.2957795f));
+    float staged[JM_W][4];
+    v_store_records((char *)staged, 16, 1, out);
+    for (int r = 0; r < JM_W; r++)
+        memcpy(dst + 12 * r, staged[r], 12);
+}
+
+void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const int *axes, int intrinsic,
+                              int degrees) {
+    const char *src = (const char *)quats;
+    char *dst = (char *)angles;
+    size_t i = 0;
+    for (; i + JM_W <= n; i += JM_W)
+        to_euler_block(src + 16 * i, dst + 12 * i, axes, intrinsic, degrees);
+    if (i < n) {
+        float in[JM_W * 4] = {0}, out[JM_W * 3];
+        memcpy(in, src + 16 * i, 16 * (n - i));
+        to_euler_block((const char *)in, (char *)out, axes, intrinsic, degrees);
+        memcpy(dst + 12 * i, out, 12 * (n - i));
+    }
+}

@@ -69,10 +69,9 @@ typedef void (*jm_blend_indexed_kernel)(const char *a, ptrdiff_t a_stride, const
 typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
                                      const char *t, ptrdiff_t t_stride, char *out, ptrdiff_t out_stride, size_t n);
 
-/* n packed float[3] Tait-Bryan angles -> n float[4] quaternions (euler.c): axes[k] in 0..2,
-   intrinsic 1 for R = R0 R1 R2 (0: R2 R1 R0), degrees 1 for degrees (0: radians). */
-typedef void (*jm_euler_kernel)(const float *angles, float *quats, size_t n, const int *axes, int intrinsic,
-                                int degrees);
+/* n packed float[3] Tait-Bryan angles <-> n float[4] quaternions (euler.c), either direction:
+   axes[k] in 0..2, intrinsic 1 for R = R0 R1 R2 (0: R2 R1 R0), degrees 1 for degrees (0: radians). */
+typedef void (*jm_euler_kernel)(const float *src, float *dst, size_t n, const int *axes, int intrinsic, int degrees);
 
 /* The kernels of one ISA. */
 typedef struct {
@@ -95,6 +94,7 @@ typedef struct {
     jm_quat_blend_kernel slerp_quats;
     jm_quat_blend_kernel nlerp_quats;
     jm_euler_kernel euler_to_quats;
+    jm_euler_kernel quats_to_euler;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -121,7 +121,8 @@ typedef struct {
                               char *, ptrdiff_t, size_t);                                        \
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
-    void jm_euler_to_quats_##isa(const float *, float *, size_t, const int *, int, int);
+    void jm_euler_to_quats_##isa(const float *, float *, size_t, const int *, int, int);         \
+    void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);
 
 JM_DECLARE_ISA(scalar)
 JM_DECLARE_ISA(sse)

@@ -1,48 +1,53 @@
 /*
- * _euler.c - boundary of the Euler kernel (csrc/euler.c). jointmath/_euler.py checks the
+ * _euler.c - boundary of the Euler kernels (csrc/euler.c). jointmath/_euler.py checks the
  * user's arguments; this entry point allocates the result and re-checks what it is handed.
  */
 #include "_core.h"
 
-/* _euler_to_quat_float32(angles, axes, intrinsic, degrees) -> float32 (..., 4) */
-static PyObject *py_euler_to_quat_float32(PyObject *self, PyObject *args) {
+/*
+ * _euler_float32(src, axes, intrinsic, degrees, to_quat) -> float32 (..., 4) quaternions from
+ * (..., 3) angles (to_quat true) or (..., 3) angles from (..., 4) quaternions.
+ */
+static PyObject *py_euler_float32(PyObject *self, PyObject *args) {
     (void)self;
-    PyArrayObject *angles_in;
-    int axes[3], intrinsic, degrees;
-    if (!PyArg_ParseTuple(args, "O!(iii)pp", &PyArray_Type, &angles_in, &axes[0], &axes[1], &axes[2], &intrinsic,
-                          &degrees))
+    PyArrayObject *src_in;
+    int axes[3], intrinsic, degrees, to_quat;
+    if (!PyArg_ParseTuple(args, "O!(iii)ppp", &PyArray_Type, &src_in, &axes[0], &axes[1], &axes[2], &intrinsic,
+                          &degrees, &to_quat))
         return NULL;
-    const int ndim = PyArray_NDIM(angles_in);
-    if (PyArray_TYPE(angles_in) != NPY_FLOAT32 || ndim < 1 || ndim >= NPY_MAXDIMS || PyArray_DIM(angles_in, ndim - 1) != 3 ||
+    const int ndim = PyArray_NDIM(src_in), in_len = to_quat ? 3 : 4, out_len = to_quat ? 4 : 3;
+    if (PyArray_TYPE(src_in) != NPY_FLOAT32 || ndim < 1 || PyArray_DIM(src_in, ndim - 1) != in_len ||
         axes[0] == axes[1] || axes[1] == axes[2] || axes[0] == axes[2] || (unsigned)axes[0] > 2 || (unsigned)axes[1] > 2 ||
         (unsigned)axes[2] > 2)
-        return PyErr_Format(PyExc_ValueError, "internal: _euler_to_quat_float32 takes float32 (..., 3) and 3 axes");
-    PyArrayObject *angles = (PyArrayObject *)PyArray_GETCONTIGUOUS(angles_in);
-    if (!angles)
+        return PyErr_Format(PyExc_ValueError, "internal: _euler_float32 takes float32 (..., %d) and 3 distinct axes",
+                            in_len);
+    PyArrayObject *src = (PyArrayObject *)PyArray_GETCONTIGUOUS(src_in);
+    if (!src)
         return NULL;
     npy_intp dims[NPY_MAXDIMS];
     for (int d = 0; d < ndim; d++)
-        dims[d] = PyArray_DIM(angles, d);
-    dims[ndim - 1] = 4;
-    PyArrayObject *q = (PyArrayObject *)PyArray_SimpleNew(ndim, dims, NPY_FLOAT32);
-    if (!q) {
-        Py_DECREF(angles);
+        dims[d] = PyArray_DIM(src, d);
+    dims[ndim - 1] = out_len;
+    PyArrayObject *dst = (PyArrayObject *)PyArray_SimpleNew(ndim, dims, NPY_FLOAT32);
+    if (!dst) {
+        Py_DECREF(src);
         return NULL;
     }
-    const size_t n = (size_t)(PyArray_SIZE(angles) / 3);
-    const float *src = (const float *)PyArray_DATA(angles);
-    float *dst = (float *)PyArray_DATA(q);
+    const size_t n = (size_t)(PyArray_SIZE(src) / in_len);
+    jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
+    const float *in = (const float *)PyArray_DATA(src);
+    float *out = (float *)PyArray_DATA(dst);
     if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS jm_active->euler_to_quats(src, dst, n, axes, intrinsic, degrees);
+        Py_BEGIN_ALLOW_THREADS kernel(in, out, n, axes, intrinsic, degrees);
         Py_END_ALLOW_THREADS
     } else if (n) {
-        jm_active->euler_to_quats(src, dst, n, axes, intrinsic, degrees);
+        kernel(in, out, n, axes, intrinsic, degrees);
     }
-    Py_DECREF(angles);
-    return (PyObject *)q;
+    Py_DECREF(src);
+    return (PyObject *)dst;
 }
 
 PyMethodDef jm_euler_methods[] = {
-    {"_euler_to_quat_float32", py_euler_to_quat_float32, METH_VARARGS, "Internal: Euler angles to quaternions."},
+    {"_euler_float32", py_euler_float32, METH_VARARGS, "Internal: Euler angles to and from quaternions."},
     {NULL, NULL, 0, NULL},
 };

@@ -1,7 +1,6 @@
 """Euler angles <-> quaternions for the six Tait-Bryan orders.
 
-euler_to_quat on float32 runs the SIMD kernel (csrc/euler.c); float64, and quat_to_euler, are
-computed in float64 by jointmath.reference (quat_to_euler returns q's dtype).
+float32 runs the SIMD kernels (csrc/euler.c); float64 computes in float64 (jointmath.reference).
 """
 import numpy as np
 
@@ -13,7 +12,14 @@ def _euler_to_quat_one_order(angles, order, degrees):
     axes, intrinsic = reference._euler_axes(order)
     if angles.dtype == np.float64:
         return reference.euler_to_quat(angles, order, degrees)
-    return _core._euler_to_quat_float32(angles, tuple(axes), intrinsic, bool(degrees))
+    return _core._euler_float32(angles, tuple(axes), intrinsic, bool(degrees), True)
+
+
+def _quat_to_euler_one_order(q, order, degrees):
+    axes, intrinsic = reference._euler_axes(order)
+    if q.dtype == np.float64:
+        return reference.quat_to_euler(q, order, degrees)
+    return _core._euler_float32(q, tuple(axes), intrinsic, bool(degrees), False)
 
 
 def _by_order(values, order, core, func):
@@ -59,7 +65,9 @@ def quat_to_euler(q, order, degrees=True):
     Returns (..., 3) angles in [-180, 180) degrees (radians with degrees=False), the middle one
     in [-90, 90], in q's dtype. At gimbal lock (middle angle within 1e-7 rad of +-90 degrees)
     the angles are not unique: the third is set to 0 and the first carries the rest, as in
-    scipy's as_euler (which warns; this function does not).
+    scipy's as_euler (which warns; this function does not). float32 runs the SIMD kernel (the
+    angles reproduce the rotation within 1e-6 rad; near gimbal lock, where the outer angles are
+    ill-conditioned, float32 may split them differently from scipy); float64 computes in float64.
     """
     q = _float_array(q, "q", (4,))
-    return _by_order(q, order, (4,), lambda a, o: reference.quat_to_euler(a, o, degrees).astype(q.dtype))
+    return _by_order(q, order, (4,), lambda a, o: _quat_to_euler_one_order(a, o, degrees))

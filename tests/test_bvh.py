@@ -257,3 +257,20 @@ def test_euler_sizes_and_layouts(rng, n):
     before = angles.copy()
     jm.euler_to_quat(angles, "yzx")
     np.testing.assert_array_equal(angles, before)
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_quat_to_euler_float32_kernel(rng, order):
+    q = np.concatenate([rng.standard_normal((3000, 4)), np.zeros((1, 4)) + [0, 0, 0, 1]]).astype(np.float32)
+    got = jm.quat_to_euler(q, order)
+    assert got.dtype == np.float32
+    expected = Rotation.from_quat(q.astype(np.float64)).as_euler(order, degrees=True)
+    # away from gimbal lock the angles match scipy; everywhere they reproduce the rotation
+    regular = np.abs(expected[:, 1]) < 89
+    difference = np.radians(np.abs((got - expected + 180) % 360 - 180))
+    assert difference[regular].max() < 1e-6
+    assert ref.angle_between(ref.euler_to_quat(got.astype(np.float64), order), q).max() < 1e-6
+    radians = jm.quat_to_euler(q, order, degrees=False)
+    assert np.abs(radians - np.radians(got.astype(np.float64)))[regular].max() < 1e-6
+    locked = jm.euler_to_quat(np.array([[30, 90, 0], [-45, -90, 0]], np.float32), order)
+    assert ref.angle_between(jm.euler_to_quat(jm.quat_to_euler(locked, order), order), locked).max() < 1e-3
