@@ -83,21 +83,6 @@ JM_INLINE void euler_block(const char *src, char *dst, const int *axes, int intr
     v_store_records(dst, 16, 1, q);
 }
 
-void JM_FN(jm_euler_to_quats)(const float *angles, float *quats, size_t n, const int *axes, int intrinsic,
-                              int degrees) {
-    const char *src = (const char *)angles;
-    char *dst = (char *)quats;
-    size_t i = 0;
-    for (; i + JM_W <= n; i += JM_W)
-        euler_block(src + 12 * i, dst + 16 * i, axes, intrinsic, degrees);
-    if (i < n) {
-        float in[JM_W * 3] = {0}, out[JM_W * 4];
-        memcpy(in, src + 12 * i, 12 * (n - i));
-        euler_block((const char *)in, (char *)out, axes, intrinsic, degrees);
-        memcpy(dst + 16 * i, out, 16 * (n - i));
-    }
-}
-
 /*
  * atan2(y, x) in (-pi, pi]: the ratio of the smaller to the larger magnitude in [0, 1], folded
  * to |u| <= tan(pi/8) around pi/4 when above it, a degree-9 odd minimax polynomial (the classic
@@ -165,17 +150,32 @@ JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int i
         memcpy(dst + 12 * r, staged[r], 12);
 }
 
-void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const int *axes, int intrinsic,
-                              int degrees) {
-    const char *src = (const char *)quats;
-    char *dst = (char *)angles;
+/*
+ * Runs an Euler block over n records (in_size -> out_size bytes, packed), JM_W at a time; the
+ * last n % JM_W go through zeroed buffers, so no read or write passes either array.
+ */
+typedef void (*euler_block_fn)(const char *, char *, const int *, int, int);
+JM_INLINE void euler_run(euler_block_fn block, const float *in, size_t in_size, float *out, size_t out_size,
+                         size_t n, const int *axes, int intrinsic, int degrees) {
+    const char *src = (const char *)in;
+    char *dst = (char *)out;
     size_t i = 0;
     for (; i + JM_W <= n; i += JM_W)
-        to_euler_block(src + 16 * i, dst + 12 * i, axes, intrinsic, degrees);
+        block(src + in_size * i, dst + out_size * i, axes, intrinsic, degrees);
     if (i < n) {
-        float in[JM_W * 4] = {0}, out[JM_W * 3];
-        memcpy(in, src + 16 * i, 16 * (n - i));
-        to_euler_block((const char *)in, (char *)out, axes, intrinsic, degrees);
-        memcpy(dst + 12 * i, out, 12 * (n - i));
+        float staged_in[JM_W * 4] = {0}, staged_out[JM_W * 4];
+        memcpy(staged_in, src + in_size * i, in_size * (n - i));
+        block((const char *)staged_in, (char *)staged_out, axes, intrinsic, degrees);
+        memcpy(dst + out_size * i, staged_out, out_size * (n - i));
     }
+}
+
+void JM_FN(jm_euler_to_quats)(const float *angles, float *quats, size_t n, const int *axes, int intrinsic,
+                              int degrees) {
+    euler_run(euler_block, angles, 12, quats, 16, n, axes, intrinsic, degrees);
+}
+
+void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const int *axes, int intrinsic,
+                              int degrees) {
+    euler_run(to_euler_block, quats, 16, angles, 12, n, axes, intrinsic, degrees);
 }

@@ -54,3 +54,33 @@ def layouts(a):
     if a.ndim >= 2:
         out["fortran"] = np.asfortranarray(a)
     return out
+
+
+def assert_threads_agree(compute, n_threads=6, repeats=2):
+    """compute() from n_threads threads at once (each `repeats` times) gives exactly what one
+    sequential call gives; compute returns an array or a tuple of arrays. Inputs should be large
+    enough for the kernels to release the GIL."""
+    import threading
+
+    def as_tuple(value):
+        return value if isinstance(value, tuple) else (value,)
+
+    expected = as_tuple(compute())
+    results, errors = [None] * n_threads, []
+
+    def work(i):
+        try:
+            for _ in range(repeats):
+                results[i] = as_tuple(compute())
+        except Exception as e:  # surfaced below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for got in results:
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)

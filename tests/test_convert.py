@@ -1,5 +1,4 @@
 """quaternion <-> matrix conversion: joints_to_mats, mats_to_joints, quat_to_matrix, matrix_to_quat."""
-import threading
 
 import numpy as np
 import pytest
@@ -7,7 +6,7 @@ import pytest
 import jointmath as jm
 from jointmath import reference as ref
 
-from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
 
 QUAT_TO_MATRIX_BOUND = 5e-7  # max abs element error, unit quaternions
 ANGLE_BOUND = 1e-6  # rad, matrix -> quaternion
@@ -347,30 +346,8 @@ def test_finite_non_rotation_matrices_give_finite_unit_quaternions(rng):
 
 
 def test_threads_agree_with_sequential_calls(rng):
-    # large enough for the GIL to be released around the kernel
-    joints = random_joints(rng, 50000)
-    expected = jm.joints_to_mats(joints)
-    expected_back = jm.mats_to_joints(expected)
-    results, errors = [None] * 8, []
-
-    def work(i):
-        try:
-            for _ in range(3):
-                mats = jm.joints_to_mats(joints)
-                back = jm.mats_to_joints(mats)
-            results[i] = (mats, back)
-        except Exception as e:  # surfaced below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    for mats, back in results:
-        np.testing.assert_array_equal(mats, expected)
-        np.testing.assert_array_equal(back, expected_back)
+    joints = random_joints(rng, 50000)  # large enough for the GIL to be released
+    assert_threads_agree(lambda: (jm.joints_to_mats(joints), jm.mats_to_joints(jm.joints_to_mats(joints))), 8, 3)
 
 
 def test_inputs_are_never_modified(rng):

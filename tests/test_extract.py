@@ -1,6 +1,5 @@
 """extract_rotation: accuracy against the SVD polar rotation and the paper's loop, the paper's
 convergence experiment, rank-deficient / inverted / non-finite input, layouts, out=, bad input."""
-import threading
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ import pytest
 import jointmath as jm
 from jointmath import reference as ref
 
-from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
 
 POLAR_BOUND_999 = 1e-5  # rad, condition number <= 10: 99.9 % of matrices
 POLAR_BOUND_ALL = 1e-4  # rad, all of them
@@ -434,26 +433,9 @@ def test_bad_input():
 
 
 def test_threads_agree_with_sequential_calls(rng):
-    # large enough for the GIL to be released around the kernel
-    a = stretched(rng, 20000, 10)
+    a = stretched(rng, 20000, 10)  # large enough for the GIL to be released
     q0 = random_unit_quats(rng, 20000)
-    expected = jm.extract_rotation(a, q0, max_iter=3)
-    results, errors = [None] * 6, []
-
-    def work(i):
-        try:
-            results[i] = jm.extract_rotation(a, q0, max_iter=3)
-        except Exception as e:  # surfaced below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    for q in results:
-        np.testing.assert_array_equal(q, expected)
+    assert_threads_agree(lambda: jm.extract_rotation(a, q0, max_iter=3))
 
 
 def test_inputs_are_never_modified(rng):

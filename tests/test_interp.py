@@ -1,5 +1,4 @@
 """slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays."""
-import threading
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ import jointmath as jm
 from jointmath import _core
 from jointmath import reference as ref
 
-from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
 
 SLERP_BOUND = 5e-7  # max abs component error against the float64 slerp, unit quaternions
 NLERP_BOUND = 3e-7
@@ -483,33 +482,12 @@ def test_nan_stays_in_its_joint(rng):
 
 
 def test_threads_agree_with_sequential_calls(rng):
-    # large enough for the GIL to be released around the kernels
-    n = 50000
+    n = 50000  # large enough for the GIL to be released around the kernels
     joints, blend = random_joints(rng, n), random_joints(rng, n)
     idx = np.arange(0, n, 3)
     t = rng.uniform(0, 1, n).astype(np.float32)
-    expected = (jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3, index=idx),
-                jm.slerp(joints["q"], blend["q"], t))
-    results, errors = [None] * 6, []
-
-    def work(i):
-        try:
-            for _ in range(2):
-                got = (jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3, index=idx),
-                       jm.slerp(joints["q"], blend["q"], t))
-            results[i] = got
-        except Exception as e:  # surfaced below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors
-    for got in results:
-        for a, b in zip(got, expected):
-            np.testing.assert_array_equal(a, b)
+    assert_threads_agree(lambda: (jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3, index=idx),
+                                  jm.slerp(joints["q"], blend["q"], t)))
 
 
 def test_inputs_are_never_modified(rng):

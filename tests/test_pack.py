@@ -1,5 +1,4 @@
 """Quaternion packing: pack_quats / unpack_quats (32- and 64-bit codes), pack_joints / unpack_joints."""
-import threading
 
 import numpy as np
 import pytest
@@ -8,7 +7,7 @@ import jointmath as jm
 from jointmath import _core
 from jointmath import reference as ref
 
-from adversarial import SIZES, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
 
 WORST_DOT_32 = 1 - 3 / (2 * 1023**2)  # centred decoder's bound, 0.99999857
 WORST_DEGREES_64 = 3e-4
@@ -254,19 +253,4 @@ def test_joint_bad_arguments(rng):
 
 def test_threads_agree_with_sequential_calls(rng):
     q = random_unit_quats(rng, 40_000)
-    expected = jm.pack_quats(q)
-    expected_back = jm.unpack_quats(expected)
-    results = [None] * 6
-
-    def work(i):
-        codes = jm.pack_quats(q)
-        results[i] = (codes, jm.unpack_quats(codes))
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for codes, back in results:
-        np.testing.assert_array_equal(codes, expected)
-        np.testing.assert_array_equal(back, expected_back)
+    assert_threads_agree(lambda: (jm.pack_quats(q), jm.unpack_quats(jm.pack_quats(q))))
