@@ -4,6 +4,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +13,15 @@ import jointmath as jm
 from jointmath import _core
 
 
-def run_python(code, **env):
-    """Runs code in a fresh interpreter (import-time behaviour), returns the finished process."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)
+# subprocesses start where the jointmath under test lives (an in-place build or site-packages),
+# so they import the same package as this process
+PACKAGE_PARENT = str(Path(jm.__file__).resolve().parents[1])
+
+
+def run_python(*arguments, env=None):
+    """Runs python with arguments in a fresh interpreter, returns the finished process."""
+    return subprocess.run([sys.executable, *arguments], capture_output=True, text=True, cwd=PACKAGE_PARENT,
+                          env=env if env is not None else os.environ.copy(), timeout=300)
 
 
 def test_available_paths():
@@ -33,21 +39,20 @@ def test_fixture_switches_the_running_path(isa):
 def test_forcing_a_path_at_import(name):
     if name not in jm.available_isas():
         pytest.skip(f"{name} not available")
-    proc = run_python("import jointmath; print(jointmath.isa())", JOINTMATH_ISA=name)
+    proc = run_python("-c", "import jointmath; print(jointmath.isa())", env={**os.environ, "JOINTMATH_ISA": name})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == name
 
 
 def test_unknown_forced_path_fails_at_import_with_a_clear_message():
-    proc = run_python("import jointmath", JOINTMATH_ISA="neon")
+    proc = run_python("-c", "import jointmath", env={**os.environ, "JOINTMATH_ISA": "neon"})
     assert proc.returncode != 0
     assert "JOINTMATH_ISA='neon' is not a jointmath ISA path; expected one of scalar, sse, avx2, avx512" in proc.stderr
 
 
 def test_default_is_the_best_available_path():
     env = {k: v for k, v in os.environ.items() if k != "JOINTMATH_ISA"}
-    proc = subprocess.run([sys.executable, "-c", "import jointmath; print(jointmath.isa())"],
-                          capture_output=True, text=True, env=env, timeout=120)
+    proc = run_python("-c", "import jointmath; print(jointmath.isa())", env=env)
     assert proc.stdout.strip() == jm.available_isas()[-1]
 
 
@@ -113,8 +118,7 @@ def test_gil_is_released_around_large_kernels():
 def test_main_job_checks_every_path(isa):
     if isa != jm.available_isas()[-1]:
         pytest.skip("the main job covers every path itself: run once")
-    proc = subprocess.run([sys.executable, "-m", "jointmath", "--joints", "2000"], capture_output=True,
-                          text=True, timeout=300)
+    proc = run_python("-m", "jointmath", "--joints", "2000")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for path in jm.available_isas():
         for kernel in ("joints_to_mats", "mats_to_joints", "slerp_joints", "pack_quats", "compose_mats",
@@ -125,8 +129,7 @@ def test_main_job_checks_every_path(isa):
 
 
 def test_main_job_rejects_bad_arguments():
-    proc = subprocess.run([sys.executable, "-m", "jointmath", "--joints", "0"], capture_output=True,
-                          text=True, timeout=120)
+    proc = run_python("-m", "jointmath", "--joints", "0")
     assert proc.returncode == 2 and "--joints must be at least 1" in proc.stderr
 
 
