@@ -65,9 +65,9 @@ JM_INLINE void rebuild(vi index, vf c0, vf c1, vf c2, vf q[4]) {
     vmask at_x = vi_eq(index, vi_set1(0)), at_y = vi_eq(index, vi_set1(1));
     vmask at_z = vi_eq(index, vi_set1(2)), at_w = vi_eq(index, vi_set1(3));
     vf one = v_set1(1.0f);
-    /* a correctly rounded sqrt and divide rather than the rsqrt estimate: the result is unit to
-       about 1 ulp, which keeps |q . q'| above the format's bound on every path */
-    vf inv_norm = v_div(one, v_sqrt(v_add(one, v_add(v_mul(c0, c0), v_add(v_mul(c1, c1), v_mul(c2, c2))))));
+    /* the finely refined rsqrt (about 1 ulp), not the one-step one: the result is unit to
+       ~1.5e-7, which keeps |q . q'| above the format's bound on every path */
+    vf inv_norm = v_rsqrt_fine(v_add(one, v_add(v_mul(c0, c0), v_add(v_mul(c1, c1), v_mul(c2, c2)))));
     q[0] = v_mul(v_select(at_x, one, c0), inv_norm);
     q[1] = v_mul(v_select(at_x, c0, v_select(at_y, one, c1)), inv_norm);
     q[2] = v_mul(v_select(m_or(at_x, at_y), c1, v_select(at_z, one, c2)), inv_norm);
