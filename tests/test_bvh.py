@@ -80,6 +80,10 @@ def test_line_endings_and_binary_files(tmp_path):
         np.testing.assert_array_equal(clip.joints, expected.joints)
     spaced = SMALL.replace("Frames: 2", "Frames:\t\t2").replace("Frame Time: ", "Frame Time:    ")
     np.testing.assert_array_equal(bvh.load(io.StringIO(spaced)).motion, expected.motion)
+    # a UTF-8 byte-order mark (text or binary mode) and blank lines between frames are accepted
+    bom = "\ufeff" + SMALL.replace("-3.5\n", "-3.5\n\n")
+    for source in (io.StringIO(bom), io.BytesIO(bom.encode())):
+        np.testing.assert_array_equal(bvh.load(source).joints, expected.joints)
 
 
 def test_rotation_only_root_and_no_frames():
