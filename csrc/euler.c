@@ -113,7 +113,8 @@ JM_INLINE vf atan2_approx(vf y, vf x) {
  * (middle within 1e-6 rad of +-pi/2, float32's resolution there) the third angle is 0 and the
  * first carries the rest. Output angles in [-pi, pi]. Accuracy, float32: the angles reproduce
  * the rotation within 1e-6 rad (tests/test_bvh.py); near gimbal lock the individual outer
- * angles are ill-conditioned (as in any precision), their rotation is not.
+ * angles are ill-conditioned (as in any precision), their rotation is not. A quaternion with a
+ * NaN or infinite component gives three NaN angles.
  */
 JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
     vf q[4];
@@ -141,9 +142,13 @@ JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int i
         out[m] = v_select(v_gt(out[m], v_set1(3.14159265f)), wrapped_down,
                           v_select(v_lt(out[m], v_set1(-3.14159265f)), wrapped_up, out[m]));
     }
-    if (degrees)
-        for (int m = 0; m < 3; m++)
-            out[m] = v_mul(out[m], v_set1(57.2957795f));
+    /* atan2_approx turns NaN into a finite angle (its comparisons are false): scale the angles by
+       1 + (x - x) summed over the components, exactly 1 for a finite quaternion (signed zeros
+       kept) and NaN when one is NaN or infinite, so bad records give NaN as the float64 path does */
+    vf finite_one = v_add(v_set1(1.0f), v_add(v_add(v_sub(q[0], q[0]), v_sub(q[1], q[1])),
+                                              v_add(v_sub(q[2], q[2]), v_sub(q[3], q[3]))));
+    for (int m = 0; m < 3; m++)
+        out[m] = v_mul(out[m], degrees ? v_mul(finite_one, v_set1(57.2957795f)) : finite_one);
     float staged[JM_W][4];
     v_store_records((char *)staged, 16, 1, out);
     for (int r = 0; r < JM_W; r++)

@@ -53,7 +53,10 @@ def euler_to_quat(angles, order, degrees=True):
 
     Returns (..., 4) in the dtype of `angles`. float32 runs the SIMD kernel: rotation error
     <= 1e-6 rad against scipy (float64) for angles up to 720 degrees on every path; float64
-    computes in float64.
+    computes in float64. A NaN or infinite angle gives a NaN quaternion in its own record.
+
+    Raises TypeError (angles not a float array) or ValueError (angles not (..., 3), an order
+    that is not one of the twelve, or a list of orders not one per joint).
     """
     angles = _float_array(angles, "angles", (3,))
     return _by_order(angles, order, (3,), lambda a, o: _euler_to_quat_one_order(a, o, degrees))
@@ -67,7 +70,12 @@ def quat_to_euler(q, order, degrees=True):
     the angles are not unique: the third is set to 0 and the first carries the rest, as in
     scipy's as_euler (which warns; this function does not). float32 runs the SIMD kernel (the
     angles reproduce the rotation within 1e-6 rad; near gimbal lock, where the outer angles are
-    ill-conditioned, float32 may split them differently from scipy); float64 computes in float64.
+    ill-conditioned, float32 may split them differently from scipy; its lock threshold is 1e-6
+    rad, float32's resolution there); float64 computes in float64. A quaternion with a NaN or
+    infinite component gives NaN angles in its own record.
+
+    Raises TypeError (q not a float array) or ValueError (q not (..., 4), an order that is not
+    one of the twelve, or a list of orders not one per joint).
     """
     q = _float_array(q, "q", (4,))
     return _by_order(q, order, (4,), lambda a, o: _quat_to_euler_one_order(a, o, degrees))

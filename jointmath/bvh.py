@@ -254,7 +254,8 @@ def _read_text(path_or_file):
             data = data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValueError(f"{source}: not a text file ({e})") from None
-    return data, str(source)
+    # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
+    return data.removeprefix("\ufeff"), str(source)
 
 
 def load(path_or_file):

@@ -80,6 +80,10 @@ def test_line_endings_and_binary_files(tmp_path):
         np.testing.assert_array_equal(clip.joints, expected.joints)
     spaced = SMALL.replace("Frames: 2", "Frames:\t\t2").replace("Frame Time: ", "Frame Time:    ")
     np.testing.assert_array_equal(bvh.load(io.StringIO(spaced)).motion, expected.motion)
+    # a UTF-8 byte-order mark (text or binary mode) and blank lines between frames are accepted
+    bom = "\ufeff" + SMALL.replace("-3.5\n", "-3.5\n\n")
+    for source in (io.StringIO(bom), io.BytesIO(bom.encode())):
+        np.testing.assert_array_equal(bvh.load(source).joints, expected.joints)
 
 
 def test_rotation_only_root_and_no_frames():
@@ -274,3 +278,15 @@ def test_quat_to_euler_float32_kernel(rng, order):
     assert np.abs(radians - np.radians(got.astype(np.float64)))[regular].max() < 1e-6
     locked = jm.euler_to_quat(np.array([[30, 90, 0], [-45, -90, 0]], np.float32), order)
     assert ref.angle_between(jm.euler_to_quat(jm.quat_to_euler(locked, order), order), locked).max() < 1e-6
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the float64 path's NumPy
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_quat_to_euler_nan_stays_in_its_record(rng, dtype):
+    q = rng.standard_normal((37, 4)).astype(dtype)
+    bad = [3, 17, 36]
+    q[bad] = [[np.nan, 0, 0, 1], [0, np.inf, 0, 1], [0, 0, 0, -np.inf]]
+    got = jm.quat_to_euler(q, "ZXY")
+    assert np.isnan(got[bad]).all()
+    good = np.delete(np.arange(37), bad)
+    np.testing.assert_array_equal(got[good], jm.quat_to_euler(q[good], "ZXY"))
