@@ -2,14 +2,13 @@
 project's scalar path, the NumPy reference, scipy's Rotation, and a plain copy of 48 bytes per
 joint (the memory bound). Run: python benchmarks/bench_convert.py [--quick]
 """
-import argparse
 
 import numpy as np
 
 import jointmath as jm
 from jointmath import reference
 
-from timing import median_seconds, per_isa, print_table
+from timing import median_seconds, per_isa, print_table, start
 
 try:
     from scipy.spatial.transform import Rotation
@@ -70,11 +69,7 @@ def bench_call_overhead():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="only 1,024 joints")
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    args, rng = start(__doc__, "only 1,024 joints")
     bench_size(1024, rng, with_reference=True)
     if not args.quick:
         bench_size(1 << 20, rng, with_reference=True)

@@ -5,14 +5,13 @@ read and written (the memory bound); then the convergence figures: iterations ag
 number from a cold start, and the paper's experiment (A = I from random and near starts).
 Run: python benchmarks/bench_extract.py [--quick]
 """
-import argparse
 
 import numpy as np
 
 import jointmath as jm
 from jointmath import reference
 
-from timing import median_seconds, per_isa, print_table
+from timing import median_seconds, per_isa, print_table, start
 
 ITERATIONS = 3
 
@@ -127,11 +126,7 @@ def bench_paper_experiment(rng, n):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="only 1,024 matrices, no convergence tables")
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    args, rng = start(__doc__, "only 1,024 matrices, no convergence tables")
     bench_size(1024, rng)
     if args.quick:
         return

@@ -3,14 +3,13 @@ against the commonly used libm slerp (acos, sin; the project's scalar baseline),
 route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
 per joint (the memory bound: two joint lists in). Run: python benchmarks/bench_interp.py [--quick]
 """
-import argparse
 
 import numpy as np
 
 import jointmath as jm
 from jointmath import _core
 
-from timing import median_seconds, per_isa, print_table
+from timing import median_seconds, per_isa, print_table, start
 
 try:
     from scipy.spatial.transform import Rotation
@@ -88,11 +87,7 @@ def bench_arrays(n, rng):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="only 1,024 joints")
-    args = parser.parse_args()
-    rng = np.random.default_rng(0)
-    print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
+    args, rng = start(__doc__, "only 1,024 joints")
     for n in [1024] if args.quick else [1024, 1 << 20]:
         bench_joints(n, rng)
         bench_arrays(n, rng)

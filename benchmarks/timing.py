@@ -51,3 +51,17 @@ def print_table(title, n, rows, baseline):
     print(f"  {'':<34}{'ns/item':>10}{'x ' + baseline:>22}")
     for label, seconds in rows:
         print(f"  {label:<34}{seconds / n * 1e9:>10.3f}{seconds / base:>22.2f}")
+
+
+def start(description, quick_help):
+    """The command line every size-sweeping benchmark shares: parses --quick (help text
+    quick_help), prints the running and available paths, returns (args, a seeded generator)."""
+    import argparse
+
+    import numpy as np
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    args = parser.parse_args()
+    print(f"running path: {jointmath.isa()}; available: {', '.join(jointmath.available_isas())}")
+    return args, np.random.default_rng(0)
