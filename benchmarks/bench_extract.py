@@ -36,7 +36,7 @@ def near(rng, q, max_angle):
     axis = rng.standard_normal((len(q), 3))
     axis /= np.linalg.norm(axis, axis=1, keepdims=True)
     half = rng.uniform(0, max_angle, (len(q), 1)) / 2
-    return reference._quat_mul(np.concatenate([axis * np.sin(half), np.cos(half)], 1), q)
+    return reference.quat_multiply(np.concatenate([axis * np.sin(half), np.cos(half)], 1), q)
 
 
 def bench_size(n, rng):
@@ -97,13 +97,8 @@ def fixed_condition(rng, n, kappa):
 
 
 def euler_quats(angles):
-    half = angles / 2
-    zero = np.zeros(len(half))
-    qx = np.stack([np.sin(half[:, 0]), zero, zero, np.cos(half[:, 0])], 1)
-    qy = np.stack([zero, np.sin(half[:, 1]), zero, np.cos(half[:, 1])], 1)
-    qz = np.stack([zero, zero, np.sin(half[:, 2]), np.cos(half[:, 2])], 1)
-    return reference._quat_mul(qz, reference._quat_mul(qy, qx))
-
+    """Quaternions of R = Rz(c) Ry(b) Rx(a) for rows (a, b, c), radians: extrinsic "xyz"."""
+    return reference.euler_to_quat(angles, "xyz", degrees=False)
 
 def bench_paper_experiment(rng, n):
     identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))

@@ -90,6 +90,17 @@ def angle_between(q0, q1):
     return 4 * np.arctan2(np.linalg.norm(q0 - q1, axis=-1), np.linalg.norm(q0 + q1, axis=-1))
 
 
+def quat_multiply(p, q):
+    """Hamilton product p * q of (..., 4) quaternions (x, y, z, w), in float64."""
+    p = np.asarray(p, np.float64)
+    q = np.asarray(q, np.float64)
+    pv, pw = p[..., :3], p[..., 3:]
+    qv, qw = q[..., :3], q[..., 3:]
+    return np.concatenate([pw * qv + qw * pv + np.cross(pv, qv), pw * qw - np.sum(pv * qv, -1, keepdims=True)], -1)
+
+
+
+
 # ------------------------------------------------------------------ rotation extraction --
 
 
@@ -102,13 +113,6 @@ def polar_rotation(a):
     flip = np.linalg.det(u @ vt) < 0
     u[..., :, 2] *= np.where(flip, -1.0, 1.0)[..., None]
     return u @ vt
-
-
-def _quat_mul(a, b):
-    """Hamilton product a * b of (..., 4) quaternions (x, y, z, w)."""
-    av, aw = a[..., :3], a[..., 3:]
-    bv, bw = b[..., :3], b[..., 3:]
-    return np.concatenate([aw * bv + bw * av + np.cross(av, bv), aw * bw - np.sum(av * bv, -1, keepdims=True)], -1)
 
 
 def _pow2_scale(x, axes):
@@ -163,7 +167,7 @@ def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False
             half = theta / 2
             # sin(theta/2) omega / theta, without dividing by theta = 0
             dq = np.concatenate([omega * (0.5 * np.sinc(half / np.pi))[:, None], np.cos(half)[:, None]], 1)
-            new = _quat_mul(dq, q[idx])
+            new = quat_multiply(dq, q[idx])
             new /= np.linalg.norm(new, axis=1, keepdims=True)
         update = ~(theta < tol)
         q[idx[update]] = new[update]
@@ -223,15 +227,6 @@ def _euler_axes(order):
         raise ValueError(f"order must be one of the six Tait-Bryan orders, XYZ XZY YXZ YZX ZXY ZYX "
                          f"(intrinsic) or the same in lowercase (extrinsic), got {order!r}")
     return [_AXES[c] for c in order.lower()], order.isupper()
-
-
-def quat_multiply(p, q):
-    """Hamilton product p * q of (..., 4) quaternions (x, y, z, w), in float64."""
-    p = np.asarray(p, np.float64)
-    q = np.asarray(q, np.float64)
-    pv, pw = p[..., :3], p[..., 3:]
-    qv, qw = q[..., :3], q[..., 3:]
-    return np.concatenate([pw * qv + qw * pv + np.cross(pv, qv), pw * qw - np.sum(pv * qv, -1, keepdims=True)], -1)
 
 
 def euler_to_quat(angles, order, degrees=True):
