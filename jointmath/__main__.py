@@ -6,7 +6,7 @@ Prints a table per clip (frames, joints, seconds and frames/s per stage, compres
 max/mean packing angle error, end-effector position error in the clip's units) and a summary.
 With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
 
---out DIR writes DIR/<clip>.npz (read back with jointmath._job.load_packed), DIR/report.json
+--out DIR writes DIR/<clip>.npz (read back with jointmath.load_packed), DIR/report.json
 and DIR/errors.png (per-joint error; needs matplotlib, a note is printed otherwise).
 --dask local | ADDRESS processes the files with dask.distributed (pip install .[dask]).
 --selfcheck runs the kernel self-check instead (see --selfcheck --help).

@@ -51,7 +51,7 @@ def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
         assert len(r["angle_error_max"]) == r["joints"]
         assert max(r["angle_error_max"]) < 1e-3
         assert set(r["seconds"]) >= {"load", "continuity", "forward_kinematics", "pack", "unpack", "check"}
-    clip = _job.load_packed(out / "01_01.npz")
+    clip = jointmath.load_packed(out / "01_01.npz")
     original = bvh.load(os.path.join(DATA, "01_01.bvh"))
     assert clip.joints.shape == original.joints.shape and clip.names == original.names
     assert np.allclose(clip.joints["t"], original.joints["t"], atol=1e-5)
