@@ -30,7 +30,7 @@ def _end_effectors(parents):
 
 
 def process_clip(clip, bits=10, fps=None):
-    """Run the pipeline on a loaded Clip. Returns (result dict, packed JOINT array, stage times).
+    """Run the pipeline on a loaded Clip. Returns (result dict, packed joints, the clip as packed: resampled when fps is given).
 
     The dict holds frames, joints, seconds and frames per second per stage, the compression
     ratio (JOINT_QUAT bytes / packed bytes), per-joint max and mean rotation angle error of
