@@ -16,6 +16,7 @@ from . import bvh
 from ._core import lerp_joints, slerp_joints
 from ._interp import nlerp, slerp
 from . import reference
+from ._job import load_packed
 
 __all__ = [
     "JOINT_MAT",
@@ -31,6 +32,7 @@ __all__ = [
     "isa",
     "joints_to_mats",
     "lerp_joints",
+    "load_packed",
     "make_continuous",
     "make_joints",
     "matrix_to_quat",

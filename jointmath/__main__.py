@@ -1,103 +1,131 @@
-"""python -m jointmath: check every kernel against the float64 reference on generated data and
-print a per-joint timing table for every ISA path this CPU runs.
+"""python -m jointmath [FILES/DIRS ...]: process BVH motion capture clips.
 
-Exit status 0 when every check holds its stated bound, 1 otherwise.
+Per clip: load -> local quaternions -> sign continuity -> forward kinematics -> optional
+resampling (--fps) -> packing (--bits) -> unpacking -> checks against the float64 reference.
+Prints a table per clip (frames, joints, seconds and frames/s per stage, compression ratio,
+max/mean packing angle error, end-effector position error in the clip's units) and a summary.
+With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
+
+--out DIR writes DIR/<clip>.npz (read back with jointmath.load_packed), DIR/report.json
+and DIR/errors.png (per-joint error; needs matplotlib, a note is printed otherwise).
+--dask local | ADDRESS processes the files with dask.distributed (pip install .[dask]).
+--selfcheck runs the kernel self-check instead (see --selfcheck --help).
+Exit status 1 when any file failed, 0 otherwise.
 """
 import argparse
+import json
+import os
 import sys
-import time
 
-import numpy as np
-
-import jointmath as jm
-from jointmath import _core, reference
+from . import _job
 
 
-def _random_joints(rng, n):
-    q = rng.standard_normal((n, 4))
-    q /= np.linalg.norm(q, axis=1, keepdims=True)
-    return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
+def _files(paths):
+    """BVH files from file and directory arguments (directories: their *.bvh, sorted)."""
+    found = []
+    for path in paths:
+        if os.path.isdir(path):
+            found += sorted(os.path.join(path, n) for n in os.listdir(path) if n.lower().endswith(".bvh"))
+        else:
+            found.append(path)
+    return found
 
 
-def _checks(joints, rng):
-    """[(name, measured error, bound, function to time)] for the running path: every kernel
-    family against jointmath.reference, with the bound its documentation states."""
-    n = joints.shape[0]
-    mats = jm.joints_to_mats(joints)
-    back = jm.mats_to_joints(mats)
-    blend = joints[::-1].copy()
-    slerped = jm.slerp_joints(joints, blend, 0.3)
-    codes = jm.pack_quats(joints["q"])
-    composed = jm.compose_mats(mats, mats[::-1].copy())
-    angles = rng.uniform(-180, 180, (n, 3)).astype(np.float32)
-    # well-conditioned matrices (rotations times an SPD stretch of condition <= 2) for extraction
-    stretch = np.eye(3) + 0.3 * np.tanh(rng.standard_normal((n, 3, 3)))
-    a = (reference.quat_to_matrix(joints["q"]) @ (stretch @ np.swapaxes(stretch, 1, 2))).astype(np.float32)
-    out_m, out_j = np.empty_like(mats), np.empty_like(joints)
-    return [
-        ("joints_to_mats  max abs element error", np.abs(mats["m"] - reference.joints_to_mats(joints)["m"]).max(),
-         5e-7, lambda: jm.joints_to_mats(joints, out=out_m)),
-        ("mats_to_joints  max angle error (rad)", reference.angle_between(back["q"], reference.mats_to_joints(mats)["q"]).max(),
-         1e-6, lambda: jm.mats_to_joints(mats, out=out_j)),
-        ("slerp_joints    max abs component error", np.abs(slerped["q"] - reference.slerp_joints(joints, blend, 0.3)["q"]).max(),
-         5e-7, lambda: jm.slerp_joints(joints, blend, 0.3, out=out_j)),
-        ("pack_quats      worst |q . unpacked|", 1 - np.abs(np.sum(jm.unpack_quats(codes) * joints["q"].astype(np.float64), -1)).min(),
-         1 - 0.9999985, lambda: jm.pack_quats(joints["q"])),
-        ("compose_mats    max abs element error", np.abs(composed["m"] - reference.compose_mats(mats, mats[::-1])["m"]).max(),
-         1e-5, lambda: jm.compose_mats(mats, mats, out=out_m)),
-        ("euler_to_quat   max angle error (rad)", reference.angle_between(jm.euler_to_quat(angles, "ZXY"), reference.euler_to_quat(angles, "ZXY")).max(),
-         1e-6, lambda: jm.euler_to_quat(angles, "ZXY")),
-        ("extract_rotation max angle error (rad)", reference.angle_between(jm.extract_rotation(a), reference.matrix_to_quat(reference.polar_rotation(a))).max(),
-         1e-5, lambda: jm.extract_rotation(a)),
-    ]
+def _progress(items, total):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, total=total, disable=total < 2, file=sys.stderr)
 
 
-def _median_ns_per_joint(func, n, repeats=9):
-    func()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        func()
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples)) / n * 1e9
+def run_local(files, bits, fps, out):
+    return [r for r in _progress((_job.process_file(f, bits, fps, out) for f in files), len(files))]
+
+
+def run_dask(files, bits, fps, out, address):
+    """The same per-file function over dask.distributed futures; results in file order."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                           dashboard_address=None) if address == "local" else None
+    with Client(cluster if cluster is not None else address) as client:
+        futures = [client.submit(_job.process_file, f, bits, fps, out, pure=False) for f in files]
+        for _ in _progress(as_completed(futures), len(futures)):
+            pass
+        results = client.gather(futures)
+    if cluster is not None:
+        cluster.close()
+    return results
+
+
+def _print_clip(r):
+    print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints, "
+          f"compression {r['compression_ratio']:.2f}x ({r['bits']}-bit)")
+    print(f"  {'stage':20s} {'seconds':>10s} {'frames/s':>12s}")
+    for name, sec in r["seconds"].items():
+        fps = r["frames_per_second"][name]
+        print(f"  {name:20s} {sec:10.5f} {fps if fps is not None else float('inf'):12.0f}")
+    print(f"  packing angle error (rad): max {max(r['angle_error_max']):.3g}, "
+          f"mean {sum(r['angle_error_mean']) / len(r['angle_error_mean']):.3g}")
+    print(f"  end-effector position error: max {r['end_effector_error_max']:.3g}, "
+          f"mean {r['end_effector_error_mean']:.3g}")
+
+
+def _plot(results, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("note: matplotlib is not installed, no plot written")
+        return None
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for r in results:
+        ax.plot(r["angle_error_max"], marker=".", label=os.path.basename(r["file"]))
+    ax.set_xlabel("joint")
+    ax.set_ylabel("max packing angle error (rad)")
+    ax.legend()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--selfcheck" in argv:
+        from . import _selfcheck
+        return _selfcheck.main([a for a in argv if a != "--selfcheck"])
     parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--joints", type=int, default=20_000, help="joints of generated data (default 20000)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("paths", nargs="*", help="BVH files or directories (default: the embedded sample)")
+    parser.add_argument("--bits", type=int, choices=(10, 20), default=10, help="packing size per component")
+    parser.add_argument("--fps", type=float, default=None, help="resample to N frames per second")
+    parser.add_argument("--out", default=None, help="directory for .npz clips, report.json, errors.png")
+    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run with dask.distributed")
+    parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
     args = parser.parse_args(argv)
-    if args.joints < 1:
-        parser.error("--joints must be at least 1")
-
-    rng = np.random.default_rng(args.seed)
-    joints = _random_joints(rng, args.joints)
-    running = jm.isa()
-    print(f"jointmath {jm.__version__}: running path {running}; this CPU runs {', '.join(jm.available_isas())}")
-    print(f"checking every kernel on every path against the float64 reference ({args.joints:,} random joints)\n")
-
-    failed = False
-    timings = {}
-    try:
-        for isa in jm.available_isas():
-            _core._set_isa(isa)
-            for name, err, bound, func in _checks(joints, np.random.default_rng(args.seed)):
-                ok = err <= bound
-                failed |= not ok
-                print(f"  {isa:<7} {name:<42} {err:10.3g}  bound {bound:.3g}  {'ok' if ok else 'FAILED'}")
-                timings.setdefault(name.split()[0], {})[isa] = _median_ns_per_joint(func, args.joints)
-    finally:
-        _core._set_isa(running)
-
-    isas = jm.available_isas()
-    print(f"\nns per item (median of 9 calls on {args.joints:,} items)")
-    print(f"  {'kernel':<17}" + "".join(f"{isa:>10}" for isa in isas) + f"{'speed-up':>10}")
-    for kernel, by_isa in timings.items():
-        best = min(by_isa.values())
-        print(f"  {kernel:<17}" + "".join(f"{by_isa[isa]:10.2f}" for isa in isas) + f"{by_isa['scalar'] / best:9.1f}x")
-    print("\nall checks passed" if not failed else "\nSOME CHECKS FAILED")
-    return 1 if failed else 0
+    files = _files(args.paths) if args.paths else [_job.sample_path()]
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+    if args.dask:
+        results = run_dask(files, args.bits, args.fps, args.out, args.dask)
+    else:
+        results = run_local(files, args.bits, args.fps, args.out)
+    good = [r for r in results if "error" not in r]
+    bad = [r for r in results if "error" in r]
+    for r in good:
+        _print_clip(r)
+    for r in bad:
+        print(f"\nFAILED {r['file']}: {r['error']}")
+    frames = sum(r["frames"] for r in good)
+    print(f"\nsummary: {len(good)} clips processed, {len(bad)} failed, {frames} frames")
+    if args.out:
+        with open(os.path.join(args.out, "report.json"), "w") as f:
+            json.dump({"clips": good, "failed": bad, "bits": args.bits, "fps": args.fps}, f, indent=1)
+        if good:
+            _plot(good, os.path.join(args.out, "errors.png"))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def test_gil_is_released_around_large_kernels():
 def test_main_job_checks_every_path(isa):
     if isa != jm.available_isas()[-1]:
         pytest.skip("the main job covers every path itself: run once")
-    proc = run_python("-m", "jointmath", "--joints", "2000")
+    proc = run_python("-m", "jointmath", "--selfcheck", "--joints", "2000")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for path in jm.available_isas():
         for kernel in ("joints_to_mats", "mats_to_joints", "slerp_joints", "pack_quats", "compose_mats",
@@ -129,7 +129,7 @@ def test_main_job_checks_every_path(isa):
 
 
 def test_main_job_rejects_bad_arguments():
-    proc = run_python("-m", "jointmath", "--joints", "0")
+    proc = run_python("-m", "jointmath", "--selfcheck", "--joints", "0")
     assert proc.returncode == 2 and "--joints must be at least 1" in proc.stderr
 
 
