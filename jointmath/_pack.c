@@ -46,12 +46,18 @@ static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
     return Py_BuildValue("Nnn", codes, (Py_ssize_t)invalid, (Py_ssize_t)first_invalid);
 }
 
-/* _unpack(p) -> float32 (..., 4) unit quaternions: p a uint32 (10-bit) or uint64 (20-bit) array. */
+/* _unpack(p) -> float32 (..., 4) unit quaternions: p a native uint32 (10-bit) or uint64 (20-bit)
+   array; anything else is a TypeError naming p (unpack_quats calls this directly). */
 static PyObject *py_unpack(PyObject *self, PyObject *arg) {
     (void)self;
-    if (!PyArray_Check(arg) || (PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT32 &&
-                                PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT64))
-        return PyErr_Format(PyExc_ValueError, "internal: _unpack takes a uint32 or uint64 array");
+    if (!PyArray_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "p must be a numpy array of uint32 or uint64 codes, got %s",
+                            Py_TYPE(arg)->tp_name);
+    if ((PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT32 && PyArray_TYPE((PyArrayObject *)arg) != NPY_UINT64) ||
+        !PyArray_ISNOTSWAPPED((PyArrayObject *)arg))
+        return PyErr_Format(PyExc_TypeError,
+                            "p must have dtype uint32 or uint64 (the codes of pack_quats), got dtype %S",
+                            (PyObject *)PyArray_DESCR((PyArrayObject *)arg));
     const int bits = PyArray_TYPE((PyArrayObject *)arg) == NPY_UINT32 ? 10 : 20;
     PyArrayObject *codes = (PyArrayObject *)PyArray_GETCONTIGUOUS((PyArrayObject *)arg);
     if (!codes)

@@ -84,11 +84,7 @@ def unpack_quats(p):
     c = code * 2 / M - 1 (M = 1023 or 2^20 - 1), 1 at the stored index, then normalised. The
     component that was largest comes out positive.
     """
-    if not isinstance(p, np.ndarray):
-        raise TypeError(f"p must be a numpy array of uint32 or uint64 codes, got {type(p).__name__}")
-    if p.dtype not in _CODE_DTYPES.values():
-        raise TypeError(f"p must have dtype uint32 or uint64 (the codes of pack_quats), got dtype {p.dtype}")
-    return _core._unpack(p)
+    return _core._unpack(p)  # checks p itself (a few hundred ns saved per call)
 
 
 def pack_joints(joints, bits=10):

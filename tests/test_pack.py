@@ -46,7 +46,7 @@ def test_32_bit_accuracy(rng):
     back = jm.unpack_quats(jm.pack_quats(q))
     assert back.dtype == np.float32 and back.shape == q.shape
     dots = np.abs(np.sum(back.astype(np.float64) * q, axis=-1))
-    assert dots.min() >= WORST_DOT_32 - 1e-7  # float32 rounding of q and of the result
+    assert dots.min() >= 0.9999985  # the bound; the format's own is WORST_DOT_32
     assert np.abs(np.linalg.norm(back.astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
 
 
@@ -198,8 +198,8 @@ def test_bad_arguments():
         _core._pack_float32(q.astype(np.float64), 10)
     with pytest.raises(ValueError, match="internal: _pack_float32 takes float32"):
         _core._pack_float32(q, 12)
-    with pytest.raises(ValueError, match="internal: _unpack takes"):
-        _core._unpack(np.zeros(3, np.int32))
+    with pytest.raises(TypeError, match="p must have dtype uint32 or uint64"):
+        jm.unpack_quats(np.zeros(3, np.dtype(">u4")))  # byte-swapped codes are refused, not misread
 
 
 def test_zero_length():
