@@ -3,7 +3,7 @@ import numpy as np
 
 from . import _core
 from ._arrays import _float_array
-from ._records import JOINT_MAT, JOINT_QUAT
+from ._records import JOINT_MAT, JOINT_QUAT, checked_joints
 
 
 def checked_parents(parents, n_joints):
@@ -34,9 +34,7 @@ def forward_kinematics(joints, parents):
     Returns a JOINT_MAT array of the same shape: world[..., j] = world[..., parents[j]] * local
     (compose_mats of joints_to_mats), a root's world transform being its local one.
     """
-    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
-        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
-        raise TypeError(f"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    checked_joints(joints)
     if joints.ndim < 1:
         raise ValueError("joints must have shape (..., J): one record per joint on the last axis")
     n_joints = joints.shape[-1]
@@ -107,9 +105,7 @@ def resample_joints(joints, frame_time, fps):
     """
     from ._interp import slerp  # the interpolation family builds on this module's records
 
-    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
-        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
-        raise TypeError(f"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    checked_joints(joints)
     if joints.ndim != 2:
         raise ValueError(f"joints must have shape (frames, joints), got shape {joints.shape}")
     index, fraction = resample_times(joints.shape[0], frame_time, fps)

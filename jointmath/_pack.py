@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _core, reference
 from ._arrays import _float_array
-from ._records import JOINT_QUAT
+from ._records import JOINT_QUAT, checked_joints
 
 #: A packed joint, 16 bytes: ``q`` uint32 (the 32-bit code of pack_quats, bits=10) and
 #: ``t`` float32[3] (the translation).
@@ -15,14 +15,13 @@ PACKED_JOINT = np.dtype([("q", np.uint32), ("t", np.float32, (3,))])
 #: A packed joint with the 64-bit code (bits=20), 20 bytes: ``q`` uint64, ``t`` float32[3].
 PACKED_JOINT64 = np.dtype([("q", np.uint64), ("t", np.float32, (3,))])
 
-_CODE_DTYPES = {10: np.dtype(np.uint32), 20: np.dtype(np.uint64)}
 _PACKED_JOINTS = {10: PACKED_JOINT, 20: PACKED_JOINT64}
 
 
 def _checked_bits(bits):
     if type(bits) is int and (bits == 10 or bits == 20):
         return bits
-    if isinstance(bits, np.integer) and int(bits) in _CODE_DTYPES:
+    if isinstance(bits, np.integer) and int(bits) in (10, 20):
         return int(bits)
     raise ValueError(f"bits must be 10 (uint32 codes) or 20 (uint64 codes), got {bits!r}")
 
@@ -96,9 +95,7 @@ def pack_joints(joints, bits=10):
     bits=20. The rotation is packed as by pack_quats (same errors for zero or non-finite q);
     the translation is kept exactly.
     """
-    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
-        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
-        raise TypeError(f"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    checked_joints(joints)
     bits = _checked_bits(bits)
     packed = np.empty(joints.shape, _PACKED_JOINTS[bits])
     packed["q"] = pack_quats(joints["q"], bits)

@@ -30,3 +30,11 @@ def make_joints(q, t=None):
             raise ValueError(f"t must have shape {q.shape[:-1] + (3,)}, got shape {t.shape}")
         joints["t"][..., :3] = t
     return joints
+
+
+def checked_joints(joints, name="joints"):
+    """`joints` itself if it is an ndarray of dtype JOINT_QUAT, else a TypeError naming `name`."""
+    if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
+        got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
+        raise TypeError(f"{name} must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")
+    return joints
