@@ -42,8 +42,19 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
     return v_fmadd(ax, bx, v_fmadd(ay, by, v_fmadd(az, bz, v_mul(aw, bw))));
 }
 
+/* Up to GROUPS groups of JM_W records are interpolated together (see joints_blocks). */
+#define GROUPS 2
+
+/* EACH(statement): the statement for every group g < groups. The math below does each step for
+   all groups before the next step: the groups' dependency chains (dot product, rsqrt, two
+   polynomials, ~150 cycles) then sit in the instruction window together and overlap. */
+#define EACH(statement)                   \
+    for (int g = 0; g < groups; g++) {    \
+        statement;                        \
+    }
+
 /*
- * slerp_weights: w0, w1 with slerp(a, b, t) = w0 a + w1 b for unit quaternions a, b at
+ * slerp_weights: per group, w0, w1 with slerp(a, b, t) = w0 a + w1 b for unit quaternions a, b at
  * dot product d, t in [0, 1]. The seed's transformed formula, rearranged so that the weights
  * are the lerp weights times factors near 1 (their rounding errors stay small):
  *
@@ -59,48 +70,53 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
  * lerp weights 1 - t and t. sin^2 is kept away from zero before the rsqrt so that no lane
  * computes 0 * inf. Antipodal inputs are parallel after the sign flip.
  */
-JM_INLINE void slerp_weights(vf d, vf t, vf *w0, vf *w1) {
+JM_INLINE void slerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w1) {
     const vf one = v_set1(1.0f);
-    vf sign = v_and(d, v_set1(-0.0f));
-    vf c = v_min(one, v_abs(d));
-    vf one_minus_c = v_sub(one, c);
-    vf sin2 = v_mul(one_minus_c, v_add(one, c));
-    vf a = v_mul(one_minus_c, v_rsqrt_fine(v_max(sin2, v_set1(1e-30f))));
-    vf a2 = v_mul(a, a);
-    vf atan_ratio = atanc_0_1(a2);
-    vf omega = v_mul(v_add(a, a), atan_ratio);
-    vf k = v_fmadd(atan_ratio, a2, atan_ratio);
-    vf one_minus_t = v_sub(one, t);
-    vf t_omega = v_mul(t, omega), rest_omega = v_mul(one_minus_t, omega);
-    *w0 = v_mul(v_mul(one_minus_t, k), sinc_0_half_pi(v_mul(rest_omega, rest_omega)));
-    *w1 = v_xor(v_mul(v_mul(t, k), sinc_0_half_pi(v_mul(t_omega, t_omega))), sign);
+    vf one_minus_t[GROUPS], sign[GROUPS], c[GROUPS], one_minus_c[GROUPS], sin2[GROUPS], a[GROUPS], a2[GROUPS];
+    vf atan_ratio[GROUPS], omega[GROUPS], k[GROUPS], t_omega[GROUPS], rest_omega[GROUPS];
+    EACH(one_minus_t[g] = v_sub(one, t[g]));
+    EACH(sign[g] = v_and(d[g], v_set1(-0.0f)));
+    EACH(c[g] = v_min(one, v_abs(d[g])));
+    EACH(one_minus_c[g] = v_sub(one, c[g]));
+    EACH(sin2[g] = v_mul(one_minus_c[g], v_add(one, c[g])));
+    EACH(a[g] = v_mul(one_minus_c[g], v_rsqrt_fine(v_max(sin2[g], v_set1(1e-30f)))));
+    EACH(a2[g] = v_mul(a[g], a[g]));
+    EACH(atan_ratio[g] = atanc_0_1(a2[g]));
+    EACH(omega[g] = v_mul(v_add(a[g], a[g]), atan_ratio[g]));
+    EACH(k[g] = v_fmadd(atan_ratio[g], a2[g], atan_ratio[g]));
+    EACH(t_omega[g] = v_mul(t[g], omega[g]));
+    EACH(rest_omega[g] = v_mul(one_minus_t[g], omega[g]));
+    EACH(w0[g] = v_mul(v_mul(one_minus_t[g], k[g]), sinc_0_half_pi(v_mul(rest_omega[g], rest_omega[g]))));
+    EACH(w1[g] = v_xor(v_mul(v_mul(t[g], k[g]), sinc_0_half_pi(v_mul(t_omega[g], t_omega[g]))), sign[g]));
 }
 
 /*
  * nlerp: normalize((1 - t) a +- t b), the sign of the dot product (shortest arc). The sum has
  * squared norm >= (1 - t)^2 + t^2 >= 1/2 for unit inputs, so the normalisation is safe.
  */
-JM_INLINE void nlerp_weights(vf d, vf t, vf *w0, vf *w1) {
-    *w0 = v_sub(v_set1(1.0f), t);
-    *w1 = v_xor(t, v_and(d, v_set1(-0.0f)));
+JM_INLINE void nlerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w1) {
+    EACH(w0[g] = v_sub(v_set1(1.0f), t[g]));
+    EACH(w1[g] = v_xor(t[g], v_and(d[g], v_set1(-0.0f))));
 }
 
 enum { SLERP, NLERP };
 
-/* out = interp(a, b, t) on the four component vectors of JM_W quaternions. */
-JM_INLINE void blend_lanes(int mode, vf t, const vf a[4], const vf b[4], vf out[4]) {
-    vf d = dot4(a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
-    vf w0, w1;
+/* out[g] = interp(a[g], b[g], t[g]) on the four component vectors of JM_W quaternions, g < groups. */
+JM_INLINE void blend_lanes(int mode, int groups, const vf *t, vf a[][4], vf b[][4], vf out[][4]) {
+    vf d[GROUPS], w0[GROUPS], w1[GROUPS];
+    EACH(d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
     if (mode == SLERP)
-        slerp_weights(d, t, &w0, &w1);
+        slerp_weights(groups, d, t, w0, w1);
     else
-        nlerp_weights(d, t, &w0, &w1);
+        nlerp_weights(groups, d, t, w0, w1);
     for (int k = 0; k < 4; k++)
-        out[k] = v_fmadd(w1, b[k], v_mul(w0, a[k]));
+        EACH(out[g][k] = v_fmadd(w1[g], b[g][k], v_mul(w0[g], a[g][k])));
     if (mode == NLERP) {
-        vf inv_norm = v_rsqrt_fine(dot4(out[0], out[1], out[2], out[3], out[0], out[1], out[2], out[3]));
+        vf inv_norm[GROUPS];
+        EACH(inv_norm[g] = v_rsqrt_fine(dot4(out[g][0], out[g][1], out[g][2], out[g][3], out[g][0], out[g][1],
+                                             out[g][2], out[g][3])));
         for (int k = 0; k < 4; k++)
-            out[k] = v_mul(out[k], inv_norm);
+            EACH(out[g][k] = v_mul(out[g][k], inv_norm[g]));
     }
 }
 
@@ -112,11 +128,6 @@ JM_INLINE void blend_lanes(int mode, vf t, const vf a[4], const vf b[4], vf out[
  * x + idx[g * JM_W + i] * stride, for x = a, b, out. Every load happens before the first store,
  * so out may be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
  */
-#define GROUPS 2
-/* Scattered (indexed) records on AVX-512: the 16 lane addresses of a second group cost more
-   (registers) than its overlap gains; measured faster with one group. */
-#define INDEXED_GROUPS (JM_ISA == JM_ISA_AVX512 ? 1 : GROUPS)
-
 JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
                              char *o, ptrdiff_t os, const intptr_t *restrict idx, vf t) {
     /* restrict: the stores to o never change the index, so it is not re-read after each */
@@ -130,8 +141,8 @@ JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, 
         for (int k = 0; k < JM_OCT_RAW; k++) /* the translations (and on some paths q, replaced below) */
             ra[g].v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra[g].v[k]));
     }
-    for (int g = 0; g < groups; g++)
-        blend_lanes(mode, t, qa[g], qb[g], q[g]);
+    const vf ts[GROUPS] = {t, t};
+    blend_lanes(mode, groups, ts, qa, qb, q);
     for (int g = 0; g < groups; g++)
         v_store_octs(GROUP_ARGS(o, os, g), q[g], &ra[g]);
 #undef GROUP_ARGS
@@ -218,13 +229,13 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         if (!index) /* tells the compiler which branch of JM_REC runs */
             __builtin_unreachable();
         const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-        const size_t step = INDEXED_GROUPS * JM_W;
+        const size_t step = GROUPS * JM_W;
         size_t k = 0;
         if (as == rec && bs == rec && os == rec) /* contiguous: the offsets are shifts of the index */
             for (; k + step <= n_index; k += step)
-                joints_blocks(mode, INDEXED_GROUPS, fa, rec, fb, rec, fo, rec, index + k, tv);
+                joints_blocks(mode, GROUPS, fa, rec, fb, rec, fo, rec, index + k, tv);
         for (; k + step <= n_index; k += step)
-            joints_blocks(mode, INDEXED_GROUPS, fa, as, fb, bs, fo, os, index + k, tv);
+            joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, tv);
         for (; k + JM_W <= n_index; k += JM_W)
             joints_blocks(mode, 1, fa, as, fb, bs, fo, os, index + k, tv);
         if (k < n_index) {
@@ -261,8 +272,8 @@ JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, c
         v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
         v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
     }
+    blend_lanes(mode, groups, tv, qa, qb, q);
     for (int g = 0; g < groups; g++) {
-        blend_lanes(mode, tv[g], qa[g], qb[g], q[g]);
         vmask at_start = m_not(v_gt(tv[g], v_set1(0.0f))), at_end = v_ge(tv[g], v_set1(1.0f));
         for (int k = 0; k < 4; k++)
             q[g][k] = v_select(at_start, qa[g][k], v_select(at_end, qb[g][k], q[g][k]));
