@@ -6,6 +6,12 @@ atanc_0_1:      atan(a) / a = 1 + s Q(s), s = a^2, a in [0, 1]
 Both are minimax fits in RELATIVE error (the slerp weights multiply them, so relative error is
 what reaches the result), by Lawson's iteratively reweighted least squares in float64. The
 coefficients are rounded to float32 and the float32 evaluation is checked on a dense grid.
+
+FIXED_T_FIT (the slerp with one t for every lane): the weight sin(t w) / sin(w), w in [0, pi/2],
+as sum_k c_k(t) u^k with u = 2 cos(w) - 1 and c_k(t) = t sum_j A[k][j] t^(2j): a minimax fit in
+ABSOLUTE error (the weight multiplies a unit quaternion) over a grid of t and u, by the same
+reweighting. The c_k are computed in float64 per call and rounded to float32; the float32
+evaluation (Horner's scheme, as the kernel) is checked on a dense grid.
 """
 import numpy as np
 
@@ -35,6 +41,54 @@ def float32_error(x, f, c):
     return np.abs(value / f - 1).max()
 
 
+FIXED_T_TERMS, FIXED_T_T_TERMS = 9, 5  # powers of u; odd powers of t
+
+
+def slerp_weight(t, u):
+    """sin(t w) / sin(w) for cos(w) = (u + 1) / 2 (t at w = 0)."""
+    w = np.arccos((u + 1) / 2)
+    s = np.sin(w)
+    return np.where(s < 1e-9, t, np.sin(t * w) / np.where(s < 1e-9, 1, s))
+
+
+def fixed_t_coefficients(table, t):
+    """c_k(t) for k < FIXED_T_TERMS, in float64."""
+    return np.array([t * np.polynomial.polynomial.polyval(t * t, row) for row in table])
+
+
+def horner32(c, u):
+    """The kernel's evaluation (Horner's scheme) in float32, without fused multiply-adds."""
+    c = c.astype(np.float32)
+    p = np.full_like(u, c[-1])
+    for ck in c[-2::-1]:
+        p = p * u + ck
+    return p
+
+
+def fit_fixed_t(iterations=200):
+    u = np.cos(np.linspace(0, np.pi, 301))
+    t = np.linspace(0, 1, 101)
+    uu, tt = (a.ravel() for a in np.meshgrid(u, t))
+    basis = np.stack([tt ** (2 * j + 1) * uu ** k for k in range(FIXED_T_TERMS) for j in range(FIXED_T_T_TERMS)], 1)
+    f = slerp_weight(tt, uu)
+    weights = np.full(len(f), 1.0 / len(f))
+    for _ in range(iterations):
+        root = np.sqrt(weights)
+        c = np.linalg.lstsq(basis * root[:, None], f * root, rcond=None)[0]
+        residual = np.abs(basis @ c - f)
+        weights *= residual
+        weights /= weights.sum()
+    table = c.reshape(FIXED_T_TERMS, FIXED_T_T_TERMS)
+    dense_u = np.linspace(-1, 1, 20001)
+    worst64 = worst32 = 0.0
+    for ti in np.linspace(0, 1, 257):
+        exact = slerp_weight(ti, dense_u)
+        ck = fixed_t_coefficients(table, ti)
+        worst64 = max(worst64, np.abs(np.polynomial.polynomial.polyval(dense_u, ck) - exact).max())
+        worst32 = max(worst32, np.abs(horner32(ck, dense_u.astype(np.float32)) - exact).max())
+    return table, worst64, worst32
+
+
 def main():
     for name, top, func, degree in [("sinc_0_half_pi", np.pi / 2, np.sin, 4), ("atanc_0_1", 1.0, np.arctan, 8)]:
         x = np.linspace(1e-4, top, 200001)
@@ -43,6 +97,10 @@ def main():
         print(f"{name}: degree {2 * degree + 1}, relative error {err:.2g} in float64, "
               f"{float32_error(x, f, c):.2g} evaluated in float32")
         print("  highest first:", ", ".join(f"{np.float32(v)!r}"[11:-1] + "f" for v in c[::-1]))
+    table, err64, err32 = fit_fixed_t()
+    print(f"FIXED_T_FIT: abs error {err64:.2g} in float64, {err32:.2g} evaluated in float32")
+    for row in table:
+        print("    {" + ", ".join(f"{v:.17g}" for v in row) + "},")
 
 
 if __name__ == "__main__":

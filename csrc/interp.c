@@ -2,13 +2,15 @@
  * interp.c - slerp and nlerp between joint records and between quaternion arrays.
  *
  * Compiled once per ISA (see simd.h); each block interpolates JM_W records at once, one record
- * per vector lane. Quaternions are (x, y, z, w). The angle comes from the seed's transformed
- * formula (no acos, no division): sin and cos of the angle from the dot product, the angle
- * from a polynomial arctangent, the weights from a polynomial sine and a reciprocal square
- * root estimate refined by one Newton-Raphson step with its second-order term (v_rsqrt_fine).
- * The polynomial coefficients are minimax fits in
- * relative error made by benchmarks/fit_interp_polys.py; the accuracy figures below were
- * measured by benchmarks/interp_accuracy.py on every path.
+ * per vector lane. Quaternions are (x, y, z, w). Two slerps:
+ *  - one t for every lane (joint lists, slerp with a scalar t): the weights are polynomials in
+ *    the dot product whose coefficients are computed from t once per call (fixed_t_weights);
+ *  - a t per lane: the seed's transformed formula (no acos, no division): sin and cos of the
+ *    angle from the dot product, the angle from a polynomial arctangent, the weights from a
+ *    polynomial sine and a reciprocal square root estimate refined by one Newton-Raphson step
+ *    with its second-order term (v_rsqrt_fine).
+ * All polynomial coefficients are minimax fits made by benchmarks/fit_interp_polys.py; the
+ * accuracy figures below were measured by benchmarks/interp_accuracy.py on every path.
  */
 #include "jointmath.h"
 #include "simd.h"
@@ -91,6 +93,68 @@ JM_INLINE void slerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w
 }
 
 /*
+ * The slerp with one t for every lane (joint lists, scalar t): no angle at all. The weight
+ * sin(t w) / sin(w), w in [0, pi/2] the angle to the nearer of b and -b, is a polynomial in
+ * u = 2 cos(w) - 1 in [-1, 1] whose coefficients depend on t only:
+ *
+ *   sin(t w) / sin(w) = sum_k c_k(t) u^k (k < 9),   c_k(t) = t sum_j FIXED_T_FIT[k][j] t^(2j)
+ *
+ * a minimax fit in absolute error over t in [0, 1] and w in [0, pi/2] made by
+ * benchmarks/fit_interp_polys.py: 3.0e-8 in float64, 1.0e-7 evaluated in float32 with the
+ * coefficients computed once per call. The lanes evaluate two such polynomials (for 1 - t and
+ * t) by Horner's scheme: about the work of nlerp's normalisation. Parallel and antipodal pairs
+ * are no special case (u = 1 gives the lerp weights within the fit error).
+ */
+#define FIXED_T_TERMS 9
+static const double FIXED_T_FIT[FIXED_T_TERMS][5] = {
+    {1.2091996030985857, -0.22100597682611317, 0.012117930016249034, -0.0003162156445560161, 4.6739672176961497e-06},
+    {-0.26359938676670236, 0.29187116326789619, -0.029365666437440673, 0.0011164204821093055, -2.2694359336380472e-05},
+    {0.069732086098537718, -0.092430265918114068, 0.024172951931177487, -0.0015184559373989538, 4.3322342866720688e-05},
+    {-0.019847072332592024, 0.028168714341987283, -0.0093138506907268197, 0.0010277082936669788, -3.4450767555631823e-05},
+    {0.0058690852446952428, -0.0086301256197360461, 0.0031671617851133623, -0.00041742061179861762, 1.3250146645395119e-05},
+    {-0.0017380030627078811, 0.0026126124441923251, -0.0010320552227990232, 0.00018133702168024845, -2.5852914615456145e-05},
+    {0.00052680793662619296, -0.00080838739310196822, 0.0003539914391822477, -0.00010181350530472837, 2.6208324159469111e-05},
+    {-0.00021359635368725551, 0.00032919774616820588, -0.00013344594460166752, 1.2136010218910555e-05, 6.7841880268584778e-06},
+    {7.056485111238784e-05, -0.00010705986431962299, 3.2994241489745447e-05, 1.6357586266916201e-05, -1.1239938998098529e-05},
+};
+
+typedef struct {
+    float t;
+    float w0[FIXED_T_TERMS], w1[FIXED_T_TERMS]; /* c_k(1 - t), c_k(t) */
+} fixed_t;
+
+static void fixed_t_weight_coefficients(double t, float c[FIXED_T_TERMS]) {
+    for (int k = 0; k < FIXED_T_TERMS; k++) {
+        const double *row = FIXED_T_FIT[k];
+        double t2 = t * t;
+        c[k] = (float)(t * (row[0] + t2 * (row[1] + t2 * (row[2] + t2 * (row[3] + t2 * row[4]))))); 
+    }
+}
+
+static fixed_t fixed_t_for(float t) {
+    fixed_t f;
+    f.t = t;
+    fixed_t_weight_coefficients(1.0 - (double)t, f.w0);
+    fixed_t_weight_coefficients((double)t, f.w1);
+    return f;
+}
+
+JM_INLINE vf fixed_t_weight(const float c[FIXED_T_TERMS], vf u) {
+    vf p = v_set1(c[FIXED_T_TERMS - 1]);
+    for (int k = FIXED_T_TERMS - 2; k >= 0; k--)
+        p = v_fmadd(p, u, v_set1(c[k]));
+    return p;
+}
+
+JM_INLINE void fixed_t_weights(int groups, const vf *d, const fixed_t *ft, vf *w0, vf *w1) {
+    const vf one = v_set1(1.0f);
+    vf u[GROUPS];
+    EACH(u[g] = v_fmadd(v_set1(2.0f), v_min(one, v_abs(d[g])), v_set1(-1.0f)));
+    EACH(w0[g] = fixed_t_weight(ft->w0, u[g]));
+    EACH(w1[g] = v_xor(fixed_t_weight(ft->w1, u[g]), v_and(d[g], v_set1(-0.0f))));
+}
+
+/*
  * nlerp: normalize((1 - t) a +- t b), the sign of the dot product (shortest arc). The sum has
  * squared norm >= (1 - t)^2 + t^2 >= 1/2 for unit inputs, so the normalisation is safe.
  */
@@ -99,14 +163,17 @@ JM_INLINE void nlerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w
     EACH(w1[g] = v_xor(t[g], v_and(d[g], v_set1(-0.0f))));
 }
 
-enum { SLERP, NLERP };
+enum { SLERP, SLERP_FIXED_T, NLERP };
 
-/* out[g] = interp(a[g], b[g], t[g]) on the four component vectors of JM_W quaternions, g < groups. */
-JM_INLINE void blend_lanes(int mode, int groups, const vf *t, vf a[][4], vf b[][4], vf out[][4]) {
+/* out[g] = interp(a[g], b[g], t[g]) on the four component vectors of JM_W quaternions, g < groups
+   (SLERP_FIXED_T: t is ft->t, the same in every lane). */
+JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4]) {
     vf d[GROUPS], w0[GROUPS], w1[GROUPS];
     EACH(d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
     if (mode == SLERP)
         slerp_weights(groups, d, t, w0, w1);
+    else if (mode == SLERP_FIXED_T)
+        fixed_t_weights(groups, d, ft, w0, w1);
     else
         nlerp_weights(groups, d, t, w0, w1);
     for (int k = 0; k < 4; k++)
@@ -129,11 +196,11 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, vf a[][4], vf b[][
  * so out may be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
  */
 JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
-                             char *o, ptrdiff_t os, const intptr_t *restrict idx, vf t) {
+                             char *o, ptrdiff_t os, const intptr_t *restrict idx, const fixed_t *ft) {
     /* restrict: the stores to o never change the index, so it is not re-read after each */
     vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4];
     voct ra[GROUPS], rb;
-    const vf one_minus_t = v_sub(v_set1(1.0f), t);
+    const vf t = v_set1(ft->t), one_minus_t = v_sub(v_set1(1.0f), t);
 #define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
     for (int g = 0; g < groups; g++) {
         v_load_octs(GROUP_ARGS(a, as, g), qa[g], &ra[g]);
@@ -142,7 +209,7 @@ JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, 
             ra[g].v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra[g].v[k]));
     }
     const vf ts[GROUPS] = {t, t};
-    blend_lanes(mode, groups, ts, qa, qb, q);
+    blend_lanes(mode, groups, ts, ft, qa, qb, q);
     for (int g = 0; g < groups; g++)
         v_store_octs(GROUP_ARGS(o, os, g), q[g], &ra[g]);
 #undef GROUP_ARGS
@@ -181,25 +248,25 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
             copy_records(b, bs, o, os, n);
         return;
     }
-    const vf tv = v_set1(t);
+    const fixed_t ft = fixed_t_for(t);
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const size_t step = GROUPS * JM_W;
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) /* contiguous: constant offsets free the registers */
         for (; i + step <= n; i += step)
             joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec,
-                          o + (ptrdiff_t)i * rec, rec, NULL, tv);
+                          o + (ptrdiff_t)i * rec, rec, NULL, &ft);
     for (; i + step <= n; i += step)
         joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os,
-                      NULL, tv);
+                      NULL, &ft);
     for (; i + JM_W <= n; i += JM_W)
         joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL,
-                      tv);
+                      &ft);
     if (i < n) {
         intptr_t idx[JM_W];
         tail_index(NULL, n - i, idx);
         joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, idx,
-                      tv);
+                      &ft);
     }
 }
 
@@ -212,7 +279,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
-    const vf tv = v_set1(t);
+    const fixed_t ft = fixed_t_for(t);
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
@@ -233,15 +300,15 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         size_t k = 0;
         if (as == rec && bs == rec && os == rec) /* contiguous: the offsets are shifts of the index */
             for (; k + step <= n_index; k += step)
-                joints_blocks(mode, GROUPS, fa, rec, fb, rec, fo, rec, index + k, tv);
+                joints_blocks(mode, GROUPS, fa, rec, fb, rec, fo, rec, index + k, &ft);
         for (; k + step <= n_index; k += step)
-            joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, tv);
+            joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, &ft);
         for (; k + JM_W <= n_index; k += JM_W)
-            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, index + k, tv);
+            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, index + k, &ft);
         if (k < n_index) {
             intptr_t idx[JM_W];
             tail_index(index + k, n_index - k, idx);
-            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, idx, tv);
+            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, idx, &ft);
         }
     }
 }
@@ -260,11 +327,13 @@ JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
 
 /*
  * `groups` blocks of float[4] quaternions with per-element t (two side by side, as for joint
- * records): t = 0 gives a exactly, t = 1 gives b exactly (not -b: the same rotation), every
- * other t the interpolation. Lanes and loads-before-stores as in joints_blocks.
+ * records; SLERP_FIXED_T: one t for all, ft): t = 0 gives a exactly, t = 1 gives b exactly (not
+ * -b: the same rotation), every other t the interpolation. Lanes and loads-before-stores as in
+ * joints_blocks.
  */
 JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
-                            const char *t, ptrdiff_t ts, char *o, ptrdiff_t os, const intptr_t *restrict idx) {
+                            const char *t, ptrdiff_t ts, const fixed_t *ft, char *o, ptrdiff_t os,
+                            const intptr_t *restrict idx) {
     vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS];
 #define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
     for (int g = 0; g < groups; g++) {
@@ -272,7 +341,7 @@ JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, c
         v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
         v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
     }
-    blend_lanes(mode, groups, tv, qa, qb, q);
+    blend_lanes(mode, groups, tv, ft, qa, qb, q);
     for (int g = 0; g < groups; g++) {
         vmask at_start = m_not(v_gt(tv[g], v_set1(0.0f))), at_end = v_ge(tv[g], v_set1(1.0f));
         for (int k = 0; k < 4; k++)
@@ -283,20 +352,33 @@ JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, c
 #undef GROUP_ARGS
 }
 
-JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
-                           ptrdiff_t ts, char *o, ptrdiff_t os, size_t n) {
+JM_INLINE void quats_run(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
+                         ptrdiff_t ts, const fixed_t *ft, char *o, ptrdiff_t os, size_t n) {
     size_t i = 0;
     for (; i + GROUPS * JM_W <= n; i += GROUPS * JM_W)
-        quats_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+        quats_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts, ft,
                      o + (ptrdiff_t)i * os, os, NULL);
     for (; i + JM_W <= n; i += JM_W)
-        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts, ft,
                      o + (ptrdiff_t)i * os, os, NULL);
     if (i < n) {
         intptr_t idx[JM_W];
         tail_index(NULL, n - i, idx);
-        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+        quats_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts, ft,
                      o + (ptrdiff_t)i * os, os, idx);
+    }
+}
+
+/* A slerp with one t for all (ts = 0) uses the fixed-t weights. */
+JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
+                           ptrdiff_t ts, char *o, ptrdiff_t os, size_t n) {
+    if (mode == SLERP && !ts) {
+        float t0;
+        memcpy(&t0, t, sizeof t0);
+        const fixed_t ft = fixed_t_for(t0);
+        quats_run(SLERP_FIXED_T, a, as, b, bs, t, ts, &ft, o, os, n);
+    } else {
+        quats_run(mode, a, as, b, bs, t, ts, NULL, o, os, n);
     }
 }
 
@@ -312,7 +394,7 @@ JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b,
  */
 void JM_FN(jm_slerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os,
                             size_t n, float t) {
-    blend_joints(SLERP, a, as, b, bs, out, os, n, t);
+    blend_joints(SLERP_FIXED_T, a, as, b, bs, out, os, n, t);
 }
 
 /*
@@ -330,7 +412,7 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
 void JM_FN(jm_slerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
-    blend_joints_indexed(SLERP, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
+    blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 
 /* jm_lerp_joints on the joints at `index` of every frame, the others copied. */

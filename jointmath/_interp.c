@@ -255,11 +255,32 @@ static int separate_or_same(PyArrayObject *in, PyArrayObject *out) {
     return !jm_may_overlap(in, out) || (PyArray_BYTES(in) == PyArray_BYTES(out) && PyArray_SIZE(in) == PyArray_SIZE(out));
 }
 
+/* Every fraction in [0, 1] (NaN refused), else a ValueError naming the first one outside. */
+static int check_fractions(PyArrayObject *t) {
+    const float *v = (const float *)PyArray_DATA(t);
+    const npy_intp n = PyArray_SIZE(t);
+    int inside = 1;
+    for (npy_intp i = 0; i < n; i++)
+        inside &= v[i] >= 0.0f && v[i] <= 1.0f;
+    if (inside)
+        return 0;
+    for (npy_intp i = 0; i < n; i++)
+        if (!(v[i] >= 0.0f && v[i] <= 1.0f)) {
+            PyObject *f = PyFloat_FromDouble(v[i]);
+            if (f)
+                PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
+            Py_XDECREF(f);
+            break;
+        }
+    return -1;
+}
+
 /*
  * _blend_float32(kernel_name, q0, q1, t, out): kernel "slerp" or "nlerp" from float32 q0, q1
- * (C-contiguous, 1 or n quaternions) and t (C-contiguous float32, 1 or n values) into out
- * (C-contiguous, n quaternions). jointmath/_interp.py checks and broadcasts the arguments
- * first; the checks here only make a wrong internal call fail loudly.
+ * (C-contiguous, 1 or n quaternions) and t (C-contiguous float32, 1 or n values, checked to be
+ * in [0, 1]) into out (C-contiguous float32, n quaternions; through a temporary when it
+ * overlaps an input other than record for record). jointmath/_interp.py checks and broadcasts
+ * the arguments first; the layout checks here only make a wrong internal call fail loudly.
  */
 static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     (void)self;
@@ -278,17 +299,30 @@ static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     const npy_intp n = PyArray_SIZE(out) / 4;
     const ptrdiff_t s0 = broadcast_stride(q0, n, 4), s1 = broadcast_stride(q1, n, 4), ts = broadcast_stride(t, n, 1);
     if (PyArray_TYPE(out) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out) ||
-        PyArray_SIZE(out) % 4 || s0 < 0 || s1 < 0 || ts < 0 || !separate_or_same(q0, out) ||
-        !separate_or_same(q1, out) || !separate_or_same(t, out))
+        PyArray_SIZE(out) % 4 || s0 < 0 || s1 < 0 || ts < 0)
         return PyErr_Format(PyExc_ValueError, "_blend_float32: q0, q1, t and out must be C-contiguous float32 arrays "
-                                              "of 1 or n records each, out separate from the inputs");
+                                              "of 1 or n records each, out writeable");
+    if (check_fractions(t) < 0)
+        return NULL;
+    PyArrayObject *dst = out;
+    if (!separate_or_same(q0, out) || !separate_or_same(q1, out) || !separate_or_same(t, out)) {
+        dst = (PyArrayObject *)PyArray_NewLikeArray(out, NPY_CORDER, NULL, 0);
+        if (!dst)
+            return NULL;
+    }
     if (n) {
         const int release = n >= GIL_RELEASE_MIN_RECORDS;
         PyThreadState *saved = release ? PyEval_SaveThread() : NULL;
-        kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(out), 16,
+        kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(dst), 16,
                (size_t)n);
         if (release)
             PyEval_RestoreThread(saved);
+    }
+    if (dst != out) {
+        int copied = PyArray_CopyInto(out, dst);
+        Py_DECREF(dst);
+        if (copied < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }

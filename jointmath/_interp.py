@@ -6,15 +6,18 @@ from . import _core, reference
 from ._arrays import _checked_out, _float_array
 
 
-def _fractions(t):
-    """t as an array of real numbers in [0, 1] (TypeError / ValueError naming t otherwise)."""
-    if isinstance(t, (float, int)) and not isinstance(t, bool) and 0 <= t <= 1:  # the quick common case
+def _fractions(t, check_range):
+    """t as an array of real numbers (TypeError naming t otherwise); with check_range also in
+    [0, 1] (ValueError). The float32 kernels check the range themselves, after rounding."""
+    if isinstance(t, (float, int)) and not isinstance(t, bool):  # the quick common case
+        if not 0 <= t <= 1:
+            raise ValueError(f"t must be in [0, 1], got {t!r}")
         return np.asarray(t, np.float64)
     arr = np.asarray(t)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"t must be a float in [0, 1] or an array of them, got {type(t).__name__} "
                         f"(dtype {arr.dtype})")
-    if arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # min / max are NaN if any value is
+    if check_range and arr.size and not (arr.min() >= 0 and arr.max() <= 1):  # NaN fails both
         outside = ~((arr >= 0) & (arr <= 1))
         raise ValueError(f"t must be in [0, 1], got {arr[outside].flat[0].item()!r}")
     return arr
@@ -29,18 +32,12 @@ def _operand(a, shape, record_size):
     return np.ascontiguousarray(np.broadcast_to(a, shape))
 
 
-def _writes_safely(out, a):
-    """out may be written while a is read: separate memory, or exactly the same elements."""
-    return not np.may_share_memory(out, a) or (
-        out.__array_interface__["data"][0] == a.__array_interface__["data"][0] and out.nbytes == a.nbytes)
-
-
 def _blend(kernel, reference_func, q0, q1, t, out):
     q0 = _float_array(q0, "q0", (4,))
     q1 = _float_array(q1, "q1", (4,))
     if q1.dtype != q0.dtype:
         raise TypeError(f"q1 must have the dtype of q0 ({q0.dtype}), got dtype {q1.dtype}")
-    t = _fractions(t)
+    t = _fractions(t, q0.dtype == np.float64)
     try:
         lead = q0.shape[:-1]
         if q1.shape[:-1] != lead or t.shape not in ((), lead):  # (broadcast_shapes costs microseconds)
@@ -54,8 +51,8 @@ def _blend(kernel, reference_func, q0, q1, t, out):
         result = reference_func(q0, q1, t)  # NumPy broadcasting gives `shape`
     else:
         a, b, tt = _operand(q0, shape, 4), _operand(q1, shape, 4), _operand(t, lead, 1)
-        direct = out is not None and out.flags.c_contiguous and all(_writes_safely(out, x) for x in (a, b, tt))
-        result = out if direct else np.empty(shape, np.float32)
+        # the kernel checks t and goes through a temporary if out overlaps an input
+        result = out if out is not None and out.flags.c_contiguous else np.empty(shape, np.float32)
         _core._blend_float32(kernel, a, b, tt, result)
     if out is None:
         return result
