@@ -74,8 +74,10 @@ def slerp(q0, q1, t, out=None):
     Returns slerp(q0, q1, t) along the shortest arc (q1 negated where q0 . q1 < 0); t = 0 gives
     q0 and t = 1 gives q1 exactly, element by element. Nearly parallel pairs fall back to lerp;
     identical and antipodal pairs never give NaN. float32 runs the SIMD kernel: max abs
-    component error <= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for unit inputs;
-    float64 computes in float64 (jointmath.reference.slerp).
+    component error <= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for unit inputs
+    (a scalar t uses the faster fixed-t weights of slerp_joints, an array of t the per-element
+    formula: the two agree within that bound, not bit for bit); float64 computes in float64
+    (jointmath.reference.slerp).
 
     Raises TypeError for non-arrays, non-float dtypes or mixed dtypes, ValueError for shapes
     that are not (..., 4) or do not broadcast, t outside [0, 1] or NaN, and bad ``out``.
