@@ -58,12 +58,41 @@ def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
 
 
 def test_dask_local_cluster_matches(once, tmp_path):
+    """One 2-worker cluster on 127.0.0.1: the command's results match the single-process run,
+    a Clip loaded on a worker comes back whole (it pickles), and the workers run with
+    WORKER_ENVIRON (the glibc settings the scale-out speed depends on)."""
     pytest.importorskip("dask.distributed")
+    from dask.distributed import Client
+
+    from jointmath.__main__ import WORKER_ENVIRON, local_cluster, run_dask, run_local
+
     files = [_job.sample_path(), os.path.join(DATA, "Boxing_Toes.bvh")]
-    from jointmath.__main__ import run_dask, run_local
     local = run_local(files, 10, None, None)
-    remote = run_dask(files, 10, None, None, "local")
+    with local_cluster() as cluster:
+        remote = run_dask(files, 10, None, None, cluster.scheduler_address)
+        with Client(cluster) as client:
+            assert len(client.scheduler_info()["workers"]) == 2
+            environs = client.run(lambda: {k: os.environ.get(k) for k in WORKER_ENVIRON})
+            clip = client.submit(bvh.load, _job.sample_path(), pure=False).result()
     for a, b in zip(local, remote):
         for key in ("frames", "joints", "angle_error_max", "angle_error_mean",
                     "end_effector_error_max", "compression_ratio"):
             assert a[key] == b[key]
+    assert all(env == {k: str(v) for k, v in WORKER_ENVIRON.items()} for env in environs.values())
+    expected = bvh.load(_job.sample_path())
+    assert clip.names == expected.names and clip.frame_time == expected.frame_time
+    np.testing.assert_array_equal(clip.joints, expected.joints)
+    np.testing.assert_array_equal(clip.parents, expected.parents)
+
+
+def test_dask_option_of_the_command(once, tmp_path, capsys):
+    """--dask local: the report's results are those of the single-process command."""
+    pytest.importorskip("dask.distributed")
+    reports = []
+    for extra in ([], ["--dask", "local"]):
+        out = tmp_path / ("dask" if extra else "single")
+        assert main([_job.sample_path(), "--out", str(out), *extra]) == 0
+        reports.append(json.loads((out / "report.json").read_text())["clips"])
+    capsys.readouterr()
+    for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio"):
+        assert reports[0][0][key] == reports[1][0][key]
