@@ -34,8 +34,10 @@ def process_clip(clip, bits=10, fps=None):
 
     The dict holds frames, joints, seconds and frames per second per stage, the compression
     ratio (JOINT_QUAT bytes / packed bytes), per-joint max and mean rotation angle error of
-    packing (radians, vs the float64 reference quaternions) and the max / mean end-effector
-    position error after forward kinematics (clip units).
+    packing (radians, vs the float64 reference quaternions), the max / mean end-effector
+    position error of the unpacked clip after forward kinematics and the max end-effector error
+    of forward_kinematics itself on the original clip (clip units, both against
+    jointmath.reference.forward_kinematics in float64).
     """
     times = {}
 
@@ -61,8 +63,9 @@ def process_clip(clip, bits=10, fps=None):
     angle = reference.angle_between(unpacked["q"], joints["q"].astype(np.float64))
     world_back = forward_kinematics(unpacked, clip.parents)
     ends = _end_effectors(clip.parents)
-    position = np.linalg.norm(world_back["m"][..., ends, :, 3].astype(np.float64)
-                              - world["m"][..., ends, :, 3], axis=-1)
+    expected = reference.forward_kinematics(joints, clip.parents)["m"][..., ends, :, 3]
+    position = np.linalg.norm(world_back["m"][..., ends, :, 3] - expected, axis=-1)
+    kinematics = np.linalg.norm(world["m"][..., ends, :, 3] - expected, axis=-1)
     times["check"] = time.perf_counter() - start
     n_frames = joints.shape[0]
     result = {
@@ -77,6 +80,7 @@ def process_clip(clip, bits=10, fps=None):
         "angle_error_mean": [float(x) for x in angle.mean(axis=0)],
         "end_effector_error_max": float(position.max()) if position.size else 0.0,
         "end_effector_error_mean": float(position.mean()) if position.size else 0.0,
+        "forward_kinematics_error_max": float(kinematics.max()) if kinematics.size else 0.0,
         "names": list(clip.names),
     }
     return result, packed, clip

@@ -4,6 +4,7 @@ processes, and the kernels themselves are tested per path in the family test fil
 import json
 import os
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -42,14 +43,21 @@ def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
     (data / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     out = tmp_path / "out"
     assert main([str(data), "--out", str(out), "--bits", "20"]) == 1
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
     assert "FAILED" in text and "broken.bvh" in text
+    assert "3/3" in captured.err  # the tqdm bar (test extra), on stderr
+    assert (out / "errors.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # matplotlib (test extra)
     report = json.loads((out / "report.json").read_text())
     assert len(report["clips"]) == 2 and len(report["failed"]) == 1
     for r in report["clips"]:
         assert r["compression_ratio"] > 1
         assert len(r["angle_error_max"]) == r["joints"]
         assert max(r["angle_error_max"]) < 1e-3
+        # positions in cm over a skeleton of ~100 cm: packing moves the hands by millimetres,
+        # the float32 kinematics itself by far less
+        assert 0 < r["end_effector_error_max"] < 2.0
+        assert 0 <= r["forward_kinematics_error_max"] < 1e-3
         assert set(r["seconds"]) >= {"load", "continuity", "forward_kinematics", "pack", "unpack", "check"}
     clip = jointmath.load_packed(out / "01_01.npz")
     original = bvh.load(os.path.join(DATA, "01_01.bvh"))
@@ -96,3 +104,52 @@ def test_dask_option_of_the_command(once, tmp_path, capsys):
     capsys.readouterr()
     for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio"):
         assert reports[0][0][key] == reports[1][0][key]
+
+
+def continuous_in_chunks(q):
+    """make_continuous over a dask array chunked along frames (axis 0): each chunk is aligned to
+    the last frame of the one before it through `prev` (the README's recipe)."""
+    import dask
+    import dask.array as da
+
+    blocks, prev = [], None
+    for block, rows in zip(q.to_delayed().ravel(), q.chunks[0]):
+        fixed = dask.delayed(jointmath.make_continuous)(block, 0, prev)
+        blocks.append(da.from_delayed(fixed, (rows,) + q.shape[1:], q.dtype))
+        prev = fixed[-1]
+    return da.concatenate(blocks)
+
+
+def test_array_functions_inside_dask_array(once):
+    """(frames, joints, 4) quaternions chunked along frames: map_blocks with the array functions
+    and the chunked make_continuous give exactly the one-shot results, with read-only chunks."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((20_000, 31, 4))
+    q = (q / np.linalg.norm(q, axis=-1, keepdims=True)).astype(np.float32)
+    q *= np.where(rng.random((20_000, 31, 1)) < 0.3, -1, 1).astype(np.float32)  # exporter sign noise
+    q.flags.writeable = False
+    lazy = da.from_array(q, chunks=(3_000, 31, 4))
+    mats = lazy.map_blocks(jointmath.quat_to_matrix, drop_axis=2, new_axis=[2, 3],
+                           chunks=lazy.chunks[:2] + ((3,), (3,)), dtype=np.float32)
+    continuous = continuous_in_chunks(lazy)
+    with_scheduler = {"scheduler": "threads"}
+    np.testing.assert_array_equal(mats.compute(**with_scheduler), jointmath.quat_to_matrix(q))
+    whole = jointmath.make_continuous(q, 0)
+    np.testing.assert_array_equal(continuous.compute(**with_scheduler), whole)
+    # without prev the chunk boundaries would break: the recipe is what makes it right
+    naive = lazy.map_blocks(jointmath.make_continuous, 0, dtype=np.float32).compute(**with_scheduler)
+    assert not np.array_equal(naive, whole)
+
+
+def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
+    """Both are optional: a note instead of the plot, no bar, the rest of the output as usual."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    out = tmp_path / "out"
+    assert main([_job.sample_path(), _job.sample_path(), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "note: matplotlib is not installed, no plot written" in captured.out
+    assert "2/2" not in captured.err
+    assert not (out / "errors.png").exists() and (out / "report.json").exists()
