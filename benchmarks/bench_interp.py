@@ -9,7 +9,7 @@ import numpy as np
 import jointmath as jm
 from jointmath import _core
 
-from timing import median_seconds, per_isa, print_table, start
+from timing import median_ratio, median_seconds, per_isa, print_table, start
 
 try:
     from scipy.spatial.transform import Rotation
@@ -70,12 +70,18 @@ def bench_joints(n, rng):
         print(f", {d[SCIPY] / slerp_best:.0f}x faster than scipy's route on prebuilt Rotations "
               f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")
     print()
+    print("  ratios below: medians of 31 rounds, the two calls timed back to back in each round")
     print("  (indexed: every second joint still lies in every 64-byte cache line of the lists, so where the full "
           "slerp runs at the copy's speed the indexed one moves the same memory)")
+    before = jm.isa()
     for isa in jm.available_isas():
-        full = d[f"slerp_joints {isa}"]
-        print(f"  {isa}: slerp / nlerp {full / d[f'lerp_joints {isa}']:.2f}, indexed every second joint / full "
-              f"{d[f'slerp_joints index=::2 {isa}'] / full:.2f} (out=joints: {d[f'  same, out=joints {isa}'] / full:.2f})")
+        _core._set_isa(isa)
+        full = lambda: jm.slerp_joints(joints, blend, T, out=out)  # noqa: E731
+        print(f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out)):.2f}, "
+              f"indexed every second joint / full "
+              f"{median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out), full):.2f} "
+              f"(out=joints: {median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=every_second, out=in_place), full):.2f})")
+    _core._set_isa(before)
 
 
 def bench_arrays(n, rng):

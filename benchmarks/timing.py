@@ -10,25 +10,37 @@ import jointmath
 from jointmath import _core
 
 
-def median_seconds(func, min_time=0.2, repeats=15):
-    """Median wall time of one call of func(), over `repeats` batches lasting >= min_time/repeats."""
+def _batch(func, seconds):
+    """Calls per batch so that a batch of func() lasts >= seconds (func warmed up first)."""
     func()  # warm up (page faults, caches)
     number = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(number):
             func()
-        elapsed = time.perf_counter() - t0
-        if elapsed >= min_time / repeats:
-            break
+        if time.perf_counter() - t0 >= seconds:
+            return number
         number *= 2
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            func()
-        samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+
+
+def _time_batch(func, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        func()
+    return (time.perf_counter() - t0) / number
+
+
+def median_seconds(func, min_time=0.2, repeats=15):
+    """Median wall time of one call of func(), over `repeats` batches lasting >= min_time/repeats."""
+    number = _batch(func, min_time / repeats)
+    return statistics.median(_time_batch(func, number) for _ in range(repeats))
+
+
+def median_ratio(numerator, denominator, min_time=0.4, rounds=31):
+    """Median over rounds of time(numerator()) / time(denominator()), the two timed back to back
+    in every round: a slow spell of a shared machine then slows both sides of the ratio."""
+    n_num, n_den = _batch(numerator, min_time / rounds / 2), _batch(denominator, min_time / rounds / 2)
+    return statistics.median(_time_batch(numerator, n_num) / _time_batch(denominator, n_den) for _ in range(rounds))
 
 
 def per_isa(func):

@@ -209,6 +209,22 @@ def test_index_selects_joints_in_every_frame(rng):
             np.testing.assert_array_equal(out[:, rest], joints[:, rest])
 
 
+@pytest.mark.parametrize("kind", ["every second", "sorted subset", "shuffled", "last joints", "strided out"])
+def test_index_over_many_blocks(rng, kind):
+    """Frames of many blocks, several kinds of index, a fresh or strided out: the selected joints
+    as without index, the others copied bit for bit."""
+    frames, n = 3, 301
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    idx = {"every second": np.arange(0, n, 2), "sorted subset": np.sort(rng.choice(n, 170, replace=False)),
+           "shuffled": rng.permutation(n)[:170], "last joints": np.arange(n - 40, n),
+           "strided out": np.arange(1, n, 3)}[kind]
+    out = np.zeros((frames, 2 * n), jm.JOINT_QUAT)[:, ::2] if kind == "strided out" else None
+    result = jm.slerp_joints(joints, blend, 0.35, index=idx, out=out)
+    np.testing.assert_array_equal(result[:, idx], jm.slerp_joints(joints[:, idx], blend[:, idx], 0.35))
+    rest = np.setdiff1d(np.arange(n), idx)
+    np.testing.assert_array_equal(result[:, rest], joints[:, rest])
+
+
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
 def test_index_in_place_like_the_seed(rng, n):
     joints, blend = random_joints(rng, n), random_joints(rng, n)
