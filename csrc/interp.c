@@ -44,7 +44,7 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
     return v_fmadd(ax, bx, v_fmadd(ay, by, v_fmadd(az, bz, v_mul(aw, bw))));
 }
 
-/* Up to GROUPS groups of JM_W records are interpolated together (see joints_blocks). */
+/* Up to GROUPS groups of JM_W quaternions are interpolated together (see quats_blocks). */
 #define GROUPS 2
 
 /* EACH(statement): the statement for every group g < groups. The math below does each step for
@@ -191,31 +191,25 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
 }
 
 /*
- * Up to GROUPS groups of JM_W joint records, interpolated together: one group's dependency
- * chain (dot product, rsqrt, two polynomials, ~150 cycles) is too long for the CPU to overlap
- * with the next on its own, so two independent groups are computed side by side.
- * Group g's lane i is the record at x + (g * JM_W + i) * stride, or with an index at
- * x + idx[g * JM_W + i] * stride, for x = a, b, out. Every load happens before the first store,
- * so out may be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
+ * One block of JM_W joint records: lane i is the record at x + i * stride, or with an index at
+ * x + idx[i] * stride, for x = a, b, out. Every load happens before the first store, so out may
+ * be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
+ * One block at a time, unlike the quaternion arrays' two groups: the fixed-t math is short, and
+ * the records' raw vectors of a second block would not fit the registers (on AVX-512, 2 x 16
+ * live vectors: the spills made the indexed blocks ~15 % slower, measured).
  */
-JM_INLINE void joints_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
-                             char *o, ptrdiff_t os, const intptr_t *restrict idx, const fixed_t *ft) {
+JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
+                            ptrdiff_t os, const intptr_t *restrict idx, const fixed_t *ft) {
     /* restrict: the stores to o never change the index, so it is not re-read after each */
-    vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4];
-    voct ra[GROUPS], rb;
+    vf qa[1][4], qb[1][4], q[1][4];
+    voct ra, rb;
     const vf t = v_set1(ft->t), one_minus_t = v_sub(v_set1(1.0f), t);
-#define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
-    for (int g = 0; g < groups; g++) {
-        v_load_octs(GROUP_ARGS(a, as, g), qa[g], &ra[g]);
-        v_load_octs(GROUP_ARGS(b, bs, g), qb[g], &rb);
-        for (int k = 0; k < JM_OCT_RAW; k++) /* the translations (and on some paths q, replaced below) */
-            ra[g].v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra[g].v[k]));
-    }
-    const vf ts[GROUPS] = {t, t};
-    blend_lanes(mode, groups, ts, ft, qa, qb, q);
-    for (int g = 0; g < groups; g++)
-        v_store_octs(GROUP_ARGS(o, os, g), q[g], &ra[g]);
-#undef GROUP_ARGS
+    v_load_octs(a, as, idx, qa[0], &ra);
+    v_load_octs(b, bs, idx, qb[0], &rb);
+    for (int k = 0; k < JM_OCT_RAW; k++) /* the translations (and on some paths q, replaced below) */
+        ra.v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra.v[k]));
+    blend_lanes(mode, 1, &t, ft, qa, qb, q);
+    v_store_octs(o, os, idx, q[0], &ra);
 }
 
 /* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same. */
@@ -253,23 +247,17 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     }
     const fixed_t ft = fixed_t_for(t);
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    const size_t step = GROUPS * JM_W;
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) /* contiguous: constant offsets free the registers */
-        for (; i + step <= n; i += step)
-            joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec,
-                          o + (ptrdiff_t)i * rec, rec, NULL, &ft);
-    for (; i + step <= n; i += step)
-        joints_blocks(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os,
-                      NULL, &ft);
+        for (; i + JM_W <= n; i += JM_W)
+            joints_block(mode, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec, o + (ptrdiff_t)i * rec, rec,
+                         NULL, &ft);
     for (; i + JM_W <= n; i += JM_W)
-        joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL,
-                      &ft);
+        joints_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL, &ft);
     if (i < n) {
         intptr_t idx[JM_W];
         tail_index(NULL, n - i, idx);
-        joints_blocks(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, idx,
-                      &ft);
+        joints_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, idx, &ft);
     }
 }
 
@@ -299,19 +287,16 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         if (!index) /* tells the compiler which branch of JM_REC runs */
             __builtin_unreachable();
         const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-        const size_t step = GROUPS * JM_W;
         size_t k = 0;
         if (as == rec && bs == rec && os == rec) /* contiguous: the offsets are shifts of the index */
-            for (; k + step <= n_index; k += step)
-                joints_blocks(mode, GROUPS, fa, rec, fb, rec, fo, rec, index + k, &ft);
-        for (; k + step <= n_index; k += step)
-            joints_blocks(mode, GROUPS, fa, as, fb, bs, fo, os, index + k, &ft);
+            for (; k + JM_W <= n_index; k += JM_W)
+                joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
         for (; k + JM_W <= n_index; k += JM_W)
-            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, index + k, &ft);
+            joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
         if (k < n_index) {
             intptr_t idx[JM_W];
             tail_index(index + k, n_index - k, idx);
-            joints_blocks(mode, 1, fa, as, fb, bs, fo, os, idx, &ft);
+            joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
         }
     }
 }
@@ -329,10 +314,11 @@ JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
 }
 
 /*
- * `groups` blocks of float[4] quaternions with per-element t (two side by side, as for joint
- * records; SLERP_FIXED_T: one t for all, ft): t = 0 gives a exactly, t = 1 gives b exactly (not
- * -b: the same rotation), every other t the interpolation. Lanes and loads-before-stores as in
- * joints_blocks.
+ * `groups` blocks of float[4] quaternions with per-element t (SLERP_FIXED_T: one t for all,
+ * ft): t = 0 gives a exactly, t = 1 gives b exactly (not -b: the same rotation), every other t
+ * the interpolation. Two blocks side by side: one block's dependency chain (dot product, rsqrt,
+ * two polynomials, ~150 cycles) is too long for the CPU to overlap with the next on its own.
+ * Lanes and loads-before-stores as in joints_block.
  */
 JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
                             const char *t, ptrdiff_t ts, const fixed_t *ft, char *o, ptrdiff_t os,
