@@ -71,8 +71,8 @@ def bench_joints(n, rng):
               f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")
     print()
     print("  ratios below: medians of 31 rounds, the two calls timed back to back in each round")
-    print("  (indexed: every second joint still lies in every 64-byte cache line of the lists, so where the full "
-          "slerp runs at the copy's speed the indexed one moves the same memory)")
+    print("  (indexed with a separate out= also copies the unselected joints; every second joint still lies in "
+          "every 64-byte cache line of the lists)")
     before = jm.isa()
     for isa in jm.available_isas():
         _core._set_isa(isa)
