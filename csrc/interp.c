@@ -212,16 +212,32 @@ JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b
     v_store_octs(o, os, idx, q[0], &ra);
 }
 
-/* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same. */
-static void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+/* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same.
+   Short runs (the gaps of an index) move record by record, inline: no call per run. */
+JM_INLINE void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     if (src == dst && ss == ds)
         return;
-    if (ss == (ptrdiff_t)sizeof(jm_joint_quat) && ds == ss) {
+    if (n >= 8 && ss == rec && ds == rec) {
         memcpy(dst, src, n * sizeof(jm_joint_quat));
         return;
     }
     for (size_t i = 0; i < n; i++)
         memcpy(dst + (ptrdiff_t)i * ds, src + (ptrdiff_t)i * ss, sizeof(jm_joint_quat));
+}
+
+/*
+ * The records of a frame from position *next up to index[m - 1], except index[0..m) itself
+ * (strictly increasing), from a to o; *next moves past index[m - 1]. Called block by block, the
+ * unselected records are copied while their cache lines are loaded for the selected ones.
+ */
+JM_INLINE void copy_gaps(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, const intptr_t *index, size_t m,
+                         size_t *next) {
+    for (size_t k = 0; k < m; k++) {
+        const size_t end = (size_t)index[k];
+        copy_records(a + (ptrdiff_t)*next * as, as, o + (ptrdiff_t)*next * os, os, end - *next);
+        *next = end + 1;
+    }
 }
 
 /*
@@ -264,40 +280,54 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
 /*
  * Indexed: n_frames frames of n_joints records (frame f of array x starts at x + f * n_joints
  * * stride); in every frame the joints at index[0..n_index) are interpolated, the others are
- * copied from a (nothing to copy when o is a). index holds distinct positions < n_joints; the
- * selected records are read through the index, never copied to a temporary.
+ * copied from a (nothing to copy when o is a). index is strictly increasing within
+ * [0, n_joints) (jm_index_increasing); the selected records are read through the index, never
+ * copied to a temporary.
  */
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
     const fixed_t ft = fixed_t_for(t);
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
-        copy_records(fa, as, fo, os, n_joints);
-        if (t <= 0.0f)
-            continue;
-        if (t >= 1.0f) {
-            for (size_t k = 0; k < n_index; k++)
-                memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
+        size_t next = 0; /* the frame's records before `next` are done */
+        if (t <= 0.0f || !n_index) {
+            copy_records(fa, as, fo, os, n_joints);
             continue;
         }
-        if (!n_index)
-            continue;
         if (!index) /* tells the compiler which branch of JM_REC runs */
             __builtin_unreachable();
-        const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-        size_t k = 0;
-        if (as == rec && bs == rec && os == rec) /* contiguous: the offsets are shifts of the index */
-            for (; k + JM_W <= n_index; k += JM_W)
-                joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
-        for (; k + JM_W <= n_index; k += JM_W)
-            joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
-        if (k < n_index) {
-            intptr_t idx[JM_W];
-            tail_index(index + k, n_index - k, idx);
-            joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
+        if (t >= 1.0f) {
+            if (!in_place)
+                copy_gaps(fa, as, fo, os, index, n_index, &next);
+            for (size_t k = 0; k < n_index; k++)
+                memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
+        } else {
+            size_t k = 0;
+            if (contiguous) /* the offsets are shifts of the index */
+                for (; k + JM_W <= n_index; k += JM_W) {
+                    if (!in_place)
+                        copy_gaps(fa, rec, fo, rec, index + k, JM_W, &next);
+                    joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
+                }
+            for (; k + JM_W <= n_index; k += JM_W) {
+                if (!in_place)
+                    copy_gaps(fa, as, fo, os, index + k, JM_W, &next);
+                joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
+            }
+            if (k < n_index) {
+                intptr_t idx[JM_W];
+                tail_index(index + k, n_index - k, idx);
+                if (!in_place)
+                    copy_gaps(fa, as, fo, os, index + k, n_index - k, &next);
+                joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
+            }
         }
+        if (!in_place)
+            copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }
 
@@ -428,6 +458,20 @@ void JM_FN(jm_slerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
 void JM_FN(jm_nlerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t, ptrdiff_t ts,
                            char *out, ptrdiff_t os, size_t n) {
     blend_quats(NLERP, a, as, b, bs, t, ts, out, os, n);
+}
+
+/*
+ * jm_index_increasing: 1 when index[0..n) is strictly increasing within [0, n_joints) (what the
+ * indexed kernels above require; the usual index of partial-body blending), else 0. It runs on
+ * every indexed call, so it is branch-free and vectorises on the SIMD paths.
+ */
+int JM_FN(jm_index_increasing)(const intptr_t *index, size_t n, size_t n_joints) {
+    if (!n)
+        return 1;
+    int bad = index[0] < 0 || (size_t)index[n - 1] >= n_joints;
+    for (size_t k = 1; k < n; k++)
+        bad |= index[k] <= index[k - 1];
+    return !bad;
 }
 
 #if JM_ISA == JM_ISA_SCALAR

@@ -60,10 +60,14 @@ typedef void (*jm_binary_kernel)(const char *a, ptrdiff_t a_stride, const char *
 typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                                 ptrdiff_t out_stride, size_t n, float t);
 
-/* The same on the joints index[0..n_index) of n_frames frames of n_joints records each. */
+/* The same on the joints index[0..n_index) of n_frames frames of n_joints records each; index
+   strictly increasing within [0, n_joints) (checked by a jm_index_kernel). */
 typedef void (*jm_blend_indexed_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
                                         char *out, ptrdiff_t out_stride, size_t n_frames, size_t n_joints,
                                         const intptr_t *index, size_t n_index, float t);
+
+/* 1 when index[0..n) is strictly increasing within [0, n_joints), else 0. */
+typedef int (*jm_index_kernel)(const intptr_t *index, size_t n, size_t n_joints);
 
 /* float[4] quaternions a, b -> out with a float32 fraction per element (t_stride 0: one for all). */
 typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
@@ -91,6 +95,7 @@ typedef struct {
     jm_blend_kernel lerp_joints;
     jm_blend_indexed_kernel slerp_joints_indexed;
     jm_blend_indexed_kernel lerp_joints_indexed;
+    jm_index_kernel index_increasing;
     jm_quat_blend_kernel slerp_quats;
     jm_quat_blend_kernel nlerp_quats;
     jm_euler_kernel euler_to_quats;
@@ -117,6 +122,7 @@ typedef struct {
                                        size_t, size_t, const intptr_t *, size_t, float);         \
     void jm_lerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,   \
                                       size_t, size_t, const intptr_t *, size_t, float);          \
+    int jm_index_increasing_##isa(const intptr_t *, size_t, size_t);                             \
     void jm_slerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \

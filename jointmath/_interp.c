@@ -33,9 +33,13 @@ static int parse_fraction(PyObject *obj, float *t) {
 
 /*
  * index: a 1-D array (or sequence) of distinct integer positions in [0, n_joints), as a
- * C-contiguous intp array (new reference). An empty sequence of any dtype is accepted.
+ * C-contiguous, strictly increasing intp array (new reference; sorted when it came in another
+ * order: the kernels need that, and which joints are selected does not depend on the order).
+ * private_copy: never the caller's array itself (a kernel that runs without the GIL must not
+ * read an index another thread may change after the check). An empty sequence of any dtype is
+ * accepted.
  */
-static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints) {
+static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, int private_copy) {
     if (joints_ndim == 0) {
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
         return NULL;
@@ -59,18 +63,19 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
         Py_DECREF(raw);
         return NULL;
     }
-    PyArrayObject *idx = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
-                                                          NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
-    Py_DECREF(raw);
-    if (!idx)
-        return NULL;
+    PyArrayObject *idx = raw; /* an aligned, contiguous intp array is used as it is */
+    if (private_copy || PyArray_TYPE(raw) != NPY_INTP || !PyArray_IS_C_CONTIGUOUS(raw) || !PyArray_ISALIGNED(raw)) {
+        idx = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
+                                               NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST |
+                                                   (private_copy ? NPY_ARRAY_ENSURECOPY : 0));
+        Py_DECREF(raw);
+        if (!idx)
+            return NULL;
+    }
     const npy_intp *v = (const npy_intp *)PyArray_DATA(idx), m = PyArray_SIZE(idx);
-    /* the usual index is strictly increasing: then its ends bound it and nothing repeats */
-    int increasing = 1;
-    for (npy_intp k = 1; k < m; k++)
-        increasing &= v[k] > v[k - 1];
-    if (increasing && (!m || (v[0] >= 0 && v[m - 1] < n_joints)))
+    if (jm_active->index_increasing((const intptr_t *)v, (size_t)m, (size_t)n_joints))
         return idx;
+    /* another order, or a bad value: find the first bad value, else sort */
     unsigned char *seen = PyMem_Calloc((size_t)n_joints + 1, 1);
     if (!seen) {
         Py_DECREF(idx);
@@ -88,10 +93,20 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
         }
         seen[v[k]] = 1;
     }
+    PyArrayObject *sorted = NULL;
+    if (!PyErr_Occurred()) {
+        npy_intp dim = m;
+        sorted = (PyArrayObject *)PyArray_SimpleNew(1, &dim, NPY_INTP);
+        if (sorted) {
+            npy_intp *w = (npy_intp *)PyArray_DATA(sorted);
+            for (npy_intp j = 0; j < n_joints; j++)
+                if (seen[j])
+                    *w++ = j;
+        }
+    }
     PyMem_Free(seen);
-    if (PyErr_Occurred())
-        Py_CLEAR(idx);
-    return idx;
+    Py_DECREF(idx);
+    return sorted;
 }
 
 /* The same records in the same places (both are runs of equal length). */
@@ -131,7 +146,9 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
     if (parse_fraction(slots[2], &t) < 0)
         goto done;
     const npy_intp n_joints = ndim ? shape[ndim - 1] : 1;
-    if (index_obj && !(idx = parse_index(index_obj, ndim, n_joints)))
+    const size_t n = (size_t)PyArray_SIZE(a);
+    const int release = n >= GIL_RELEASE_MIN_RECORDS;
+    if (index_obj && !(idx = parse_index(index_obj, ndim, n_joints, release)))
         goto done;
     if (out_obj && jm_check_out(out_obj, descr, "jointmath.JOINT_QUAT", ndim, shape) < 0)
         goto done;
@@ -159,8 +176,6 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         jm_as_record_run(dst, &o_base, &o_stride);
     }
 
-    const size_t n = (size_t)PyArray_SIZE(a);
-    const int release = n >= GIL_RELEASE_MIN_RECORDS;
     PyThreadState *saved = release ? PyEval_SaveThread() : NULL;
     if (!n) {
         /* nothing to do */

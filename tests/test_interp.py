@@ -209,7 +209,8 @@ def test_index_selects_joints_in_every_frame(rng):
             np.testing.assert_array_equal(out[:, rest], joints[:, rest])
 
 
-@pytest.mark.parametrize("kind", ["every second", "sorted subset", "shuffled", "last joints", "strided out"])
+@pytest.mark.parametrize("kind", ["every second", "sorted subset", "shuffled", "last joints", "runs and long gaps",
+                                  "ends only", "strided out"])
 def test_index_over_many_blocks(rng, kind):
     """Frames of many blocks, several kinds of index, a fresh or strided out: the selected joints
     as without index, the others copied bit for bit."""
@@ -217,12 +218,39 @@ def test_index_over_many_blocks(rng, kind):
     joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
     idx = {"every second": np.arange(0, n, 2), "sorted subset": np.sort(rng.choice(n, 170, replace=False)),
            "shuffled": rng.permutation(n)[:170], "last joints": np.arange(n - 40, n),
+           "runs and long gaps": np.r_[0:20, 50:60, 200:201, 290:300], "ends only": np.array([0, n - 1]),
            "strided out": np.arange(1, n, 3)}[kind]
     out = np.zeros((frames, 2 * n), jm.JOINT_QUAT)[:, ::2] if kind == "strided out" else None
     result = jm.slerp_joints(joints, blend, 0.35, index=idx, out=out)
     np.testing.assert_array_equal(result[:, idx], jm.slerp_joints(joints[:, idx], blend[:, idx], 0.35))
     rest = np.setdiff1d(np.arange(n), idx)
     np.testing.assert_array_equal(result[:, rest], joints[:, rest])
+
+
+@pytest.mark.parametrize("where", [1, 2, 7, 8, 9, 16, 17, 150, 298, 299])
+def test_long_index_checked_everywhere(rng, where):
+    """A long index (the vectorised order and range check of every path) that goes wrong at one
+    position: a repeat or a value out of range is refused, a step back is a valid index in
+    another order and selects the same joints."""
+    n = 600
+    joints, blend = random_joints(rng, n), random_joints(rng, n)
+    good = np.arange(0, n, 2)[:300]
+    expected = jm.slerp_joints(joints, blend, 0.25, index=good)
+    repeated = good.copy()
+    repeated[where] = repeated[where - 1]
+    with pytest.raises(ValueError, match=f"index value {repeated[where]} appears more than once"):
+        jm.slerp_joints(joints, blend, 0.25, index=repeated)
+    for bad in (n, -2, np.iinfo(np.intp).max, np.iinfo(np.intp).min):
+        out_of_range = good.copy()
+        out_of_range[where] = bad
+        work = joints.copy()
+        with pytest.raises(ValueError, match=f"index value {bad} is out of range for {n} joints"):
+            jm.slerp_joints(work, blend, 0.25, index=out_of_range, out=work)
+        np.testing.assert_array_equal(work, joints)  # nothing written
+    swapped = good.copy()
+    swapped[[where - 1, where]] = swapped[[where, where - 1]]
+    np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.25, index=swapped), expected)
+    np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.25, index=good[::-1]), expected)
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
