@@ -212,13 +212,12 @@ JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b
     v_store_octs(o, os, idx, q[0], &ra);
 }
 
-/* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same.
-   Short runs (the gaps of an index) move record by record, inline: no call per run. */
-JM_INLINE void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+/* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same. */
+static void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     if (src == dst && ss == ds)
         return;
-    if (n >= 8 && ss == rec && ds == rec) {
+    if (ss == rec && ds == rec) {
         memcpy(dst, src, n * sizeof(jm_joint_quat));
         return;
     }
@@ -227,17 +226,21 @@ JM_INLINE void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t 
 }
 
 /*
- * The records of a frame from position *next up to index[m - 1], except index[0..m) itself
- * (strictly increasing), from a to o; *next moves past index[m - 1]. Called block by block, the
- * unselected records are copied while their cache lines are loaded for the selected ones.
+ * The records of a frame from position `next` up to index[m - 1], except index[0..m) itself
+ * (strictly increasing), from a to o; returns the position after index[m - 1] (the next
+ * `next`). Called block by block, the unselected records are copied while their cache lines
+ * are loaded for the selected ones.
  */
-JM_INLINE void copy_gaps(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, const intptr_t *index, size_t m,
-                         size_t *next) {
+JM_INLINE size_t copy_gaps(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, const intptr_t *index, size_t m,
+                           size_t next) {
+    /* record by record, no memcpy call: a call in the block loop would make every vector
+       register live across it go to the stack */
     for (size_t k = 0; k < m; k++) {
-        const size_t end = (size_t)index[k];
-        copy_records(a + (ptrdiff_t)*next * as, as, o + (ptrdiff_t)*next * os, os, end - *next);
-        *next = end + 1;
+        for (; next < (size_t)index[k]; next++)
+            memcpy(o + (ptrdiff_t)next * os, a + (ptrdiff_t)next * as, sizeof(jm_joint_quat));
+        next++;
     }
+    return next;
 }
 
 /*
@@ -302,7 +305,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
             __builtin_unreachable();
         if (t >= 1.0f) {
             if (!in_place)
-                copy_gaps(fa, as, fo, os, index, n_index, &next);
+                next = copy_gaps(fa, as, fo, os, index, n_index, next);
             for (size_t k = 0; k < n_index; k++)
                 memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
         } else {
@@ -310,19 +313,19 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
             if (contiguous) /* the offsets are shifts of the index */
                 for (; k + JM_W <= n_index; k += JM_W) {
                     if (!in_place)
-                        copy_gaps(fa, rec, fo, rec, index + k, JM_W, &next);
+                        next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);
                     joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
                 }
             for (; k + JM_W <= n_index; k += JM_W) {
                 if (!in_place)
-                    copy_gaps(fa, as, fo, os, index + k, JM_W, &next);
+                    next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);
                 joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
             }
             if (k < n_index) {
                 intptr_t idx[JM_W];
                 tail_index(index + k, n_index - k, idx);
                 if (!in_place)
-                    copy_gaps(fa, as, fo, os, index + k, n_index - k, &next);
+                    next = copy_gaps(fa, as, fo, os, index + k, n_index - k, next);
                 joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
             }
         }
