@@ -329,8 +329,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                 joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
             }
         }
-        if (!in_place)
-            copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
+        copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }
 
