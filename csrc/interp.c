@@ -212,6 +212,8 @@ JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b
     v_store_octs(o, os, idx, q[0], &ra);
 }
 
+_Static_assert(sizeof(jm_joint_quat) == 32, "joint records are copied with jm_copy_record32");
+
 /* n records (32 bytes each) from src to dst, strides in bytes; nothing when they are the same. */
 static void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
@@ -222,7 +224,7 @@ static void copy_records(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds,
         return;
     }
     for (size_t i = 0; i < n; i++)
-        memcpy(dst + (ptrdiff_t)i * ds, src + (ptrdiff_t)i * ss, sizeof(jm_joint_quat));
+        jm_copy_record32(dst + (ptrdiff_t)i * ds, src + (ptrdiff_t)i * ss);
 }
 
 /*
@@ -237,7 +239,7 @@ JM_INLINE size_t copy_gaps(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, c
        register live across it go to the stack */
     for (size_t k = 0; k < m; k++) {
         for (; next < (size_t)index[k]; next++)
-            memcpy(o + (ptrdiff_t)next * os, a + (ptrdiff_t)next * as, sizeof(jm_joint_quat));
+            jm_copy_record32(o + (ptrdiff_t)next * os, a + (ptrdiff_t)next * as);
         next++;
     }
     return next;
@@ -307,7 +309,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
             if (!in_place)
                 next = copy_gaps(fa, as, fo, os, index, n_index, next);
             for (size_t k = 0; k < n_index; k++)
-                memcpy(fo + index[k] * os, fb + index[k] * bs, sizeof(jm_joint_quat));
+                jm_copy_record32(fo + index[k] * os, fb + index[k] * bs);
         } else {
             size_t k = 0;
             if (contiguous) /* the offsets are shifts of the index */

@@ -443,7 +443,7 @@ JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *i
  * v_load_quads_idx) and the records in a raw form, JM_OCT_RAW vectors holding at least every
  * SECOND quad in a fixed lane-wise arrangement (on AVX-512 the whole records, read with full
  * 512-bit loads when they are contiguous: the transposition then costs 12 permutes per 16
- * records instead of 20 inserts and shuffles). Only lane-wise arithmetic between raw forms
+ * records instead of 20 inserts and shuffles; on AVX2 one 256-bit load per record). Only lane-wise arithmetic between raw forms
  * loaded the same way is meaningful. v_store_octs writes the records back: first quad from
  * head (transposed), second quad from raw. Records as in v_load_quads_idx (idx may be NULL).
  */
@@ -504,6 +504,30 @@ JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, c
         }
     }
 }
+#elif JM_ISA == JM_ISA_AVX2
+#define JM_OCT_RAW 4
+typedef struct { vf v[JM_OCT_RAW]; } voct; /* v[j]: the second quads of records j and j + 4 */
+
+/* one 256-bit load per record, records j and j + 4 split into quads by two 128-bit permutes
+   (16 loads and 16 inserts for 8 records one quad at a time: ~10 % slower, measured) */
+JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
+    for (int j = 0; j < 4; j++) {
+        __m256 lo = _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, j));
+        __m256 hi = _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, j + 4));
+        head[j] = _mm256_permute2f128_ps(lo, hi, 0x20);
+        raw->v[j] = _mm256_permute2f128_ps(lo, hi, 0x31);
+    }
+    jm_transpose_lanes(&head[0], &head[1], &head[2], &head[3]);
+}
+
+JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, const vf head[4], const voct *raw) {
+    vf q[4] = {head[0], head[1], head[2], head[3]};
+    jm_transpose_lanes(&q[0], &q[1], &q[2], &q[3]);
+    for (int j = 0; j < 4; j++) {
+        _mm256_storeu_ps((float *)JM_REC(base, stride, idx, j), _mm256_permute2f128_ps(q[j], raw->v[j], 0x20));
+        _mm256_storeu_ps((float *)JM_REC(base, stride, idx, j + 4), _mm256_permute2f128_ps(q[j], raw->v[j], 0x31));
+    }
+}
 #else
 #define JM_OCT_RAW 4
 typedef struct { vf v[JM_OCT_RAW]; } voct; /* the second quads, v_load_quads_lanewise */
@@ -518,6 +542,17 @@ JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, c
     v_store_quads_lanewise(base + 16, stride, idx, raw->v[0], raw->v[1], raw->v[2], raw->v[3]);
 }
 #endif
+
+/* jm_copy_record32: one 32-byte record from src to dst; with AVX a single 256-bit move (memcpy
+   of 32 bytes compiles to two 128-bit moves under the generic tuning: the indexed slerp's copy
+   of the unselected joints was ~10 % slower that way, measured). */
+JM_INLINE void jm_copy_record32(char *dst, const char *src) {
+#if JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512
+    _mm256_storeu_ps((float *)dst, _mm256_loadu_ps((const float *)src));
+#else
+    memcpy(dst, src, 32);
+#endif
+}
 
 /*
  * v_load_records / v_store_records: whole records of `quads` quads (1, 2 or 3: float[4],
