@@ -30,8 +30,9 @@ def isa_rows(prefix, func):
     return [(f"{prefix} {isa}", t) for isa, t in per_isa(func).items()]
 
 
-def best(rows, prefix):
-    return min(t for label, t in rows if label.startswith(prefix))
+def best_full(rows):
+    """(seconds, isa) of the fastest full slerp_joints row (not an indexed one)."""
+    return min((t, label.split()[1]) for label, t in rows if label.split()[0] == "slerp_joints" and len(label.split()) == 2)
 
 
 def bench_joints(n, rng):
@@ -62,8 +63,7 @@ def bench_joints(n, rng):
     print_table("joint lists (JOINT_QUAT), t = 0.3, out= given", n, rows, "slerp_joints scalar")
 
     d = dict(rows)
-    slerp_best = best(rows, "slerp_joints ")
-    best_isa = min((t, label) for label, t in rows if label.startswith("slerp_joints "))[1].split()[-1]
+    slerp_best, best_isa = best_full(rows)
     print(f"  best slerp_joints path ({best_isa}): {d['libm slerp (acos, sin), scalar'] / slerp_best:.1f}x faster "
           f"than the libm slerp, {slerp_best / copy_time:.2f}x the copy", end="")
     if Rotation is not None:
