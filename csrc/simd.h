@@ -444,8 +444,9 @@ JM_INLINE void v_store_quads_idx(char *base, ptrdiff_t stride, const intptr_t *i
  * SECOND quad in a fixed lane-wise arrangement (on AVX-512 the whole records, read with full
  * 512-bit loads when they are contiguous: the transposition then costs 12 permutes per 16
  * records instead of 20 inserts and shuffles; on AVX2 one 256-bit load per record). Only
- * lane-wise arithmetic between raw forms loaded the same way is meaningful. v_store_octs writes the records back: first quad from
- * head (transposed), second quad from raw. Records as in v_load_quads_idx (idx may be NULL).
+ * lane-wise arithmetic between raw forms loaded the same way is meaningful. v_store_octs writes
+ * the records back: first quad from head (transposed), second quad from raw. Records as in
+ * v_load_quads_idx (idx may be NULL).
  */
 #if JM_ISA == JM_ISA_AVX512
 #define JM_OCT_RAW 8
