@@ -227,6 +227,30 @@ def test_index_over_many_blocks(rng, kind):
     np.testing.assert_array_equal(result[:, rest], joints[:, rest])
 
 
+PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
+
+
+@pytest.mark.parametrize("n_index", [65, 68, 72, 80, 81, 20_000])
+def test_lists_beyond_the_prefetch_threshold(rng, n_index):
+    """Calls large enough for the kernels' software prefetch: index lengths at its edge on every
+    vector width (64 + 1, 4, 8, 16 entries) over many frames, and one long frame; full lists, in
+    place and with a separate out, against the float64 reference and the unindexed call."""
+    n_joints = max(100, 2 * n_index)
+    frames = -(-PREFETCH_MIN_RECORDS // n_joints)
+    joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
+    idx = np.sort(rng.choice(n_joints, n_index, replace=False)) if n_index < 100 else np.arange(0, n_joints, 2)
+    for func, ref_func, bound in ((jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
+                                  (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)):
+        full = func(joints, blend, 0.6)
+        assert np.abs(full["q"] - ref_func(joints, blend, np.float32(0.6))["q"]).max() <= bound
+        out = func(joints, blend, 0.6, index=idx)
+        np.testing.assert_array_equal(out[:, idx], full[:, idx])
+        np.testing.assert_array_equal(np.delete(out, idx, axis=1), np.delete(joints, idx, axis=1))
+        work = joints.copy()
+        func(work, blend, 0.6, index=idx, out=work)
+        np.testing.assert_array_equal(work, out)
+
+
 @pytest.mark.parametrize("where", [1, 2, 7, 8, 9, 16, 17, 150, 298, 299])
 def test_long_index_checked_everywhere(rng, where):
     """A long index (the vectorised order and range check of every path) that goes wrong at one
