@@ -268,9 +268,10 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * Software prefetch for lists beyond the L2 cache (PREFETCH_MIN_RECORDS records or more, 1 MB a
  * list): the records PREFETCH_AHEAD positions ahead of a block are requested from both inputs
  * while the block computes. The hardware prefetchers alone left the memory and the math of a
- * block largely serial (1,048,576 joints, avx2 on a Zen 1 EPYC: the full slerp 9.4 -> 7.6-8.4
- * ns/joint, the every-second-joint index in place 7.9 -> 5.8-6.6; no change at 1,024 joints,
- * where the branch skips it). Contiguous lists only; with an index, within a frame only.
+ * block largely serial (benchmarks/bench_interp.py before and after, 1,048,576 joints, avx2 on
+ * a first-generation Zen EPYC: the full slerp 8.9 -> 7.4 ns/joint, the every-second-joint index
+ * in place 8.9 -> 7.0; 1,024 joints skip it). Contiguous lists only; with an index, within a
+ * frame only.
  */
 #define PREFETCH_MIN_RECORDS 32768
 #define PREFETCH_AHEAD 64
@@ -451,8 +452,9 @@ JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b,
  * special case.
  * Accuracy, unit quaternions, float32, measured by benchmarks/interp_accuracy.py over 10^7
  * pairs (random pairs and one in ten nearly parallel or nearly antipodal at 1e-3 ... 1e-7, one
- * random t per 10,000 pairs), every path: max abs component error against a float64 slerp
- * 2.07e-7 (scalar, sse), 1.87e-7 (avx2, avx512); | |q| - 1 | <= 3.3e-7. The tests check 5e-7
+ * random t per 10,000 pairs): max abs component error against a float64 slerp 2.43e-7
+ * (scalar, sse), 2.20e-7 (avx2; avx512, which computes the same FMAs, was not run since the
+ * even/odd evaluation: no AVX-512 on that machine); | |q| - 1 | <= 3.3e-7. The tests check 5e-7
  * and 1e-6 on every path, on random, identical, antipodal, nearly parallel and orthogonal pairs.
  */
 void JM_FN(jm_slerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os,
