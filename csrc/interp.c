@@ -147,12 +147,13 @@ static fixed_t fixed_t_for(float t) {
  * rounding stays close to Horner's (float32 evaluation error 1.2e-7, plain Horner 1.0e-7, full
  * Estrin 1.7e-7; benchmarks/fit_interp_polys.py).
  */
-_Static_assert(FIXED_T_TERMS == 9, "fixed_t_weight splits exactly nine terms");
+_Static_assert(FIXED_T_TERMS % 2 == 1, "fixed_t_weight: the highest term is an even one");
 JM_INLINE vf fixed_t_weight(const float c[FIXED_T_TERMS], vf u) {
-    vf u2 = v_mul(u, u);
-    vf even = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(c[8]), u2, v_set1(c[6])), u2, v_set1(c[4])), u2, v_set1(c[2])),
-                      u2, v_set1(c[0]));
-    vf odd = v_fmadd(v_fmadd(v_fmadd(v_set1(c[7]), u2, v_set1(c[5])), u2, v_set1(c[3])), u2, v_set1(c[1]));
+    vf u2 = v_mul(u, u), even = v_set1(c[FIXED_T_TERMS - 1]), odd = v_set1(c[FIXED_T_TERMS - 2]);
+    for (int k = FIXED_T_TERMS - 3; k >= 0; k -= 2)
+        even = v_fmadd(even, u2, v_set1(c[k]));
+    for (int k = FIXED_T_TERMS - 4; k >= 1; k -= 2)
+        odd = v_fmadd(odd, u2, v_set1(c[k]));
     return v_fmadd(odd, u, even);
 }
 
