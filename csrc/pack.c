@@ -10,52 +10,92 @@
  *
  * The quaternion is divided by its largest component, which becomes +1 (so q and -q, the same
  * rotation, pack alike, and so does any non-zero multiple of q); each other component c is then
- * in [-1, 1] and stored as round((c + 1) * M / 2) with M = 2^bits - 1 = 1023, ties to even.
- * The 64-bit code (bits = 20) is the same with 20-bit fields: index in bits 61..60, the fields
- * in 59..40, 39..20, 19..0; bits 63..62 are zero (and ignored when unpacking).
+ * in [-1, 1] and stored mid-tread, so that 0 is a level:
  *
- * Decoding is centred: c = code * (2 / M) - 1, the index component is 1, and the result is
- * normalised. (Subtracting M/2 + 1/2 instead, as some decoders do, is biased by half a step.)
+ *   code = round(c * M) + M,  M = 2^(bits - 1) - 1 = 511  (codes 0 .. 1022; 1023 is never written)
  *
- * Every path rounds alike: the reciprocal of the largest component is an IEEE division and
- * the rest are single multiplies and adds (no FMA contraction, see setup.py), so all paths
- * produce bit-identical codes. Zero or non-finite quaternions are counted and reported (the
- * codes written for them are unspecified); every code decodes to a unit quaternion.
- * Accuracy over 10^7 random unit quaternions on every path (benchmarks/bench_pack.py
- * --accuracy): 32-bit worst |q . q'| 0.99999857, worst rotation error 0.19 degrees, mean 0.078;
- * 64-bit worst 1.95e-4 degrees, mean 7.7e-5; decoded norms within 1.6e-7 of 1.
+ * where round is to nearest, ties to even, of the exact real c * M of the float inputs. The
+ * 64-bit code (bits = 20, M = 524287) is the same with 20-bit fields: index in bits 61..60, the
+ * fields in 59..40, 39..20, 19..0; bits 63..62 are zero (and ignored when unpacking).
+ *
+ * Decoding: c = (code - M) / M, with the unwritten code 2^bits - 1 clamped to +1; the index
+ * component is 1 and the result is normalised. A component that was 0 comes back exactly 0
+ * (the identity quaternion round-trips exactly).
+ *
+ * Every path produces bit-identical codes because every code is exact (see quantize_field);
+ * the inputs may have any finite scale, denormals included. Zero or non-finite quaternions are
+ * counted and reported (the codes written for them are unspecified); every code decodes to a
+ * unit quaternion. Accuracy over 10^7 random unit quaternions on every path
+ * (benchmarks/bench_pack.py --accuracy): see ACCURACY below.
  */
 #include "jointmath.h"
 #include "simd.h"
 
 /*
- * The fields of JM_W quaternions: index of the largest |component| and the other three
- * quantised to [0, 2 * half_max]. Returns the lanes holding a zero or non-finite quaternion.
+ * One field exactly: round(v) + M, v = o * M / l rounded to nearest, ties to even, where l > 0 is
+ * the largest magnitude and o an other component with the largest one's sign divided out
+ * (|o| <= l), from an estimate s of v within 0.13. b = rint(s - 1/2) + 1/2 is a half-integer
+ * within 0.54 of s, so |v - b| < 1 and v rounds to b - 1/2 or b + 1/2 by the sign of v - b,
+ * which is that of 2 M o - 2 b l, exactly (v_diff_of_products: 2M and 2b have at most 21 bits,
+ * o and l 24, so both products are exact in double). When v == b exactly (a tie), rint(b) takes
+ * the even neighbour. The code thus does not depend on how the estimate was rounded.
  */
-JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float half_max, vi *index, vi *first, vi *second, vi *third) {
+JM_INLINE vi exact_field(vf o, vf l, vf s, float max_level) {
+    vf half = v_set1(0.5f), zero = v_set1(0.0f);
+    vf b = v_add(v_from_int(v_round_int(v_sub(s, half))), half);
+    vf v_minus_b = v_diff_of_products(o, v_set1(2.0f * max_level), v_add(b, b), l);
+    vf step = v_select(v_gt(v_minus_b, zero), half, v_select(v_lt(v_minus_b, zero), v_set1(-0.5f), zero));
+    return vi_add(v_round_int(v_add(b, step)), vi_set1((int32_t)max_level));
+}
+
+/*
+ * The fields of JM_W quaternions: index of the largest |component| and the other three as
+ * round(c * M) + M, c = other / largest exactly rounded (ties to even). Returns the lanes holding
+ * a zero or non-finite quaternion.
+ *
+ * Estimate first: with an exact power-of-two `scale` that keeps l * scale within [2^-85, 2^64]
+ * (l the largest magnitude: any finite l, denormals included), m = fl(fl(1 / (l * scale)) * M)
+ * and s + M = fl(o * scale * m + M) carry at most 3 * 2^-24 M + 2^-24 (2M) of rounding (plus
+ * 2^-150 * 2^85 M where o * scale is denormal), below TAU = 2^-21 M (2.4e-4 for 10-bit fields,
+ * 0.25 for 20-bit ones). Where s + M is at least TAU from a half-integer, v rounds as it does (no
+ * tie is that far off) and rint(s + M) is the code. Only when some lane is closer (one block in
+ * ~70 for 10-bit fields on AVX-512, nearly every block for 20-bit ones) do the block's fields go
+ * through exact_field. Every path thus writes the same codes.
+ */
+JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float max_level, vi *index, vi field[3]) {
     vf ax = v_abs(x), ay = v_abs(y), az = v_abs(z), aw = v_abs(w);
     vf largest_magnitude = v_max(v_max(ax, ay), v_max(az, aw));
     vmask is_x = v_ge(ax, largest_magnitude);
     vmask is_y = m_and(m_not(is_x), v_ge(ay, largest_magnitude));
     vmask is_z = m_and(m_not(m_or(is_x, is_y)), v_ge(az, largest_magnitude));
     vmask is_w = m_not(m_or(m_or(is_x, is_y), is_z));
-
-    /* the other three in increasing index order: (y z w), (x z w), (x y w), (x y z) */
-    vf c0 = v_select(is_x, y, x);
-    vf c1 = v_select(m_or(is_x, is_y), z, y);
-    vf c2 = v_select(is_w, z, w);
-    vf largest = v_select(is_x, x, v_select(is_y, y, v_select(is_z, z, w)));
-    vf inv_largest = v_div(v_set1(1.0f), largest);
-
-    vf scale = v_set1(half_max), one = v_set1(1.0f), zero = v_set1(0.0f), top = v_set1(2.0f * half_max);
-    /* (c + 1) * M/2, clamped: c = a * (1/d) may pass +-1 by an ulp when |a| = |d| */
-    *first = v_round_int(v_min(v_max(v_mul(v_add(v_mul(c0, inv_largest), one), scale), zero), top));
-    *second = v_round_int(v_min(v_max(v_mul(v_add(v_mul(c1, inv_largest), one), scale), zero), top));
-    *third = v_round_int(v_min(v_max(v_mul(v_add(v_mul(c2, inv_largest), one), scale), zero), top));
     *index = vi_select(is_x, vi_set1(0), vi_select(is_y, vi_set1(1), vi_select(is_z, vi_set1(2), vi_set1(3))));
 
+    /* the other three in increasing index order: (y z w), (x z w), (x y w), (x y z), each with
+       the largest component's sign divided out (a sign flip, exact) */
+    vf largest = v_select(is_x, x, v_select(is_y, y, v_select(is_z, z, w)));
+    vf largest_sign = v_and(largest, v_set1(-0.0f));
+    vf other[3] = {v_xor(v_select(is_x, y, x), largest_sign), v_xor(v_select(m_or(is_x, is_y), z, y), largest_sign),
+                   v_xor(v_select(is_w, z, w), largest_sign)};
+
+    vf scale = v_select(v_lt(largest_magnitude, v_set1(0x1p-64f)), v_set1(0x1p64f),
+                        v_select(v_gt(largest_magnitude, v_set1(0x1p64f)), v_set1(0x1p-64f), v_set1(1.0f)));
+    vf m_over_l = v_mul(v_div(v_set1(1.0f), v_mul(largest_magnitude, scale)), v_set1(max_level));
+    vf level_m = v_set1(max_level), near_half = v_set1(0.5f - max_level * 0x1p-21f);
+    vf scaled[3];
+    vmask near[3];
+    for (int k = 0; k < 3; k++) {
+        scaled[k] = v_mul(other[k], scale);
+        vf s_plus_m = v_fmadd(scaled[k], m_over_l, level_m);
+        field[k] = v_round_int(s_plus_m);
+        near[k] = v_gt(v_abs(v_sub(s_plus_m, v_from_int(field[k]))), near_half);
+    }
+    if (m_any(m_or(m_or(near[0], near[1]), near[2])))
+        for (int k = 0; k < 3; k++)
+            field[k] = exact_field(other[k], largest_magnitude, v_mul(scaled[k], m_over_l), max_level);
+
     /* valid: every |component| finite (NaN fails the comparison) and the largest non-zero */
-    vf inf = v_set1(__builtin_inff());
+    vf inf = v_set1(__builtin_inff()), zero = v_set1(0.0f);
     vmask finite = m_and(m_and(v_lt(ax, inf), v_lt(ay, inf)), m_and(v_lt(az, inf), v_lt(aw, inf)));
     return m_not(m_and(finite, v_gt(largest_magnitude, zero)));
 }
@@ -74,19 +114,21 @@ JM_INLINE void rebuild(vi index, vf c0, vf c1, vf c2, vf q[4]) {
     q[3] = v_mul(v_select(at_w, one, c2), inv_norm);
 }
 
-/* c = code * (2 / M) - 1 */
-JM_INLINE vf dequantize(vi field, float two_over_max) {
-    return v_sub(v_mul(v_from_int(field), v_set1(two_over_max)), v_set1(1.0f));
+/* c = min((code - M) * fl(1/M), 1): code - M is exact, so M gives exactly 0, 0 and 2M give -1
+   and +1 exactly (checked for both M), the never-written 2^bits - 1 clamps to +1, and the
+   rest are within 1 ulp of (code - M) / M */
+JM_INLINE vf dequantize(vi field, float max_level) {
+    return v_min(v_mul(v_sub(v_from_int(field), v_set1(max_level)), v_set1(1.0f / max_level)), v_set1(1.0f));
 }
 
 /* ---------------------------------------------------------------------- 32-bit -- */
 
 JM_INLINE vmask pack32_block(const char *src, char *dst) {
     vf q[4];
-    vi index, c0, c1, c2;
+    vi index, field[3];
     v_load_records(src, 16, 1, q);
-    vmask invalid = quantize(q[0], q[1], q[2], q[3], 511.5f, &index, &c0, &c1, &c2);
-    v_store_u32(dst, vi_or(vi_or(vi_shl(index, 30), vi_shl(c0, 20)), vi_or(vi_shl(c1, 10), c2)));
+    vmask invalid = quantize(q[0], q[1], q[2], q[3], 511.0f, &index, field);
+    v_store_u32(dst, vi_or(vi_or(vi_shl(index, 30), vi_shl(field[0], 20)), vi_or(vi_shl(field[1], 10), field[2])));
     return invalid;
 }
 
@@ -94,8 +136,8 @@ JM_INLINE void unpack32_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
     (void)ss, (void)ds; /* contiguous: 4-byte codes in, 16-byte quaternions out */
     vi code = v_load_u32(src), ten_bits = vi_set1(1023);
     vf q[4];
-    rebuild(vi_shr(code, 30), dequantize(vi_and(vi_shr(code, 20), ten_bits), 2.0f / 1023),
-            dequantize(vi_and(vi_shr(code, 10), ten_bits), 2.0f / 1023), dequantize(vi_and(code, ten_bits), 2.0f / 1023), q);
+    rebuild(vi_shr(code, 30), dequantize(vi_and(vi_shr(code, 20), ten_bits), 511.0f),
+            dequantize(vi_and(vi_shr(code, 10), ten_bits), 511.0f), dequantize(vi_and(code, ten_bits), 511.0f), q);
     v_store_records(dst, 16, 1, q);
 }
 
@@ -104,14 +146,13 @@ JM_INLINE void unpack32_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
 /* The four fields leave the vector unit in record order; the 64-bit words are assembled in C. */
 JM_INLINE vmask pack64_block(const char *src, char *dst) {
     vf q[4];
-    vi index, c0, c1, c2;
+    vi index, field[3];
     uint32_t fields[4][JM_W];
     v_load_records(src, 16, 1, q);
-    vmask invalid = quantize(q[0], q[1], q[2], q[3], 524287.5f, &index, &c0, &c1, &c2);
+    vmask invalid = quantize(q[0], q[1], q[2], q[3], 524287.0f, &index, field);
     v_store_u32((char *)fields[0], index);
-    v_store_u32((char *)fields[1], c0);
-    v_store_u32((char *)fields[2], c1);
-    v_store_u32((char *)fields[3], c2);
+    for (int k = 0; k < 3; k++)
+        v_store_u32((char *)fields[k + 1], field[k]);
     for (int k = 0; k < JM_W; k++) {
         uint64_t code = (uint64_t)fields[0][k] << 60 | (uint64_t)fields[1][k] << 40 | (uint64_t)fields[2][k] << 20 |
                         fields[3][k];
@@ -132,10 +173,10 @@ JM_INLINE void unpack64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
         fields[3][k] = (uint32_t)code & 0xFFFFF;
     }
     vf q[4];
-    const float step = 2.0f / 1048575;
-    rebuild(v_load_u32((const char *)fields[0]), dequantize(v_load_u32((const char *)fields[1]), step),
-            dequantize(v_load_u32((const char *)fields[2]), step), dequantize(v_load_u32((const char *)fields[3]), step),
-            q);
+    const float max_level = 524287.0f;
+    rebuild(v_load_u32((const char *)fields[0]), dequantize(v_load_u32((const char *)fields[1]), max_level),
+            dequantize(v_load_u32((const char *)fields[2]), max_level),
+            dequantize(v_load_u32((const char *)fields[3]), max_level), q);
     v_store_records(dst, 16, 1, q);
 }
 

@@ -189,6 +189,52 @@ JM_INLINE float jm_float_from_bits(uint32_t bits) {
 JM_INLINE vf v_abs(vf a) { return v_and(a, v_set1(jm_float_from_bits(0x7fffffffu))); }
 
 /*
+ * a*b - c*d with the sign of the exact value: both products of floats are exact in double
+ * (24 + 24 bits), their difference is rounded once, so the result is zero only when a*b == c*d
+ * exactly and otherwise has the exact sign; it is then rounded to float (a nonzero difference of
+ * multiples of 2^-149 stays nonzero, one past FLT_MAX becomes an infinity of the same sign). The
+ * magnitude is only as accurate as that final rounding.
+ */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE __m512d jm_diff_of_products_pd(__m256 a, __m256 b, __m256 c, __m256 d) {
+    return _mm512_sub_pd(_mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_cvtps_pd(b)),
+                         _mm512_mul_pd(_mm512_cvtps_pd(c), _mm512_cvtps_pd(d)));
+}
+JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) {
+    __m512d lo = jm_diff_of_products_pd(_mm512_castps512_ps256(a), _mm512_castps512_ps256(b),
+                                        _mm512_castps512_ps256(c), _mm512_castps512_ps256(d));
+    __m512d hi = jm_diff_of_products_pd(_mm512_extractf32x8_ps(a, 1), _mm512_extractf32x8_ps(b, 1),
+                                        _mm512_extractf32x8_ps(c, 1), _mm512_extractf32x8_ps(d, 1));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m256d jm_diff_of_products_pd(__m128 a, __m128 b, __m128 c, __m128 d) {
+    return _mm256_sub_pd(_mm256_mul_pd(_mm256_cvtps_pd(a), _mm256_cvtps_pd(b)),
+                         _mm256_mul_pd(_mm256_cvtps_pd(c), _mm256_cvtps_pd(d)));
+}
+JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) {
+    __m256d lo = jm_diff_of_products_pd(_mm256_castps256_ps128(a), _mm256_castps256_ps128(b),
+                                        _mm256_castps256_ps128(c), _mm256_castps256_ps128(d));
+    __m256d hi = jm_diff_of_products_pd(_mm256_extractf128_ps(a, 1), _mm256_extractf128_ps(b, 1),
+                                        _mm256_extractf128_ps(c, 1), _mm256_extractf128_ps(d, 1));
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+#elif JM_ISA == JM_ISA_SSE
+/* lanes 0-1 of each argument (the caller moves lanes 2-3 down first) */
+JM_INLINE __m128d jm_diff_of_products_pd(__m128 a, __m128 b, __m128 c, __m128 d) {
+    return _mm_sub_pd(_mm_mul_pd(_mm_cvtps_pd(a), _mm_cvtps_pd(b)), _mm_mul_pd(_mm_cvtps_pd(c), _mm_cvtps_pd(d)));
+}
+JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) {
+    __m128d lo = jm_diff_of_products_pd(a, b, c, d);
+    __m128d hi = jm_diff_of_products_pd(_mm_movehl_ps(a, a), _mm_movehl_ps(b, b), _mm_movehl_ps(c, c),
+                                        _mm_movehl_ps(d, d));
+    return _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi));
+}
+#else
+JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) { return (float)((double)a * b - (double)c * d); }
+#endif
+
+/*
  * 1/sqrt(a) to about 2 ulp: the hardware estimate (12 bits on SSE/AVX2, 14 on AVX-512) refined
  * by one Newton-Raphson step y' = y * (1.5 - 0.5 * a * y * y). The scalar path divides exactly.
  * a = 0 gives NaN on the SIMD paths (inf * 0 in the step); callers keep a away from zero.
@@ -649,7 +695,7 @@ JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf
 /*
  * vi: JM_W 32-bit integer lanes, for bit packing. v_round_int rounds to nearest, ties to even
  * (the default MXCSR mode on every path, lrintf on the scalar one), so every path produces the
- * same integers from the same floats. vi_shl / vi_shr are logical shifts.
+ * same integers from the same floats. vi_shl / vi_shr are logical shifts; vi_add wraps.
  * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
  * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
  */
@@ -660,6 +706,7 @@ JM_INLINE vi v_round_int(vf a) { return _mm512_cvtps_epi32(a); }
 JM_INLINE vf v_from_int(vi a) { return _mm512_cvtepi32_ps(a); }
 JM_INLINE vi vi_or(vi a, vi b) { return _mm512_or_si512(a, b); }
 JM_INLINE vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+JM_INLINE vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
 JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm512_slli_epi32(a, n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm512_srli_epi32(a, n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
@@ -678,6 +725,7 @@ JM_INLINE vi v_round_int(vf a) { return _mm256_cvtps_epi32(a); }
 JM_INLINE vf v_from_int(vi a) { return _mm256_cvtepi32_ps(a); }
 JM_INLINE vi vi_or(vi a, vi b) { return _mm256_or_si256(a, b); }
 JM_INLINE vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+JM_INLINE vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
 JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm256_slli_epi32(a, (int)n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm256_srli_epi32(a, (int)n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
@@ -692,6 +740,7 @@ JM_INLINE vi v_round_int(vf a) { return _mm_cvtps_epi32(a); }
 JM_INLINE vf v_from_int(vi a) { return _mm_cvtepi32_ps(a); }
 JM_INLINE vi vi_or(vi a, vi b) { return _mm_or_si128(a, b); }
 JM_INLINE vi vi_and(vi a, vi b) { return _mm_and_si128(a, b); }
+JM_INLINE vi vi_add(vi a, vi b) { return _mm_add_epi32(a, b); }
 JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm_slli_epi32(a, (int)n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm_srli_epi32(a, (int)n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm_castsi128_ps(_mm_cmpeq_epi32(a, b)); }
@@ -706,6 +755,7 @@ JM_INLINE vi v_round_int(vf a) { return (uint32_t)(int32_t)lrintf(a); }
 JM_INLINE vf v_from_int(vi a) { return (float)(int32_t)a; }
 JM_INLINE vi vi_or(vi a, vi b) { return a | b; }
 JM_INLINE vi vi_and(vi a, vi b) { return a & b; }
+JM_INLINE vi vi_add(vi a, vi b) { return a + b; }
 JM_INLINE vi vi_shl(vi a, unsigned n) { return a << n; }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return a >> n; }
 JM_INLINE vmask vi_eq(vi a, vi b) { return a == b; }
