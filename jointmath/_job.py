@@ -109,9 +109,15 @@ def process_file(path, bits=10, fps=None, out=None):
     return result
 
 
+#: Version of the packed-clip archive, stored in it as `pack_format`: 2 = mid-tread fields
+#: (code = round(c M) + M). Archives without it hold the earlier centred codes, which the
+#: current decoder would misread by half a step, so load_packed refuses them.
+PACK_FORMAT = 2
+
+
 def save_packed(path, clip, packed):
     """Write a packed clip (.npz): the packed joints plus the skeleton. Returns the path."""
-    np.savez(path, packed=packed.view(np.uint8).reshape(packed.shape + (-1,)),
+    np.savez(path, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (-1,)),
              packed_dtype=np.array(str(packed.dtype.itemsize)), names=np.array(clip.names),
              parents=clip.parents, offsets=clip.offsets, orders=np.array(clip.orders),
              channels=np.array(json.dumps([list(c) for c in clip.channels])),
@@ -124,11 +130,17 @@ def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
     The joints are the unpacked (lossy) ones; the raw motion channels are not stored, so
-    Clip.motion is an empty (F, 0) array.
+    Clip.motion is an empty (F, 0) array. Raises ValueError for an archive of another format
+    version (PACK_FORMAT), e.g. one written before packing fields became mid-tread.
     """
     from ._pack import PACKED_JOINT, PACKED_JOINT64
 
     with np.load(path) as data:
+        found = int(data["pack_format"]) if "pack_format" in data.files else 1
+        if found != PACK_FORMAT:
+            raise ValueError(f"path {str(path)!r} holds packed format {found}, this jointmath reads format "
+                             f"{PACK_FORMAT} only (format 1, unversioned, used the centred quantiser and would "
+                             f"decode wrongly); pack the clip again with python -m jointmath --out")
         dtype = PACKED_JOINT if int(data["packed_dtype"]) == PACKED_JOINT.itemsize else PACKED_JOINT64
         raw = np.ascontiguousarray(data["packed"])
         packed = raw.reshape(raw.shape[:-1] + (-1,)).view(dtype)[..., 0]

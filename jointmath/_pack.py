@@ -66,7 +66,7 @@ def pack_quats(q, bits=10):
         invalid = reference.invalid_quats(q)
         if invalid.any():
             _raise_invalid(int(invalid.sum()), int(np.flatnonzero(invalid)[0]), shape)
-        return reference.pack_quats(q, bits)
+        return np.asarray(reference.pack_quats(q, bits))  # an array like the float32 path's, also for one quaternion
     codes, count, first = _core._pack_float32(q, bits)
     if count:
         _raise_invalid(count, first, shape)

@@ -4,6 +4,8 @@ The tests compare every ISA path against these functions; users may call them to
 slower, but they are plain NumPy and compute in float64). Conventions as in the package:
 quaternions (x, y, z, w), active row-major rotation matrices (v' = R v).
 """
+from fractions import Fraction
+
 import numpy as np
 
 #: float64 twins of jointmath.JOINT_QUAT / JOINT_MAT, the record results of this module.
@@ -187,28 +189,41 @@ def invalid_quats(q):
 
 
 def pack_quats(q, bits=10):
-    """float64 version of jointmath.pack_quats (same layout; q must be valid, see invalid_quats)."""
+    """float64 version of jointmath.pack_quats (same layout and the same exact rounding; q must
+    be valid, see invalid_quats).
+
+    Each field is round(c * M) + M, M = 2^(bits - 1) - 1, c = other / largest, rounded to nearest
+    (ties to even) from the exact real quotient of the given floats: fl(fl(c) * M) is within
+    2^-52 M of it, so it rounds alike unless it lies within 2^-30 of a half-integer; those
+    (ties, and one field in ~10^9 otherwise) are rounded by exact rational arithmetic. The
+    IEEE quotient is scale-invariant over the whole float64 range, denormals included.
+    """
     q = np.asarray(q, dtype=np.float64)
-    top = 2**bits - 1
+    m = 2 ** (bits - 1) - 1
     index = np.argmax(np.abs(q), axis=-1)
     largest = np.take_along_axis(q, index[..., None], axis=-1)
-    others = np.arange(4) != index[..., None]
-    c = (q / largest)[others].reshape(q.shape[:-1] + (3,))
-    fields = np.clip(np.rint((c + 1) * (top / 2)), 0, top).astype(np.uint64)
+    other = q[np.arange(4) != index[..., None]].reshape(q.shape[:-1] + (3,))
+    with np.errstate(under="ignore"):
+        scaled = other / largest * m
+    levels = np.rint(scaled)
+    for at in zip(*np.nonzero(np.abs(scaled - np.floor(scaled) - 0.5) < 2.0**-30)):
+        levels[at] = round(Fraction(float(other[at])) * m / Fraction(float(largest[at[:-1]][0])))
+    fields = (levels + m).astype(np.uint64)
     code = (index.astype(np.uint64) << np.uint64(3 * bits)) | (fields[..., 0] << np.uint64(2 * bits)) \
         | (fields[..., 1] << np.uint64(bits)) | fields[..., 2]
     return code.astype(np.uint32 if bits == 10 else np.uint64)
 
 
 def unpack_quats(p):
-    """float64 version of jointmath.unpack_quats (uint32 codes: 10-bit fields, uint64: 20-bit)."""
+    """float64 version of jointmath.unpack_quats (uint32 codes: 10-bit fields, uint64: 20-bit):
+    c = (code - M) / M, the never-written code 2^bits - 1 clamped to +1."""
     p = np.asarray(p)
     bits = 10 if p.dtype == np.uint32 else 20
     code = p.astype(np.uint64)
-    top = 2**bits - 1
+    m = 2 ** (bits - 1) - 1
     index = ((code >> np.uint64(3 * bits)) & np.uint64(3)).astype(np.intp)
-    fields = np.stack([(code >> np.uint64(s)) & np.uint64(top) for s in (2 * bits, bits, 0)], axis=-1)
-    c = fields.astype(np.float64) * (2.0 / top) - 1
+    fields = np.stack([(code >> np.uint64(s)) & np.uint64(2**bits - 1) for s in (2 * bits, bits, 0)], axis=-1)
+    c = np.minimum((fields.astype(np.float64) - m) / m, 1.0)
     q = np.ones(p.shape + (4,))
     others = np.arange(4) != index[..., None]
     q[others] = c.reshape(-1)

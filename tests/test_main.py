@@ -29,6 +29,23 @@ def test_sample_is_a_small_valid_clip(once):
     assert os.path.exists(_job.sample_path() + ".source.txt")
 
 
+def test_packed_archive_round_trip_and_old_format_refused(once, tmp_path):
+    clip = bvh.load(_job.sample_path())
+    result, packed, clip = _job.process_clip(clip)
+    path = _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+    back = jointmath.load_packed(path)
+    np.testing.assert_array_equal(back.joints, jointmath.unpack_joints(packed))
+    # an archive of the earlier centred format has no pack_format entry: refused, not misread
+    with np.load(path) as data:
+        fields = {k: data[k] for k in data.files if k != "pack_format"}
+    np.savez(tmp_path / "old.npz", **fields)
+    with pytest.raises(ValueError, match=r"holds packed format 1, this jointmath reads format 2 only"):
+        jointmath.load_packed(tmp_path / "old.npz")
+    np.savez(tmp_path / "future.npz", **fields, pack_format=np.array(3))
+    with pytest.raises(ValueError, match="holds packed format 3"):
+        jointmath.load_packed(tmp_path / "future.npz")
+
+
 def test_default_run_on_embedded_clip(once, capsys):
     assert main([]) == 0
     text = capsys.readouterr().out
