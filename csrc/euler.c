@@ -105,28 +105,42 @@ JM_INLINE vf atan2_approx(vf y, vf x) {
 }
 
 /*
- * quats_to_euler: the Tait-Bryan angles (radians, or degrees) of unit-or-not quaternions, by
- * the method of Bernardes and Viollet (2022) as scipy's as_euler uses it: with i, j, k the
- * extrinsic axis sequence (the intrinsic order reversed) and e the sign of the permutation,
- * a = w - q_j, b = q_i + e q_k, c = q_j + w, d = e q_k - q_i; the middle angle is
- * 2 atan2(|(c, d)|, |(a, b)|) - pi/2, the outer ones atan2(b, a) -+ atan2(d, c). At gimbal lock
- * (middle within 1e-6 rad of +-pi/2, float32's resolution there) the third angle is 0 and the
- * first carries the rest. Output angles in [-pi, pi]. Accuracy, float32: the angles reproduce
- * the rotation within 1e-6 rad (tests/test_bvh.py); near gimbal lock the individual outer
- * angles are ill-conditioned (as in any precision), their rotation is not. A quaternion with a
- * NaN or infinite component gives three NaN angles.
+ * quats_to_euler: the Tait-Bryan angles (radians, or degrees) of quaternions of any finite
+ * non-zero scale, by the method of Bernardes and Viollet (2022) as scipy's as_euler uses it:
+ * with i, j, k the extrinsic axis sequence (the intrinsic order reversed) and e the sign of the
+ * permutation, a = w - q_j, b = q_i + e q_k, c = q_j + w, d = e q_k - q_i; the middle angle is
+ * 2 atan2(|(c, d)|, |(a, b)|) - pi/2, the outer ones atan2(b, a) -+ atan2(d, c).
+ * q is first multiplied by the power of two that puts its largest |component| in [1, 2)
+ * (v_scale_pow2, exact): every angle is scale invariant, and the sums of squares can neither
+ * overflow (|q| > 1e19) nor underflow (|q| < 1e-19, where they rounded to 0 and read as gimbal
+ * lock) from a subnormal 2^-149 to FLT_MAX.
+ * Gimbal lock: the middle angle within 1e-7 rad of 0 or pi (scipy's threshold), tested on the
+ * ratio, |(c, d)| < 5e-8 |(a, b)| or the reverse (tan(5e-8) = 5e-8 in float32), which float32
+ * resolves at any size, where the angle near pi rounds to 2.4e-7; there the third angle is 0 and
+ * the first carries the rest. Output angles in [-pi, pi].
+ * Accuracy, float32: the angles reproduce the rotation within 1e-6 rad (euler_to_quat of them
+ * included), 6.0e-7 measured for middle angles within 1e-5 rad of +-pi/2 and 6.0e-7 for random q
+ * (benchmarks/convert_numerics.py); near gimbal lock the individual outer angles are
+ * ill-conditioned (as in any precision), their rotation is not.
+ * A zero quaternion, or one with a NaN or infinite component, gives three NaN angles.
  */
 JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
     vf q[4];
     v_load_records(src, 16, 1, q);
+    v_scale_pow2(q, 4);
+    /* after the scaling a finite non-zero q has a component of magnitude >= 1; a zero q sums to
+       0 and one with a NaN or inf component to NaN (atan2_approx would turn those into finite
+       angles: its comparisons are false) */
+    vmask valid = v_ge(v_add(v_add(v_abs(q[0]), v_abs(q[1])), v_add(v_abs(q[2]), v_abs(q[3]))), v_set1(1.0f));
     const int i = intrinsic ? axes[2] : axes[0], j = axes[1], k = intrinsic ? axes[0] : axes[2];
     const float e = (float)((i - j) * (j - k) * (k - i) / 2);
     vf qk = v_mul(q[k], v_set1(e));
     vf a = v_sub(q[3], q[j]), b = v_add(q[i], qk), c = v_add(q[j], q[3]), d = v_sub(qk, q[i]);
     vf half_sum = atan2_approx(b, a), half_diff = atan2_approx(d, c);
-    vf middle = v_mul(v_set1(2.0f), atan2_approx(v_sqrt(v_fmadd(c, c, v_mul(d, d))), v_sqrt(v_fmadd(a, a, v_mul(b, b)))));
-    vmask near_zero = v_lt(v_abs(middle), v_set1(1e-6f));
-    vmask near_pi = v_lt(v_abs(v_sub(middle, v_set1(3.14159265f))), v_set1(1e-6f));
+    vf ab = v_sqrt(v_fmadd(a, a, v_mul(b, b))), cd = v_sqrt(v_fmadd(c, c, v_mul(d, d)));
+    vf middle = v_mul(v_set1(2.0f), atan2_approx(cd, ab));
+    vmask near_zero = v_lt(cd, v_mul(ab, v_set1(5e-8f)));
+    vmask near_pi = v_lt(ab, v_mul(cd, v_set1(5e-8f)));
     vmask regular = m_not(m_or(near_zero, near_pi));
     /* singular: the first output angle takes 2 half_sum (middle 0) or +-2 half_diff (middle pi) */
     vf singular = v_select(near_zero, v_add(half_sum, half_sum),
@@ -142,13 +156,10 @@ JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int i
         out[m] = v_select(v_gt(out[m], v_set1(3.14159265f)), wrapped_down,
                           v_select(v_lt(out[m], v_set1(-3.14159265f)), wrapped_up, out[m]));
     }
-    /* atan2_approx turns NaN into a finite angle (its comparisons are false): scale the angles by
-       1 + (x - x) summed over the components, exactly 1 for a finite quaternion (signed zeros
-       kept) and NaN when one is NaN or infinite, so bad records give NaN as the float64 path does */
-    vf finite_one = v_add(v_set1(1.0f), v_add(v_add(v_sub(q[0], q[0]), v_sub(q[1], q[1])),
-                                              v_add(v_sub(q[2], q[2]), v_sub(q[3], q[3]))));
-    for (int m = 0; m < 3; m++)
-        out[m] = v_mul(out[m], degrees ? v_mul(finite_one, v_set1(57.2957795f)) : finite_one);
+    for (int m = 0; m < 3; m++) {
+        vf angle = degrees ? v_mul(out[m], v_set1(57.2957795f)) : out[m];
+        out[m] = v_select(valid, angle, v_set1(jm_float_from_bits(0x7fc00000u))); /* NaN */
+    }
     float staged[JM_W][4];
     v_store_records((char *)staged, 16, 1, out);
     for (int r = 0; r < JM_W; r++)
