@@ -1,14 +1,23 @@
 """Quaternion <-> 3x4 joint matrix conversion: per-joint times on every ISA path, against the
 project's scalar path, the NumPy reference, scipy's Rotation, and a plain copy of 48 bytes per
-joint (the memory bound). Run: python benchmarks/bench_convert.py [--quick]
+joint (the memory bound). Run: python benchmarks/bench_convert.py [--quick] [--baseline DIR]
+
+--baseline DIR: DIR is another checkout of jointmath built in place (e.g. `git archive` of an
+older commit, then `python setup.py build_ext --inplace`); its C core is loaded beside this one
+and each path's time is also given as a ratio to that build's, the two timed back to back in
+every round (median over rounds), so a change's cost is measured in one run.
 """
+import glob
+import importlib.util
+import os
 
 import numpy as np
 
 import jointmath as jm
 from jointmath import reference
 
-from timing import median_seconds, per_isa, print_table, start
+from jointmath import _core
+from timing import median_ratio, median_seconds, per_isa, print_table, start
 
 try:
     from scipy.spatial.transform import Rotation
@@ -22,7 +31,37 @@ def random_joints(n, rng):
     return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
 
 
-def bench_size(n, rng, with_reference):
+def load_baseline(directory):
+    """The C core of the jointmath checkout built in place at `directory`, a module beside ours."""
+    paths = glob.glob(os.path.join(directory, "jointmath", "_core*.so"))
+    if not paths:
+        raise SystemExit(f"--baseline: no built jointmath/_core*.so under {directory}")
+    spec = importlib.util.spec_from_file_location("jointmath._core", paths[0])  # PyInit__core
+    core = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(core)
+    core._register_dtypes(jm.JOINT_QUAT, jm.JOINT_MAT)
+    return core
+
+
+def print_baseline_ratios(func_name, n, src, out, baseline):
+    """this build's time / the baseline build's, per path, for _core.<func_name>(src, out=out):
+    the geometric mean of the median ratios timed in both orders (whichever of a back-to-back
+    pair runs first was measurably favoured on a loaded machine; both orders cancel that)"""
+    ours, theirs = getattr(_core, func_name), getattr(baseline, func_name)
+    print(f"  vs baseline build (this / baseline; 1.000 = the same speed), n = {n:,}:")
+    before = jm.isa()
+    try:
+        for isa in jm.available_isas():
+            _core._set_isa(isa)
+            baseline._set_isa(isa)
+            a, b = (lambda: ours(src, out=out)), (lambda: theirs(src, out=out))
+            ratio = (median_ratio(a, b, min_time=1.0) / median_ratio(b, a, min_time=1.0)) ** 0.5
+            print(f"    {isa:<10}{ratio:>8.3f}")
+    finally:
+        _core._set_isa(before)
+
+
+def bench_size(n, rng, with_reference, baseline=None):
     joints = random_joints(n, rng)
     mats = jm.joints_to_mats(joints)
     out_mats = np.empty(n, jm.JOINT_MAT)
@@ -54,6 +93,8 @@ def bench_size(n, rng, with_reference):
             summary += (f", {scipy_t / best:.0f}x faster than scipy"
                         f" (the copy alone: {scipy_t / copy_time:.0f}x)")
         print(summary)
+        if baseline is not None:
+            print_baseline_ratios(func.__name__, n, src, out, baseline)
 
 
 def bench_call_overhead():
@@ -69,10 +110,12 @@ def bench_call_overhead():
 
 
 def main():
-    args, rng = start(__doc__, "only 1,024 joints")
-    bench_size(1024, rng, with_reference=True)
+    args, rng = start(__doc__, "only 1,024 joints", [("--baseline", dict(metavar="DIR", help="a jointmath checkout "
+                                                                         "built in place, timed beside this one"))])
+    baseline = load_baseline(args.baseline) if args.baseline else None
+    bench_size(1024, rng, with_reference=True, baseline=baseline)
     if not args.quick:
-        bench_size(1 << 20, rng, with_reference=True)
+        bench_size(1 << 20, rng, with_reference=True, baseline=baseline)
     bench_call_overhead()
 
 

@@ -105,50 +105,71 @@ JM_INLINE vf atan2_approx(vf y, vf x) {
 }
 
 /*
- * quats_to_euler: the Tait-Bryan angles (radians, or degrees) of unit-or-not quaternions, by
- * the method of Bernardes and Viollet (2022) as scipy's as_euler uses it: with i, j, k the
- * extrinsic axis sequence (the intrinsic order reversed) and e the sign of the permutation,
- * a = w - q_j, b = q_i + e q_k, c = q_j + w, d = e q_k - q_i; the middle angle is
- * 2 atan2(|(c, d)|, |(a, b)|) - pi/2, the outer ones atan2(b, a) -+ atan2(d, c). At gimbal lock
- * (middle within 1e-6 rad of +-pi/2, float32's resolution there) the third angle is 0 and the
- * first carries the rest. Output angles in [-pi, pi]. Accuracy, float32: the angles reproduce
- * the rotation within 1e-6 rad (tests/test_bvh.py); near gimbal lock the individual outer
- * angles are ill-conditioned (as in any precision), their rotation is not. A quaternion with a
- * NaN or infinite component gives three NaN angles.
+ * quats_to_euler: the Tait-Bryan angles (radians, or degrees) of quaternions of any finite
+ * non-zero scale, by the method of Bernardes and Viollet (2022) as scipy's as_euler uses it:
+ * with i, j, k the extrinsic axis sequence (the intrinsic order reversed) and e the sign of the
+ * permutation, a = w - q_j, b = q_i + e q_k, c = q_j + w, d = e q_k - q_i; the middle angle is
+ * 2 atan2(|(c, d)|, |(a, b)|) - pi/2, the outer ones atan2(b, a) -+ atan2(d, c).
+ * Evaluated as one atan2 per output angle, each within (-pi, pi] (no sum of half angles to
+ * round and wrap): the outer ones as the arguments of (a + ib)(c -+ id), the middle as
+ * atan2(4 (w q_j - e q_i q_k), 2 |(a, b)| |(c, d)|), its sine part free of cancellation.
+ * q is first multiplied by the power of two that puts its largest |component| in [1, 2)
+ * (v_scale_pow2, exact): the angles are scale invariant, and no sum of squares overflows
+ * (|q| > 1e19 gave NaN) or underflows (|q| < 1e-19 read as gimbal lock), from a subnormal 2^-149
+ * to FLT_MAX.
+ * Gimbal lock: the middle angle within 1e-7 rad of 0 or pi (scipy's threshold), tested on the
+ * ratio, |(c, d)| < 5e-8 |(a, b)| or the reverse (tan(5e-8) = 5e-8 in float32), which float32
+ * resolves at any size (the angle itself rounds to 2.4e-7 near pi); there the third angle is 0
+ * and the first carries the rest, arg((a + ib)^2) or +-arg((c + id)^2).
+ * Accuracy, float32 (benchmarks/convert_numerics.py, every path): each angle within 3.4e-7 rad
+ * of the float64 reference away from the lock, the rotation of the angles within 6.2e-7 rad of
+ * q's at any scale (middle angles within 1e-5 rad of +-pi/2 included); euler_to_quat of them
+ * within 7.6e-7 (bound 1e-6, tested). Near the lock the individual outer angles are ill-conditioned (as in any
+ * precision), their rotation is not.
+ * A zero quaternion, or one with a NaN or infinite component, gives three NaN angles.
  */
 JM_INLINE void to_euler_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
     vf q[4];
     v_load_records(src, 16, 1, q);
+    v_scale_pow2(q, 4);
+    /* after the scaling a finite non-zero q has a component of magnitude >= 1; a zero q sums to
+       0 and one with a NaN or inf component to NaN (atan2_approx would turn those into finite
+       angles: its comparisons are false) */
+    vmask valid = v_ge(v_add(v_add(v_abs(q[0]), v_abs(q[1])), v_add(v_abs(q[2]), v_abs(q[3]))), v_set1(1.0f));
     const int i = intrinsic ? axes[2] : axes[0], j = axes[1], k = intrinsic ? axes[0] : axes[2];
     const float e = (float)((i - j) * (j - k) * (k - i) / 2);
     vf qk = v_mul(q[k], v_set1(e));
     vf a = v_sub(q[3], q[j]), b = v_add(q[i], qk), c = v_add(q[j], q[3]), d = v_sub(qk, q[i]);
-    vf half_sum = atan2_approx(b, a), half_diff = atan2_approx(d, c);
-    vf middle = v_mul(v_set1(2.0f), atan2_approx(v_sqrt(v_fmadd(c, c, v_mul(d, d))), v_sqrt(v_fmadd(a, a, v_mul(b, b)))));
-    vmask near_zero = v_lt(v_abs(middle), v_set1(1e-6f));
-    vmask near_pi = v_lt(v_abs(v_sub(middle, v_set1(3.14159265f))), v_set1(1e-6f));
+    vf ab = v_sqrt(v_fmadd(a, a, v_mul(b, b))), cd = v_sqrt(v_fmadd(c, c, v_mul(d, d)));
+    /* middle - pi/2 = atan2(|cd|^2 - |ab|^2, 2 |ab| |cd|), and |cd|^2 - |ab|^2 = 4 (w q_j - e q_i q_k)
+       without cancellation */
+    vf middle = atan2_approx(v_mul(v_set1(2.0f), v_fnmadd(q[i], qk, v_mul(q[3], q[j]))), v_mul(ab, cd));
+    vmask near_zero = v_lt(cd, v_mul(ab, v_set1(5e-8f)));
+    vmask near_pi = v_lt(ab, v_mul(cd, v_set1(5e-8f)));
     vmask regular = m_not(m_or(near_zero, near_pi));
-    /* singular: the first output angle takes 2 half_sum (middle 0) or +-2 half_diff (middle pi) */
-    vf singular = v_select(near_zero, v_add(half_sum, half_sum),
-                           v_mul(v_add(half_diff, half_diff), v_set1(intrinsic ? 1.0f : -1.0f)));
-    vf first = v_select(regular, v_sub(half_sum, half_diff), intrinsic ? v_set1(0.0f) : singular);
-    vf third = v_select(regular, v_add(half_sum, half_diff), intrinsic ? singular : v_set1(0.0f));
-    third = v_mul(third, v_set1(e));
-    vf out[4] = {intrinsic ? third : first, v_sub(middle, v_set1(1.57079633f)), intrinsic ? first : third,
-                 v_set1(0.0f)};
-    /* wrap the outer angles into [-pi, pi] (sums of two half angles can reach 2 pi) */
-    for (int m = 0; m < 3; m += 2) {
-        vf wrapped_up = v_add(out[m], v_set1(6.28318531f)), wrapped_down = v_sub(out[m], v_set1(6.28318531f));
-        out[m] = v_select(v_gt(out[m], v_set1(3.14159265f)), wrapped_down,
-                          v_select(v_lt(out[m], v_set1(-3.14159265f)), wrapped_up, out[m]));
+    /* regular: first = arg((a + ib) conj(c + id)), third = e arg((a + ib)(c + id)) */
+    vf diff_x = v_fmadd(a, c, v_mul(b, d)), diff_y = v_fnmadd(a, d, v_mul(b, c));
+    vf sum_x = v_fnmadd(b, d, v_mul(a, c)), sum_y = v_fmadd(a, d, v_mul(b, c));
+    /* lock: the carried angle is 2 atan2(b, a) = arg((a + ib)^2) at middle 0, +-arg((c + id)^2) at
+       middle pi (- for extrinsic orders), in the call of the angle that carries it */
+    vf sx = v_select(near_zero, a, c), sy = v_select(near_zero, b, d);
+    vf lock_x = v_fnmadd(sy, sy, v_mul(sx, sx)), lock_y = v_mul(v_add(sx, sx), sy);
+    if (!intrinsic)
+        lock_y = v_select(near_pi, v_xor(lock_y, v_set1(-0.0f)), lock_y);
+    vf first, third;
+    if (intrinsic) {
+        first = v_select(regular, atan2_approx(diff_y, diff_x), v_set1(0.0f));
+        third = atan2_approx(v_select(regular, sum_y, lock_y), v_select(regular, sum_x, lock_x));
+    } else {
+        first = atan2_approx(v_select(regular, diff_y, lock_y), v_select(regular, diff_x, lock_x));
+        third = v_select(regular, atan2_approx(sum_y, sum_x), v_set1(0.0f));
     }
-    /* atan2_approx turns NaN into a finite angle (its comparisons are false): scale the angles by
-       1 + (x - x) summed over the components, exactly 1 for a finite quaternion (signed zeros
-       kept) and NaN when one is NaN or infinite, so bad records give NaN as the float64 path does */
-    vf finite_one = v_add(v_set1(1.0f), v_add(v_add(v_sub(q[0], q[0]), v_sub(q[1], q[1])),
-                                              v_add(v_sub(q[2], q[2]), v_sub(q[3], q[3]))));
-    for (int m = 0; m < 3; m++)
-        out[m] = v_mul(out[m], degrees ? v_mul(finite_one, v_set1(57.2957795f)) : finite_one);
+    third = v_mul(third, v_set1(e));
+    vf out[4] = {intrinsic ? third : first, middle, intrinsic ? first : third, v_set1(0.0f)};
+    for (int m = 0; m < 3; m++) {
+        vf angle = degrees ? v_mul(out[m], v_set1(57.2957795f)) : out[m];
+        out[m] = v_select(valid, angle, v_set1(jm_float_from_bits(0x7fc00000u))); /* NaN */
+    }
     float staged[JM_W][4];
     v_store_records((char *)staged, 16, 1, out);
     for (int r = 0; r < JM_W; r++)

@@ -42,24 +42,6 @@ JM_INLINE void load_matrices(int layout, const char *p, ptrdiff_t s, vf a[9]) {
 }
 
 /*
- * Scales v[0..n) by the power of two that puts the largest |v[i]| in [1, 2) and returns that
- * largest |v[i]| as it was. Powers of two change no bit of the mantissas (subnormals are first
- * lifted by 2^64, exactly, to read their exponent). All zero: unchanged; an inf: NaN (inf * 0).
- */
-JM_INLINE vf scale_to_unit_range(vf *v, int n) {
-    vf largest = v_abs(v[0]);
-    for (int i = 1; i < n; i++)
-        largest = v_max(largest, v_abs(v[i]));
-    vf lift = v_select(v_ge(largest, v_set1(0x1p-126f)), v_set1(1.0f), v_set1(0x1p64f));
-    vf lifted = v_mul(largest, lift);
-    vf exponent_only = v_and(lifted, v_set1(jm_float_from_bits(0x7f800000u))); /* 2^floor(log2) */
-    vf scale = v_select(v_gt(lifted, v_set1(0.0f)), v_div(v_set1(1.0f), exponent_only), v_set1(1.0f));
-    for (int i = 0; i < n; i++)
-        v[i] = v_mul(v_mul(v[i], lift), scale);
-    return largest;
-}
-
-/*
  * The state of JM_W matrices: Davenport's symmetric 4x4 matrix K of the (scaled) input, with
  * q^T K q = trace(R(q)^T A) for unit q, and the current quaternion.
  *
@@ -95,7 +77,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
                              extract_state *st) {
     vf a[9];
     load_matrices(layout, a_rec, as, a);
-    scale_to_unit_range(a, 9);
+    v_scale_pow2(a, 9);
 
     vf trace = v_add(v_add(a[0], a[4]), a[8]);
     st->kxx = v_sub(v_sub(a[0], a[4]), a[8]);
@@ -117,7 +99,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
         for (int i = 0; i < 4; i++)
             sq[i] = q[i];
-        vf largest_q = scale_to_unit_range(sq, 4);
+        vf largest_q = v_scale_pow2(sq, 4);
         vf inv = v_rsqrt(v_fmadd(sq[0], sq[0], v_fmadd(sq[1], sq[1], v_fmadd(sq[2], sq[2], v_mul(sq[3], sq[3])))));
         /* q0 = 0: largest component 0 (and norm2 < 1, so that a NaN v_max dropped still counts) */
         vmask is_zero = m_and(v_lt(norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));

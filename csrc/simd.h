@@ -235,6 +235,31 @@ JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) { return (float)((double
 #endif
 
 /*
+ * v_scale_pow2: multiplies v[0..n) (a quaternion, a matrix: any group of lanes normalised
+ * together) by the power of two that puts the largest |v[i]| in [1, 2), and returns that largest
+ * |v[i]| as it was. Exact: powers of two change no mantissa bit, so anything computed from the
+ * result is the same for every scale of the input, and sums of squares can neither overflow
+ * nor underflow. A subnormal largest is first lifted by 2^64 (exactly) so that its exponent
+ * can be read; the scale 2^-e of the exponent-only value 2^e comes from flipping its exponent
+ * bits (E -> 255 - E is 2^(1 - e), exact for every normal 2^e) and halving: no division.
+ * All zero: unchanged (the scale is capped). An inf: NaN (inf * 0); a NaN stays NaN (v_max
+ * may drop it from the returned largest).
+ */
+JM_INLINE vf v_scale_pow2(vf *v, int n) {
+    vf largest = v_abs(v[0]);
+    for (int i = 1; i < n; i++)
+        largest = v_max(largest, v_abs(v[i]));
+    const vf exponent_bits = v_set1(jm_float_from_bits(0x7f800000u));
+    vf lift = v_select(v_ge(largest, v_set1(0x1p-126f)), v_set1(1.0f), v_set1(0x1p64f));
+    vf power = v_and(v_mul(largest, lift), exponent_bits); /* 2^floor(log2), 0 for zero, inf for inf */
+    /* 2^-e; zero's inf capped at 2^126 (0 * 2^126 = 0), the largest scale a normal input needs */
+    vf scale = v_min(v_mul(v_xor(power, exponent_bits), v_set1(0.5f)), v_set1(0x1p126f));
+    for (int i = 0; i < n; i++)
+        v[i] = v_mul(v_mul(v[i], lift), scale);
+    return largest;
+}
+
+/*
  * 1/sqrt(a) to about 2 ulp: the hardware estimate (12 bits on SSE/AVX2, 14 on AVX-512) refined
  * by one Newton-Raphson step y' = y * (1.5 - 0.5 * a * y * y). The scalar path divides exactly.
  * a = 0 gives NaN on the SIMD paths (inf * 0 in the step); callers keep a away from zero.

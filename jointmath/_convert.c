@@ -12,9 +12,10 @@ PyDoc_STRVAR(joints_to_mats_doc,
              "joints: array of dtype JOINT_QUAT, any shape (frames x joints ...).\n"
              "out: optional writeable JOINT_MAT array of the same shape; it is returned.\n\n"
              "The rotation part is the active matrix R of q / |q| (v' = R v, as\n"
-             "scipy's Rotation.as_matrix), the translation goes to column 3. Accuracy for\n"
-             "unit quaternions: max abs element error <= 5e-7 on every ISA path. A zero\n"
-             "quaternion gives NaN rotation elements for that joint only.");
+             "scipy's Rotation.as_matrix) for any finite non-zero scale of q, from\n"
+             "2^-149 to FLT_MAX; the translation goes to column 3. Accuracy: max abs\n"
+             "element error <= 5e-7 on every ISA path. A zero quaternion (or a NaN or\n"
+             "infinite component) gives NaN rotation elements for that joint only.");
 
 static PyObject *py_joints_to_mats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;

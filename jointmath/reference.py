@@ -13,14 +13,26 @@ JOINT_QUAT64 = np.dtype([("q", np.float64, (4,)), ("t", np.float64, (4,))])
 JOINT_MAT64 = np.dtype([("m", np.float64, (3, 4))])
 
 
+def _scale_pow2(x, axes):
+    """x times the power of two that puts its largest |element| over `axes` in [1, 2): exact
+    (np.ldexp never forms the factor, so subnormal inputs, down to 2^-1074, reach [1, 2) too);
+    zeros stay zero, inf and NaN stay what they are."""
+    _, exponent = np.frexp(np.max(np.abs(x), axis=axes, keepdims=True))
+    return np.ldexp(x, 1 - exponent)
+
+
 def quat_to_matrix(q):
-    """(..., 4) quaternions -> (..., 3, 3) rotation matrices of q / |q|, in float64."""
-    q = np.asarray(q, dtype=np.float64)
+    """(..., 4) quaternions -> (..., 3, 3) rotation matrices of q / |q|, in float64.
+
+    q is first scaled by a power of two (exact), so any finite non-zero q, subnormal to
+    DBL_MAX, gives its rotation; a zero quaternion gives NaN (silently, as the float32 kernels)."""
+    q = _scale_pow2(np.asarray(q, dtype=np.float64), -1)
     x, y, z, w = np.moveaxis(q, -1, 0)
-    s = 2.0 / (x * x + y * y + z * z + w * w)
-    xx, yy, zz = x * x * s, y * y * s, z * z * s
-    xy, xz, yz = x * y * s, x * z * s, y * z * s
-    wx, wy, wz = w * x * s, w * y * s, w * z * s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = 2.0 / (x * x + y * y + z * z + w * w)
+        xx, yy, zz = x * x * s, y * y * s, z * z * s
+        xy, xz, yz = x * y * s, x * z * s, y * z * s
+        wx, wy, wz = w * x * s, w * y * s, w * z * s
     r = np.stack(
         [1 - (yy + zz), xy - wz, xz + wy,
          xy + wz, 1 - (xx + zz), yz - wx,
@@ -84,8 +96,8 @@ def angle_between(q0, q1):
     4 atan2(|q0 - q1|, |q0 + q1|) on the normalised, sign-aligned pair (|q0 - q1| and |q0 + q1|
     are 2 sin and 2 cos of a quarter of the angle), which stays accurate for tiny angles
     (2 acos(q0 . q1) loses half the digits there)."""
-    q0 = np.asarray(q0, np.float64)
-    q1 = np.asarray(q1, np.float64)
+    q0 = _scale_pow2(np.asarray(q0, np.float64), -1)
+    q1 = _scale_pow2(np.asarray(q1, np.float64), -1)
     q0 = q0 / np.linalg.norm(q0, axis=-1, keepdims=True)
     q1 = q1 / np.linalg.norm(q1, axis=-1, keepdims=True)
     q1 = q1 * np.where(np.sum(q0 * q1, axis=-1) < 0, -1.0, 1.0)[..., None]
@@ -117,12 +129,6 @@ def polar_rotation(a):
     return u @ vt
 
 
-def _pow2_scale(x, axes):
-    """The power of two putting the largest |element| over `axes` in [1, 2) (2 for zeros)."""
-    _, exponent = np.frexp(np.max(np.abs(x), axis=axes))
-    return np.ldexp(1.0, 1 - exponent)
-
-
 def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False):
     """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
     in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
@@ -142,7 +148,7 @@ def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False
     batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
     a = np.broadcast_to(a, batch + (3, 3)).reshape(-1, 3, 3)
     with np.errstate(invalid="ignore", over="ignore"):
-        a = a * _pow2_scale(a, (1, 2))[:, None, None]
+        a = _scale_pow2(a, (1, 2))
         if q0 is None:
             norm = np.linalg.norm(a, axis=(1, 2))
             # A = 0 starts from the identity (its largest-divisor quaternion is a half turn)
@@ -152,7 +158,7 @@ def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False
         else:
             q = np.broadcast_to(np.asarray(q0, dtype=np.float64), batch + (4,)).reshape(-1, 4)
             is_zero = ~np.any(q != 0, axis=1)
-            q = q * _pow2_scale(q, 1)[:, None]
+            q = _scale_pow2(q, 1)
             q = q / np.linalg.norm(q, axis=1, keepdims=True)
             q[is_zero] = (0, 0, 0, 1)
     iterations = np.zeros(len(a), np.int32)
@@ -267,11 +273,13 @@ def quat_to_euler(q, order, degrees=True):
     The angles of `order` (see euler_to_quat) that give back the rotation of q, with the
     middle angle in [-90, 90]. At gimbal lock (middle angle within 1e-7 rad of +-90 degrees)
     the third angle is set to 0 and the first carries the whole remaining rotation, as scipy's
-    as_euler does.
+    as_euler does. q is first scaled by a power of two (exact), so any finite non-zero q,
+    subnormal to DBL_MAX, gives the angles of q / |q|; a zero quaternion gives NaN angles.
     """
     axes, intrinsic = _euler_axes(order)
-    q = np.asarray(q, np.float64)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    q = _scale_pow2(np.asarray(q, np.float64), -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     i, j, k = axes if not intrinsic else axes[::-1]
     sign = (i - j) * (j - k) * (k - i) // 2
     a = q[..., 3] - q[..., j]
