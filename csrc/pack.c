@@ -55,7 +55,7 @@ JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float half_max, vi *index, vi *
     *index = vi_select(is_x, vi_set1(0), vi_select(is_y, vi_set1(1), vi_select(is_z, vi_set1(2), vi_set1(3))));
 
     /* valid: every |component| finite (NaN fails the comparison) and the largest non-zero */
-    vf inf = v_set1(__builtin_inff());
+    vf inf = v_set1(INFINITY);
     vmask finite = m_and(m_and(v_lt(ax, inf), v_lt(ay, inf)), m_and(v_lt(az, inf), v_lt(aw, inf)));
     return m_not(m_and(finite, v_gt(largest_magnitude, zero)));
 }
@@ -146,8 +146,8 @@ static int is_invalid(const char *record) {
     float q[4], largest = 0.0f;
     memcpy(q, record, sizeof q);
     for (int k = 0; k < 4; k++) {
-        float a = __builtin_fabsf(q[k]);
-        if (!(a < __builtin_inff()))
+        float a = fabsf(q[k]);
+        if (!(a < INFINITY))
             return 1;
         largest = a > largest ? a : largest;
     }
