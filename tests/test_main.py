@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import jointmath
 from jointmath import _job, bvh
 from jointmath.__main__ import main
 
-DATA = "/work/shared/data/mocap"
+DATA = str(Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap")  # next to the checkout
 
 
 @pytest.fixture
