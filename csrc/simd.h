@@ -172,7 +172,7 @@ JM_INLINE vf v_add(vf a, vf b) { return vaddq_f32(a, b); }
 JM_INLINE vf v_sub(vf a, vf b) { return vsubq_f32(a, b); }
 JM_INLINE vf v_mul(vf a, vf b) { return vmulq_f32(a, b); }
 JM_INLINE vf v_div(vf a, vf b) { return vdivq_f32(a, b); }
-/* minps / maxps semantics (b when either is NaN, b for -0 vs +0), not fmin's: compare + select */
+/* minps / maxps semantics (b when the two compare equal or either is NaN), not fmin's */
 JM_INLINE vf v_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
 JM_INLINE vf v_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 JM_INLINE vf v_sqrt(vf a) { return vsqrtq_f32(a); }
