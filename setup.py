@@ -8,6 +8,7 @@ No -march=native anywhere, so the module runs on any CPU of its architecture. GC
 (Linux, macOS) or MSVC (Windows).
 """
 import os
+import platform
 import sysconfig
 
 import numpy
@@ -19,10 +20,13 @@ KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/comp
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
 TARGET = sysconfig.get_platform().rsplit("-", 1)[-1].lower()
+if TARGET == "universal2":
+    # python.org's macOS Pythons build fat binaries, but the x86 and arm64 kernels need different
+    # flags per file: build this Mac's architecture only
+    TARGET = platform.machine().lower()
+    os.environ["ARCHFLAGS"] = "-arch " + TARGET
 X86 = TARGET in ("x86_64", "amd64", "i686", "i386", "win32")
 ARM64 = TARGET in ("aarch64", "arm64")
-if TARGET == "universal2":
-    raise SystemExit("jointmath builds one architecture per wheel: set ARCHFLAGS to '-arch arm64' or '-arch x86_64'")
 
 # name -> (JM_ISA value, GCC/clang target flags, MSVC target flags); the order is csrc/jointmath.h's
 # JM_ISA_LIST. The scalar path is honest scalar code (no auto-vectorisation): the baseline the SIMD
