@@ -70,15 +70,19 @@ typedef int vmask;
 #endif
 
 /*
- * Compiler portability: GCC and clang (Linux, macOS) or MSVC (Windows x86-64, which has no
- * POPCNT guarantee at the SSE4.1 level, so it counts mask bits in plain C).
+ * Compiler portability: GCC and clang (Linux, macOS) or MSVC (Windows; x86-64 has no POPCNT
+ * guarantee at the SSE4.1 level, so it counts mask bits in plain C).
  * JM_PREFETCH(p): a hint to load the cache line at p; JM_UNREACHABLE(): tells the optimiser that
  * a branch never runs.
  */
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
 #define JM_INLINE static __forceinline
+#if defined(_M_ARM64)
+#define JM_PREFETCH(p) __prefetch(p)
+#else
 #define JM_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#endif
 #define JM_UNREACHABLE() __assume(0)
 JM_INLINE int jm_popcount(unsigned m) {
     int n = 0;
