@@ -1,11 +1,15 @@
 """Build of jointmath's C core.
 
-Each kernel family in csrc/ is compiled once per ISA with that ISA's target flags and the
-matching JM_ISA macro; the objects are linked into one extension next to csrc/dispatch.c (built
-with baseline flags only), which picks a path at import time. No -march=native anywhere, so the
-module runs on any x86-64 CPU.
+Each kernel family in csrc/ is compiled once per ISA path of the target architecture with that
+path's target flags and the matching JM_ISA macro; the objects are linked into one extension next
+to csrc/dispatch.c (built with baseline flags only), which picks a path at import time. x86-64:
+scalar, sse, avx2, avx512; arm64: scalar, neon (NEON is baseline there); any other CPU: scalar.
+No -march=native anywhere, so the module runs on any CPU of its architecture. GCC and clang
+(Linux, macOS) or MSVC (Windows).
 """
 import os
+import platform
+import sysconfig
 
 import numpy
 from setuptools import Extension, setup
@@ -13,18 +17,36 @@ from setuptools.command.build_ext import build_ext
 
 KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c", "csrc/euler.c"]
 
-# name -> (JM_ISA value, target flags)
-ISA_TARGETS = {
-    "scalar": ("0", ["-fno-tree-vectorize"]),  # honest scalar code: the baseline the SIMD paths are measured against
-    "sse": ("1", ["-msse4.1"]),
-    "avx2": ("2", ["-mavx2", "-mfma"]),
-    "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"]),
-}
+# the target's CPU from the platform tag the wheel is built for (honours cross builds such as
+# cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
+TARGET = sysconfig.get_platform().rsplit("-", 1)[-1].lower()
+if TARGET == "universal2":
+    # python.org's macOS Pythons build fat binaries, but the x86 and arm64 kernels need different
+    # flags per file: build this Mac's architecture only
+    TARGET = platform.machine().lower()
+    os.environ["ARCHFLAGS"] = "-arch " + TARGET
+X86 = TARGET in ("x86_64", "amd64", "i686", "i386", "win32")
+ARM64 = TARGET in ("aarch64", "arm64")
+
+# name -> (JM_ISA value, GCC/clang target flags, MSVC target flags); the order is csrc/jointmath.h's
+# JM_ISA_LIST. The scalar path is honest scalar code (no auto-vectorisation): the baseline the SIMD
+# paths are measured against. MSVC compiles SSE4.1 intrinsics without a flag.
+ISA_TARGETS = {"scalar": ("0", ["-fno-tree-vectorize"], [])}
+if X86:
+    ISA_TARGETS.update({
+        "sse": ("1", ["-msse4.1"], []),
+        "avx2": ("2", ["-mavx2", "-mfma"], ["/arch:AVX2"]),
+        "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"], ["/arch:AVX512"]),
+    })
+elif ARM64:
+    ISA_TARGETS["neon"] = ("4", [], [])
 
 # -ffp-contract=off: a multiply and an add stay two roundings unless a kernel asks for an FMA, so
-# the paths round alike where bit-identical results are promised (packing).
+# the paths round alike where bit-identical results are promised (packing); MSVC does not contract
+# under its default /fp:precise.
 # -fno-math-errno: sqrtf / lrintf become single instructions (errno is never read).
 COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno"]
+MSVC_FLAGS = ["/O2", "/std:c11", "/W3"]
 EXTRA_FLAGS = os.environ.get("JOINTMATH_CFLAGS", "").split()  # e.g. sanitizers, see README
 
 
@@ -32,17 +54,22 @@ class BuildPerIsa(build_ext):
     """Compiles KERNEL_FAMILIES once per ISA and links the objects into the extension."""
 
     def build_extension(self, ext):
+        msvc = self.compiler.compiler_type == "msvc"
+        common = (MSVC_FLAGS if msvc else COMMON_FLAGS) + EXTRA_FLAGS
         objects = []
-        for isa, (value, flags) in ISA_TARGETS.items():
+        for isa, (value, flags, msvc_flags) in ISA_TARGETS.items():
             objects += self.compiler.compile(
                 KERNEL_FAMILIES,
                 output_dir=os.path.join(self.build_temp, isa),
                 macros=[("JM_ISA", value)],
                 include_dirs=["csrc"],
-                extra_postargs=COMMON_FLAGS + flags + EXTRA_FLAGS,
+                extra_postargs=common + (msvc_flags if msvc else flags),
                 depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h"],
             )
         ext.extra_objects = objects
+        ext.extra_compile_args = common
+        if not msvc:
+            ext.libraries = ["m"]  # the libm slerp baseline (csrc/interp.c); part of the C runtime on Windows
         super().build_extension(ext)
 
 
@@ -52,9 +79,7 @@ core = Extension(
              "jointmath/_interp.c", "jointmath/_euler.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
-    extra_compile_args=COMMON_FLAGS + EXTRA_FLAGS,
     extra_link_args=EXTRA_FLAGS,
-    libraries=["m"],  # the libm slerp baseline (csrc/interp.c)
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so
     # that editing a kernel rebuilds the extension
     depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],

@@ -301,8 +301,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
         for (; i + JM_W <= n; i += JM_W) {
             if (i < prefetch_below)
                 for (size_t p = i + PREFETCH_AHEAD; p < i + PREFETCH_AHEAD + JM_W; p += 2) { /* 2 records a line */
-                    __builtin_prefetch(a + (ptrdiff_t)p * rec);
-                    __builtin_prefetch(b + (ptrdiff_t)p * rec);
+                    JM_PREFETCH(a + (ptrdiff_t)p * rec);
+                    JM_PREFETCH(b + (ptrdiff_t)p * rec);
                 }
             joints_block(mode, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec, o + (ptrdiff_t)i * rec, rec,
                          NULL, &ft);
@@ -340,7 +340,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
             continue;
         }
         if (!index) /* tells the compiler which branch of JM_REC runs */
-            __builtin_unreachable();
+            JM_UNREACHABLE();
         if (t >= 1.0f) {
             if (!in_place)
                 next = copy_gaps(fa, as, fo, os, index, n_index, next);
@@ -352,8 +352,8 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                 for (; k + JM_W <= n_index; k += JM_W) {
                     if (k < prefetch_below)
                         for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
-                            __builtin_prefetch(fa + index[p] * rec);
-                            __builtin_prefetch(fb + index[p] * rec);
+                            JM_PREFETCH(fa + index[p] * rec);
+                            JM_PREFETCH(fb + index[p] * rec);
                         }
                     if (!in_place)
                         next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);

@@ -1,8 +1,9 @@
 /*
  * jointmath.h - record layouts, kernel prototypes and the dispatch table.
  *
- * Every kernel exists once per ISA (suffix _scalar, _sse, _avx2, _avx512), built from one
- * source file per kernel family; dispatch.c picks one set at import time.
+ * Every kernel exists once per ISA path built for this CPU architecture (suffix _scalar, and
+ * _sse, _avx2, _avx512 on x86 or _neon on arm64), built from one source file per kernel family;
+ * dispatch.c picks one set at import time.
  */
 #ifndef JOINTMATH_H
 #define JOINTMATH_H
@@ -130,22 +131,32 @@ typedef struct {
     void jm_euler_to_quats_##isa(const float *, float *, size_t, const int *, int, int);         \
     void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);
 
-JM_DECLARE_ISA(scalar)
-JM_DECLARE_ISA(sse)
-JM_DECLARE_ISA(avx2)
-JM_DECLARE_ISA(avx512)
+/*
+ * The paths built for the target architecture, in order from the baseline up (setup.py compiles
+ * the same list): JM_ISA_LIST(X) applies X to each.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
+#define JM_ARCH_X86 1
+#define JM_ISA_LIST(X) X(scalar) X(sse) X(avx2) X(avx512)
+#elif defined(__aarch64__) || defined(_M_ARM64)
+#define JM_ISA_LIST(X) X(scalar) X(neon)
+#else
+#define JM_ISA_LIST(X) X(scalar)
+#endif
+#define JM_COUNT_ISA(isa) +1
+#define JM_NUM_ISAS (0 JM_ISA_LIST(JM_COUNT_ISA))
+
+JM_ISA_LIST(JM_DECLARE_ISA)
 
 /* The commonly used libm slerp (acos, sin), one joint at a time: a benchmark baseline only. */
 void jm_slerp_joints_libm(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                           ptrdiff_t out_stride, size_t n, float t);
 
-/* Number of ISA paths, in order from the baseline up. */
-#define JM_NUM_ISAS 4
-
-/* The table of path i (0 = scalar ... 3 = avx512). */
+/* The table of path i of JM_ISA_LIST (0 = scalar ... JM_NUM_ISAS - 1). */
 const jm_kernel_table *jm_isa_table(int i);
 
-/* Whether this CPU and OS can run path i (cpuid feature bits plus xgetbv register state). */
+/* Whether this CPU and OS can run path i (on x86: cpuid feature bits plus xgetbv register
+   state; every path built for arm64 runs on every arm64 CPU). */
 int jm_isa_supported(int i);
 
 #endif /* JOINTMATH_H */

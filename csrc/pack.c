@@ -97,7 +97,7 @@ JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float max_level, vi *index, vi 
             field[k] = exact_field(other[k], largest_magnitude, v_mul(scaled[k], m_over_l), max_level);
 
     /* valid: every |component| finite (NaN fails the comparison) and the largest non-zero */
-    vf inf = v_set1(__builtin_inff()), zero = v_set1(0.0f);
+    vf inf = v_set1(INFINITY), zero = v_set1(0.0f);
     vmask finite = m_and(m_and(v_lt(ax, inf), v_lt(ay, inf)), m_and(v_lt(az, inf), v_lt(aw, inf)));
     return m_not(m_and(finite, v_gt(largest_magnitude, zero)));
 }
@@ -189,8 +189,8 @@ static int is_invalid(const char *record) {
     float q[4], largest = 0.0f;
     memcpy(q, record, sizeof q);
     for (int k = 0; k < 4; k++) {
-        float a = __builtin_fabsf(q[k]);
-        if (!(a < __builtin_inff()))
+        float a = fabsf(q[k]);
+        if (!(a < INFINITY))
             return 1;
         largest = a > largest ? a : largest;
     }

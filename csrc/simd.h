@@ -2,8 +2,9 @@
  * simd.h - the tiny vector layer every kernel file is written against.
  *
  * A kernel file includes this header once; the build compiles that file once per ISA with
- * JM_ISA set to one of the values below (and the matching -m target flags), so the same source
- * becomes jm_<kernel>_scalar, jm_<kernel>_sse, jm_<kernel>_avx2 and jm_<kernel>_avx512.
+ * JM_ISA set to one of the values below (and the matching target flags), so the same source
+ * becomes jm_<kernel>_scalar and, on x86-64, jm_<kernel>_sse, jm_<kernel>_avx2 and
+ * jm_<kernel>_avx512, or on arm64 jm_<kernel>_neon (NEON is baseline there: no target flags).
  *
  *   vf      a vector of JM_W floats (float itself on the scalar path)
  *   vmask   the result of a lane-wise comparison, consumed by v_select
@@ -18,6 +19,7 @@
 #ifndef JM_SIMD_H
 #define JM_SIMD_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #define JM_ISA_SSE 1
 #define JM_ISA_AVX2 2
 #define JM_ISA_AVX512 3
+#define JM_ISA_NEON 4
 
 #ifndef JM_ISA
 #error "JM_ISA must be defined by the build (see setup.py)"
@@ -53,15 +56,46 @@ typedef __m256 vmask;
 #define JM_FN(name) JM_CAT(name, sse)
 typedef __m128 vf;
 typedef __m128 vmask;
+#elif JM_ISA == JM_ISA_NEON
+#include <arm_neon.h>
+#define JM_W 4
+#define JM_FN(name) JM_CAT(name, neon)
+typedef float32x4_t vf;
+typedef uint32x4_t vmask;
 #else
-#include <math.h>
 #define JM_W 1
 #define JM_FN(name) JM_CAT(name, scalar)
 typedef float vf;
 typedef int vmask;
 #endif
 
+/*
+ * Compiler portability: GCC and clang (Linux, macOS) or MSVC (Windows; x86-64 has no POPCNT
+ * guarantee at the SSE4.1 level, so it counts mask bits in plain C).
+ * JM_PREFETCH(p): a hint to load the cache line at p; JM_UNREACHABLE(): tells the optimiser that
+ * a branch never runs.
+ */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <intrin.h>
+#define JM_INLINE static __forceinline
+#if defined(_M_ARM64)
+#define JM_PREFETCH(p) __prefetch(p)
+#else
+#define JM_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#endif
+#define JM_UNREACHABLE() __assume(0)
+JM_INLINE int jm_popcount(unsigned m) {
+    int n = 0;
+    for (; m; m &= m - 1)
+        n++;
+    return n;
+}
+#else
 #define JM_INLINE static inline __attribute__((always_inline))
+#define JM_PREFETCH(p) __builtin_prefetch(p)
+#define JM_UNREACHABLE() __builtin_unreachable()
+#define jm_popcount(m) __builtin_popcount(m)
+#endif
 
 /* ---------------------------------------------------------------- arithmetic -- */
 #if JM_ISA == JM_ISA_AVX512
@@ -136,6 +170,43 @@ JM_INLINE vmask m_or(vmask a, vmask b) { return _mm_or_ps(a, b); }
 JM_INLINE vmask m_not(vmask a) { return _mm_xor_ps(a, _mm_castsi128_ps(_mm_set1_epi32(-1))); }
 JM_INLINE vf v_select(vmask m, vf a, vf b) { return _mm_blendv_ps(b, a, m); }
 JM_INLINE vf v_loadu(const float *p) { return _mm_loadu_ps(p); }
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE vf v_set1(float a) { return vdupq_n_f32(a); }
+JM_INLINE vf v_add(vf a, vf b) { return vaddq_f32(a, b); }
+JM_INLINE vf v_sub(vf a, vf b) { return vsubq_f32(a, b); }
+JM_INLINE vf v_mul(vf a, vf b) { return vmulq_f32(a, b); }
+JM_INLINE vf v_div(vf a, vf b) { return vdivq_f32(a, b); }
+/* minps / maxps semantics (b when the two compare equal or either is NaN), not fmin's */
+JM_INLINE vf v_min(vf a, vf b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+JM_INLINE vf v_max(vf a, vf b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+JM_INLINE vf v_sqrt(vf a) { return vsqrtq_f32(a); }
+JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return vfmaq_f32(c, a, b); }
+JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return vfmsq_f32(c, a, b); }
+/*
+ * NEON's estimates are good to only ~8 bits; one Newton-Raphson step (vrsqrtsq / vrecpsq, exact
+ * at 0 and inf, so 0 still gives inf) takes them past the 12 bits of rsqrtps / rcpps (worst
+ * relative error over every float in [1, 4): 1.6e-5 for 1/sqrt, 8.2e-6 for 1/x), so the
+ * refinements below (v_rsqrt, v_rcp, v_rsqrt_fine) are at least as accurate as on x86 and every
+ * kernel keeps its bound.
+ */
+JM_INLINE vf v_rsqrt_approx(vf a) {
+    vf y = vrsqrteq_f32(a);
+    return vmulq_f32(y, vrsqrtsq_f32(a, vmulq_f32(y, y)));
+}
+JM_INLINE vf v_rcp_approx(vf a) {
+    vf y = vrecpeq_f32(a);
+    return vmulq_f32(y, vrecpsq_f32(a, y));
+}
+JM_INLINE vf v_xor(vf a, vf b) { return vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b))); }
+JM_INLINE vf v_and(vf a, vf b) { return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b))); }
+JM_INLINE vmask v_gt(vf a, vf b) { return vcgtq_f32(a, b); }
+JM_INLINE vmask v_ge(vf a, vf b) { return vcgeq_f32(a, b); }
+JM_INLINE vmask v_lt(vf a, vf b) { return vcltq_f32(a, b); }
+JM_INLINE vmask m_and(vmask a, vmask b) { return vandq_u32(a, b); }
+JM_INLINE vmask m_or(vmask a, vmask b) { return vorrq_u32(a, b); }
+JM_INLINE vmask m_not(vmask a) { return vmvnq_u32(a); }
+JM_INLINE vf v_select(vmask m, vf a, vf b) { return vbslq_f32(m, a, b); }
+JM_INLINE vf v_loadu(const float *p) { return vld1q_f32(p); }
 #else
 JM_INLINE vf v_set1(float a) { return a; }
 JM_INLINE vf v_add(vf a, vf b) { return a + b; }
@@ -145,7 +216,8 @@ JM_INLINE vf v_div(vf a, vf b) { return a / b; }
 JM_INLINE vf v_min(vf a, vf b) { return b < a ? b : a; } /* returns b when either is NaN, like minps */
 JM_INLINE vf v_max(vf a, vf b) { return b > a ? b : a; }
 JM_INLINE vf v_sqrt(vf a) { return sqrtf(a); }
-/* The scalar path is built for baseline x86-64, where fmaf is a library call: plain mul+add. */
+/* The scalar path is built for baseline x86-64, where fmaf is a library call: plain mul+add (on
+   arm64 too, so that the scalar path rounds alike on every CPU). */
 JM_INLINE vf v_fmadd(vf a, vf b, vf c) { return a * b + c; }
 JM_INLINE vf v_fnmadd(vf a, vf b, vf c) { return c - a * b; }
 JM_INLINE vf v_rsqrt_approx(vf a) { return 1.0f / sqrtf(a); }
@@ -230,6 +302,14 @@ JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) {
                                         _mm_movehl_ps(d, d));
     return _mm_movelh_ps(_mm_cvtpd_ps(lo), _mm_cvtpd_ps(hi));
 }
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) {
+    float64x2_t lo = vsubq_f64(vmulq_f64(vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b))),
+                               vmulq_f64(vcvt_f64_f32(vget_low_f32(c)), vcvt_f64_f32(vget_low_f32(d))));
+    float64x2_t hi = vsubq_f64(vmulq_f64(vcvt_high_f64_f32(a), vcvt_high_f64_f32(b)),
+                               vmulq_f64(vcvt_high_f64_f32(c), vcvt_high_f64_f32(d)));
+    return vcvt_high_f32_f64(vcvt_f32_f64(lo), hi);
+}
 #else
 JM_INLINE vf v_diff_of_products(vf a, vf b, vf c, vf d) { return (float)((double)a * b - (double)c * d); }
 #endif
@@ -260,8 +340,9 @@ JM_INLINE vf v_scale_pow2(vf *v, int n) {
 }
 
 /*
- * 1/sqrt(a) to about 2 ulp: the hardware estimate (12 bits on SSE/AVX2, 14 on AVX-512) refined
- * by one Newton-Raphson step y' = y * (1.5 - 0.5 * a * y * y). The scalar path divides exactly.
+ * 1/sqrt(a) to about 2 ulp: the estimate (12 bits on SSE/AVX2, 14 on AVX-512, ~16 on NEON, see
+ * v_rsqrt_approx) refined by one Newton-Raphson step y' = y * (1.5 - 0.5 * a * y * y). The
+ * scalar path divides exactly.
  * a = 0 gives NaN on the SIMD paths (inf * 0 in the step); callers keep a away from zero.
  */
 JM_INLINE vf v_rsqrt(vf a) {
@@ -295,6 +376,8 @@ JM_INLINE int m_any(vmask m) { return m != 0; }
 JM_INLINE int m_any(vmask m) { return _mm256_movemask_ps(m) != 0; }
 #elif JM_ISA == JM_ISA_SSE
 JM_INLINE int m_any(vmask m) { return _mm_movemask_ps(m) != 0; }
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE int m_any(vmask m) { return vmaxvq_u32(m) != 0; }
 #else
 JM_INLINE int m_any(vmask m) { return m != 0; }
 #endif
@@ -377,6 +460,28 @@ JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, __m128 v) {
     _mm_storeu_ps((float *)p, v);
 }
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) { _MM_TRANSPOSE4_PS(*a, *b, *c, *d); }
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE float32x4_t jm_load_4_quads(const char *p, ptrdiff_t s) {
+    (void)s;
+    return vld1q_f32((const float *)p);
+}
+JM_INLINE void jm_store_4_quads(char *p, ptrdiff_t s, float32x4_t v) {
+    (void)s;
+    vst1q_f32((float *)p, v);
+}
+/* 32-bit transposes of the pairs, then 64-bit ones: a = a0 b0 c0 d0, ..., d = a3 b3 c3 d3 */
+JM_INLINE float32x4_t jm_trn64(float32x4_t a, float32x4_t b, int second) {
+    float64x2_t a64 = vreinterpretq_f64_f32(a), b64 = vreinterpretq_f64_f32(b);
+    return vreinterpretq_f32_f64(second ? vtrn2q_f64(a64, b64) : vtrn1q_f64(a64, b64));
+}
+JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
+    float32x4_t t0 = vtrn1q_f32(*a, *b), t1 = vtrn2q_f32(*a, *b); /* a0 b0 a2 b2, a1 b1 a3 b3 */
+    float32x4_t t2 = vtrn1q_f32(*c, *d), t3 = vtrn2q_f32(*c, *d); /* c0 d0 c2 d2, c1 d1 c3 d3 */
+    *a = jm_trn64(t0, t2, 0);
+    *b = jm_trn64(t1, t3, 0);
+    *c = jm_trn64(t0, t2, 1);
+    *d = jm_trn64(t1, t3, 1);
+}
 #endif
 
 #if JM_ISA == JM_ISA_SCALAR
@@ -402,6 +507,16 @@ JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, 
 #define JM_GROUP_STEP 1
 #endif
 JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
+#if JM_ISA == JM_ISA_NEON
+    if (stride == 16) { /* packed quads: one de-interleaving load does the transpose */
+        float32x4x4_t v = vld4q_f32((const float *)base);
+        *c0 = v.val[0];
+        *c1 = v.val[1];
+        *c2 = v.val[2];
+        *c3 = v.val[3];
+        return;
+    }
+#endif
     vf r0 = jm_load_4_quads(base, stride);
     vf r1 = jm_load_4_quads(base + JM_GROUP_STEP * stride, stride);
     vf r2 = jm_load_4_quads(base + 2 * JM_GROUP_STEP * stride, stride);
@@ -413,6 +528,13 @@ JM_INLINE void v_load_quads(const char *base, ptrdiff_t stride, vf *c0, vf *c1, 
     *c3 = r3;
 }
 JM_INLINE void v_store_quads(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
+#if JM_ISA == JM_ISA_NEON
+    if (stride == 16) {
+        float32x4x4_t v = {{c0, c1, c2, c3}};
+        vst4q_f32((float *)base, v);
+        return;
+    }
+#endif
     jm_transpose_lanes(&c0, &c1, &c2, &c3);
     jm_store_4_quads(base, stride, c0);
     jm_store_4_quads(base + JM_GROUP_STEP * stride, stride, c1);
@@ -462,6 +584,13 @@ JM_INLINE __m128 jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t 
 }
 JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, __m128 v) {
     _mm_storeu_ps((float *)JM_REC(b, s, idx, j), v);
+}
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE float32x4_t jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intptr_t *idx, int j) {
+    return vld1q_f32((const float *)JM_REC(b, s, idx, j));
+}
+JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int j, float32x4_t v) {
+    vst1q_f32((float *)JM_REC(b, s, idx, j), v);
 }
 #endif
 
@@ -719,8 +848,8 @@ JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf
 /* ------------------------------------------------------------ 32-bit integers -- */
 /*
  * vi: JM_W 32-bit integer lanes, for bit packing. v_round_int rounds to nearest, ties to even
- * (the default MXCSR mode on every path, lrintf on the scalar one), so every path produces the
- * same integers from the same floats. vi_shl / vi_shr are logical shifts; vi_add wraps.
+ * (the default MXCSR mode on x86, vcvtnq on NEON, lrintf on the scalar path), so every path
+ * produces the same integers from the same floats. vi_shl / vi_shr are logical shifts; vi_add wraps.
  * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
  * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
  */
@@ -736,7 +865,7 @@ JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm512_slli_epi32(a, n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm512_srli_epi32(a, n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm512_cmpeq_epi32_mask(a, b); }
 JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm512_mask_blend_epi32(m, b, a); }
-JM_INLINE int m_count(vmask m) { return __builtin_popcount(m); }
+JM_INLINE int m_count(vmask m) { return jm_popcount(m); }
 /* lane 4L + j <-> record 4j + L: the 4x4 index transpose, its own inverse */
 JM_INLINE __m512i jm_record_order(void) {
     return _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
@@ -755,7 +884,7 @@ JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm256_slli_epi32(a, (int)n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm256_srli_epi32(a, (int)n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm256_castsi256_ps(_mm256_cmpeq_epi32(a, b)); }
 JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(b), _mm256_castsi256_ps(a), m)); }
-JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm256_movemask_ps(m)); }
+JM_INLINE int m_count(vmask m) { return jm_popcount((unsigned)_mm256_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm256_loadu_si256((const __m256i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm256_storeu_si256((__m256i *)p, a); }
 #elif JM_ISA == JM_ISA_SSE
@@ -770,9 +899,25 @@ JM_INLINE vi vi_shl(vi a, unsigned n) { return _mm_slli_epi32(a, (int)n); }
 JM_INLINE vi vi_shr(vi a, unsigned n) { return _mm_srli_epi32(a, (int)n); }
 JM_INLINE vmask vi_eq(vi a, vi b) { return _mm_castsi128_ps(_mm_cmpeq_epi32(a, b)); }
 JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm_castps_si128(_mm_blendv_ps(_mm_castsi128_ps(b), _mm_castsi128_ps(a), m)); }
-JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm_movemask_ps(m)); }
+JM_INLINE int m_count(vmask m) { return jm_popcount((unsigned)_mm_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm_loadu_si128((const __m128i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm_storeu_si128((__m128i *)p, a); }
+#elif JM_ISA == JM_ISA_NEON
+typedef uint32x4_t vi;
+JM_INLINE vi vi_set1(int32_t a) { return vdupq_n_u32((uint32_t)a); }
+JM_INLINE vi v_round_int(vf a) { return vreinterpretq_u32_s32(vcvtnq_s32_f32(a)); }
+JM_INLINE vf v_from_int(vi a) { return vcvtq_f32_s32(vreinterpretq_s32_u32(a)); }
+JM_INLINE vi vi_or(vi a, vi b) { return vorrq_u32(a, b); }
+JM_INLINE vi vi_and(vi a, vi b) { return vandq_u32(a, b); }
+JM_INLINE vi vi_add(vi a, vi b) { return vaddq_u32(a, b); }
+/* USHL by a vector of the count (negative: right), a constant hoisted out of loops after inlining */
+JM_INLINE vi vi_shl(vi a, unsigned n) { return vshlq_u32(a, vdupq_n_s32((int32_t)n)); }
+JM_INLINE vi vi_shr(vi a, unsigned n) { return vshlq_u32(a, vdupq_n_s32(-(int32_t)n)); }
+JM_INLINE vmask vi_eq(vi a, vi b) { return vceqq_u32(a, b); }
+JM_INLINE vi vi_select(vmask m, vi a, vi b) { return vbslq_u32(m, a, b); }
+JM_INLINE int m_count(vmask m) { return (int)vaddvq_u32(vshrq_n_u32(m, 31)); }
+JM_INLINE vi v_load_u32(const char *p) { return vld1q_u32((const uint32_t *)p); }
+JM_INLINE void v_store_u32(char *p, vi a) { vst1q_u32((uint32_t *)p, a); }
 #else
 typedef uint32_t vi;
 JM_INLINE vi vi_set1(int32_t a) { return (uint32_t)a; }

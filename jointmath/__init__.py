@@ -2,7 +2,7 @@
 
 Quaternions are (x, y, z, w). Record arrays use JOINT_QUAT (q, t) and JOINT_MAT (3x4 matrix).
 The C core picks the best SIMD path for this CPU at import; JOINTMATH_ISA=scalar|sse|avx2|avx512
-forces one.
+(x86-64) or scalar|neon (arm64) forces one.
 """
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints

@@ -25,10 +25,11 @@ static int isa_index(const char *name) {
     return -1;
 }
 
-static PyObject *available_isa_names(void) {
+/* The names of the paths built (runnable_only = 0) or of those this CPU can run, from scalar up. */
+static PyObject *isa_names(int runnable_only) {
     PyObject *names = PyList_New(0);
     for (int i = 0; names && i < JM_NUM_ISAS; i++) {
-        if (!jm_isa_supported(i))
+        if (runnable_only && !jm_isa_supported(i))
             continue;
         PyObject *s = PyUnicode_FromString(jm_isa_table(i)->name);
         if (!s || PyList_Append(names, s) < 0) {
@@ -44,12 +45,17 @@ static PyObject *available_isa_names(void) {
 static int select_isa(const char *name, const char *what, PyObject *exc) {
     int i = isa_index(name);
     if (i < 0) {
-        PyErr_Format(exc, "%s='%s' is not a jointmath ISA path; expected one of scalar, sse, avx2, avx512",
-                     what, name);
+        PyObject *names = isa_names(0), *sep = PyUnicode_FromString(", ");
+        PyObject *built = names && sep ? PyUnicode_Join(sep, names) : NULL;
+        if (built)
+            PyErr_Format(exc, "%s='%s' is not a jointmath ISA path; expected one of %U", what, name, built);
+        Py_XDECREF(names);
+        Py_XDECREF(sep);
+        Py_XDECREF(built);
         return -1;
     }
     if (!jm_isa_supported(i)) {
-        PyObject *names = available_isa_names();
+        PyObject *names = isa_names(1);
         PyErr_Format(exc, "%s='%s' cannot run on this CPU; available paths: %R", what, name, names);
         Py_XDECREF(names);
         return -1;
@@ -65,7 +71,7 @@ static PyObject *py_isa(PyObject *self, PyObject *unused) {
 
 static PyObject *py_available_isas(PyObject *self, PyObject *unused) {
     (void)self, (void)unused;
-    return available_isa_names();
+    return isa_names(1);
 }
 
 static PyObject *py_set_isa(PyObject *self, PyObject *arg) {
@@ -331,7 +337,7 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
 /* ---------------------------------------------------------------------- module -- */
 
 static PyMethodDef core_methods[] = {
-    {"isa", py_isa, METH_NOARGS, "isa()\n--\n\nThe name of the running ISA path (scalar, sse, avx2 or avx512)."},
+    {"isa", py_isa, METH_NOARGS, "isa()\n--\n\nThe name of the running ISA path (scalar, sse, avx2 or avx512 on x86-64; scalar or neon on arm64)."},
     {"available_isas", py_available_isas, METH_NOARGS,
      "available_isas()\n--\n\nThe ISA paths this CPU and OS can run, from scalar up."},
     {"_set_isa", py_set_isa, METH_O, "Switch the running path (tests and benchmarks)."},
