@@ -769,6 +769,72 @@ JM_INLINE vi v_load_u32(const char *p) {
 JM_INLINE void v_store_u32(char *p, vi a) { memcpy(p, &a, sizeof a); }
 #endif
 
+/*
+ * round(a * (b / c)) for floats a, b, c (c non-zero, the result below 2^31 in magnitude), with
+ * *rest = q - round(q) for the value q computed in double: b / c rounded once, times a rounded
+ * once, so |q - a b / c| <= 2^-52 |a b / c| (also for denormal inputs, which double holds as
+ * normal numbers). round is to nearest, ties to even (the MXCSR default, lrint on the scalar
+ * path); q - round(q) is exact in double and then rounded to float, so |*rest| <= 1/2. Every
+ * path performs the same double operations: the results are bit-identical. Calls that share b
+ * and c share the division (the compiler merges the identical divisions of the inlined calls).
+ */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE __m256i jm_round_quotient_pd(__m256 a, __m256 b, __m256 c, __m256 *rest) {
+    __m512d q = _mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_div_pd(_mm512_cvtps_pd(b), _mm512_cvtps_pd(c)));
+    __m256i rounded = _mm512_cvtpd_epi32(q);
+    *rest = _mm512_cvtpd_ps(_mm512_sub_pd(q, _mm512_cvtepi32_pd(rounded)));
+    return rounded;
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m256 rest_lo, rest_hi;
+    __m256i lo = jm_round_quotient_pd(_mm512_castps512_ps256(a), _mm512_castps512_ps256(b), _mm512_castps512_ps256(c),
+                                      &rest_lo);
+    __m256i hi = jm_round_quotient_pd(_mm512_extractf32x8_ps(a, 1), _mm512_extractf32x8_ps(b, 1),
+                                      _mm512_extractf32x8_ps(c, 1), &rest_hi);
+    *rest = _mm512_insertf32x8(_mm512_castps256_ps512(rest_lo), rest_hi, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
+    __m256d q = _mm256_mul_pd(_mm256_cvtps_pd(a), _mm256_div_pd(_mm256_cvtps_pd(b), _mm256_cvtps_pd(c)));
+    __m128i rounded = _mm256_cvtpd_epi32(q);
+    *rest = _mm256_cvtpd_ps(_mm256_sub_pd(q, _mm256_cvtepi32_pd(rounded)));
+    return rounded;
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m128 rest_lo, rest_hi;
+    __m128i lo = jm_round_quotient_pd(_mm256_castps256_ps128(a), _mm256_castps256_ps128(b), _mm256_castps256_ps128(c),
+                                      &rest_lo);
+    __m128i hi = jm_round_quotient_pd(_mm256_extractf128_ps(a, 1), _mm256_extractf128_ps(b, 1),
+                                      _mm256_extractf128_ps(c, 1), &rest_hi);
+    *rest = _mm256_insertf128_ps(_mm256_castps128_ps256(rest_lo), rest_hi, 1);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+#elif JM_ISA == JM_ISA_SSE
+/* lanes 0-1 of each argument (the caller moves lanes 2-3 down first); the two integers and
+   rests land in lanes 0-1 */
+JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
+    __m128d q = _mm_mul_pd(_mm_cvtps_pd(a), _mm_div_pd(_mm_cvtps_pd(b), _mm_cvtps_pd(c)));
+    __m128i rounded = _mm_cvtpd_epi32(q);
+    *rest = _mm_cvtpd_ps(_mm_sub_pd(q, _mm_cvtepi32_pd(rounded)));
+    return rounded;
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m128 rest_lo, rest_hi;
+    __m128i lo = jm_round_quotient_pd(a, b, c, &rest_lo);
+    __m128i hi = jm_round_quotient_pd(_mm_movehl_ps(a, a), _mm_movehl_ps(b, b), _mm_movehl_ps(c, c), &rest_hi);
+    *rest = _mm_movelh_ps(rest_lo, rest_hi);
+    return _mm_unpacklo_epi64(lo, hi);
+}
+#else
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    double q = (double)a * ((double)b / c);
+    long rounded = lrint(q);
+    *rest = (float)(q - (double)rounded);
+    return (uint32_t)(int32_t)rounded;
+}
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
  * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time.
