@@ -94,7 +94,7 @@ def serve_baseline():
         print(_batch_seconds(isa, int(bits), q, int(number)), flush=True)
 
 
-def compare_to_baseline(directory, sizes, rounds=15, batch_seconds=0.01):
+def compare_to_baseline(directory, sizes, rounds=41, batch_seconds=0.004):
     """pack_quats here vs the jointmath built in place at `directory`, per path: each round times
     one batch on each side, back to back, so a slow spell of a shared machine slows both."""
     env = dict(os.environ, PYTHONPATH=os.path.abspath(directory))

@@ -159,21 +159,15 @@ JM_INLINE void unpack32_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
 
 /* ---------------------------------------------------------------------- 64-bit -- */
 
-/* The four fields leave the vector unit in record order; the 64-bit words are assembled in C. */
+/* The 64-bit words as two 32-bit halves: index << 28 | field 0 << 8 | the top 8 bits of field 1,
+   and its low 12 bits << 20 | field 2. */
 JM_INLINE vmask pack64_block(const char *src, char *dst) {
     vf q[4];
     vi index, field[3];
-    uint32_t fields[4][JM_W];
     v_load_records(src, 16, 1, q);
     vmask invalid = quantize(q[0], q[1], q[2], q[3], 524287.0f, &index, field);
-    v_store_u32((char *)fields[0], index);
-    for (int k = 0; k < 3; k++)
-        v_store_u32((char *)fields[k + 1], field[k]);
-    for (int k = 0; k < JM_W; k++) {
-        uint64_t code = (uint64_t)fields[0][k] << 60 | (uint64_t)fields[1][k] << 40 | (uint64_t)fields[2][k] << 20 |
-                        fields[3][k];
-        memcpy(dst + 8 * k, &code, sizeof code);
-    }
+    v_store_u64(dst, vi_or(vi_shl(field[1], 20), field[2]),
+                vi_or(vi_or(vi_shl(index, 28), vi_shl(field[0], 8)), vi_shr(field[1], 12)));
     return invalid;
 }
 

@@ -697,7 +697,9 @@ JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf
  * (the default MXCSR mode on every path, lrintf on the scalar one), so every path produces the
  * same integers from the same floats. vi_shl / vi_shr are logical shifts; vi_add wraps.
  * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
- * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
+ * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere);
+ * v_store_u64 writes JM_W consecutive uint64, record k's from lane k of lo (bits 31..0) and hi
+ * (bits 63..32), in the same lane order.
  */
 #if JM_ISA == JM_ISA_AVX512
 typedef __m512i vi;
@@ -718,6 +720,13 @@ JM_INLINE __m512i jm_record_order(void) {
 }
 JM_INLINE vi v_load_u32(const char *p) { return _mm512_permutexvar_epi32(jm_record_order(), _mm512_loadu_si512(p)); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm512_storeu_si512(p, _mm512_permutexvar_epi32(jm_record_order(), a)); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    /* dwords 2r, 2r + 1 of records r and r + 8: lo and hi (indices + 16) of lane 4 (r % 4) + r / 4 */
+    const __m512i first = _mm512_setr_epi32(0, 16, 4, 20, 8, 24, 12, 28, 1, 17, 5, 21, 9, 25, 13, 29);
+    const __m512i second = _mm512_setr_epi32(2, 18, 6, 22, 10, 26, 14, 30, 3, 19, 7, 23, 11, 27, 15, 31);
+    _mm512_storeu_si512(p, _mm512_permutex2var_epi32(lo, first, hi));
+    _mm512_storeu_si512(p + 64, _mm512_permutex2var_epi32(lo, second, hi));
+}
 #elif JM_ISA == JM_ISA_AVX2
 typedef __m256i vi;
 JM_INLINE vi vi_set1(int32_t a) { return _mm256_set1_epi32(a); }
@@ -733,6 +742,11 @@ JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm256_castps_si256(_mm256_
 JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm256_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm256_loadu_si256((const __m256i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm256_storeu_si256((__m256i *)p, a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    __m256i records_0145 = _mm256_unpacklo_epi32(lo, hi), records_2367 = _mm256_unpackhi_epi32(lo, hi);
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(records_0145, records_2367, 0x20));
+    _mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(records_0145, records_2367, 0x31));
+}
 #elif JM_ISA == JM_ISA_SSE
 typedef __m128i vi;
 JM_INLINE vi vi_set1(int32_t a) { return _mm_set1_epi32(a); }
@@ -748,6 +762,10 @@ JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm_castps_si128(_mm_blendv
 JM_INLINE int m_count(vmask m) { return __builtin_popcount((unsigned)_mm_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm_loadu_si128((const __m128i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm_storeu_si128((__m128i *)p, a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    _mm_storeu_si128((__m128i *)p, _mm_unpacklo_epi32(lo, hi));
+    _mm_storeu_si128((__m128i *)(p + 16), _mm_unpackhi_epi32(lo, hi));
+}
 #else
 typedef uint32_t vi;
 JM_INLINE vi vi_set1(int32_t a) { return (uint32_t)a; }
@@ -767,6 +785,10 @@ JM_INLINE vi v_load_u32(const char *p) {
     return a;
 }
 JM_INLINE void v_store_u32(char *p, vi a) { memcpy(p, &a, sizeof a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    uint64_t a = (uint64_t)hi << 32 | lo;
+    memcpy(p, &a, sizeof a);
+}
 #endif
 
 /*
