@@ -795,17 +795,18 @@ JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
  * round(a * (b / c)) for floats a, b, c (c non-zero, the result below 2^31 in magnitude), with
  * *rest = q - round(q) for the value q computed in double: b / c rounded once, times a rounded
  * once, so |q - a b / c| <= 2^-52 |a b / c| (also for denormal inputs, which double holds as
- * normal numbers). round is to nearest, ties to even (the MXCSR default, lrint on the scalar
- * path); q - round(q) is exact in double and then rounded to float, so |*rest| <= 1/2. Every
+ * normal numbers). round is to nearest, ties to even (an explicit rounding on the SIMD paths,
+ * lrint in the default rounding mode on the scalar one); q - round(q) is exact in double and
+ * then rounded to float, so |*rest| <= 1/2. Every
  * path performs the same double operations: the results are bit-identical. Calls that share b
  * and c share the division (the compiler merges the identical divisions of the inlined calls).
  */
 #if JM_ISA == JM_ISA_AVX512
 JM_INLINE __m256i jm_round_quotient_pd(__m256 a, __m256 b, __m256 c, __m256 *rest) {
     __m512d q = _mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_div_pd(_mm512_cvtps_pd(b), _mm512_cvtps_pd(c)));
-    __m256i rounded = _mm512_cvtpd_epi32(q);
-    *rest = _mm512_cvtpd_ps(_mm512_sub_pd(q, _mm512_cvtepi32_pd(rounded)));
-    return rounded;
+    __m512d rounded = _mm512_roundscale_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm512_cvtpd_ps(_mm512_sub_pd(q, rounded));
+    return _mm512_cvtpd_epi32(rounded);
 }
 JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
     __m256 rest_lo, rest_hi;
@@ -819,9 +820,9 @@ JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
 #elif JM_ISA == JM_ISA_AVX2
 JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
     __m256d q = _mm256_mul_pd(_mm256_cvtps_pd(a), _mm256_div_pd(_mm256_cvtps_pd(b), _mm256_cvtps_pd(c)));
-    __m128i rounded = _mm256_cvtpd_epi32(q);
-    *rest = _mm256_cvtpd_ps(_mm256_sub_pd(q, _mm256_cvtepi32_pd(rounded)));
-    return rounded;
+    __m256d rounded = _mm256_round_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm256_cvtpd_ps(_mm256_sub_pd(q, rounded));
+    return _mm256_cvtpd_epi32(rounded);
 }
 JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
     __m128 rest_lo, rest_hi;
@@ -837,9 +838,9 @@ JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
    rests land in lanes 0-1 */
 JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
     __m128d q = _mm_mul_pd(_mm_cvtps_pd(a), _mm_div_pd(_mm_cvtps_pd(b), _mm_cvtps_pd(c)));
-    __m128i rounded = _mm_cvtpd_epi32(q);
-    *rest = _mm_cvtpd_ps(_mm_sub_pd(q, _mm_cvtepi32_pd(rounded)));
-    return rounded;
+    __m128d rounded = _mm_round_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm_cvtpd_ps(_mm_sub_pd(q, rounded));
+    return _mm_cvtpd_epi32(rounded);
 }
 JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
     __m128 rest_lo, rest_hi;
