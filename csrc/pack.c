@@ -22,7 +22,7 @@
  * component is 1 and the result is normalised. A component that was 0 comes back exactly 0
  * (the identity quaternion round-trips exactly).
  *
- * Every path produces bit-identical codes because every code is exact (see quantize_field);
+ * Every path produces bit-identical codes because every code is exact (see quantize);
  * the inputs may have any finite scale, denormals included. Zero or non-finite quaternions are
  * counted and reported (the codes written for them are unspecified); every code decodes to a
  * unit quaternion. Accuracy over 10^7 random unit quaternions on every path
@@ -67,8 +67,8 @@ JM_INLINE vi exact_field(vf o, vf l, vi field, vf rest, float max_level) {
  * 2^-150 * 2^85 M where o * scale is denormal), below TAU = 2^-21 M = 2.4e-4: one block in ~70
  * is checked exactly on AVX-512 (random data). 20-bit fields, in double, where that TAU would be
  * 0.25 and nearly every block would be checked: q = o * fl(M / l) (v_round_quotient, any finite
- * inputs) is within 2^-52 M < 2^-33 of v, TAU = 2^-24: about one AVX-512 block in 10^5, and
- * every one with an exact tie.
+ * inputs) is within 2^-52 M < 2^-33 of v, TAU = 2^-24: fewer than one AVX-512 block in 10^5,
+ * and every one with an exact tie.
  */
 JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float max_level, vi *index, vi field[3]) {
     vf ax = v_abs(x), ay = v_abs(y), az = v_abs(z), aw = v_abs(w);

@@ -797,9 +797,9 @@ JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
  * once, so |q - a b / c| <= 2^-52 |a b / c| (also for denormal inputs, which double holds as
  * normal numbers). round is to nearest, ties to even (an explicit rounding on the SIMD paths,
  * lrint in the default rounding mode on the scalar one); q - round(q) is exact in double and
- * then rounded to float, so |*rest| <= 1/2. Every
- * path performs the same double operations: the results are bit-identical. Calls that share b
- * and c share the division (the compiler merges the identical divisions of the inlined calls).
+ * then rounded to float, so |*rest| <= 1/2. Every path performs the same double operations: the
+ * results are bit-identical. Calls that share b and c share the division (the compiler merges
+ * the identical divisions of the inlined calls).
  */
 #if JM_ISA == JM_ISA_AVX512
 JM_INLINE __m256i jm_round_quotient_pd(__m256 a, __m256 b, __m256 c, __m256 *rest) {
