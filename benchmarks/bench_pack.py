@@ -2,9 +2,16 @@
 the project's scalar path, the float64 NumPy reference and a NumPy copy of 16 bytes per
 quaternion (the memory bound). --accuracy measures the round-trip error over 10^7 random unit
 quaternions instead (against the 32-bit format's bound 1 - 3 / (2 * 1022^2)) and that zero
-components come back exactly 0. Run: python benchmarks/bench_pack.py [--quick] [--accuracy]
+components come back exactly 0. --baseline DIR times pack_quats against another build of
+jointmath (a checkout built in place at DIR, e.g. an earlier commit), the two alternating in
+every round. Run: python benchmarks/bench_pack.py [--quick] [--accuracy] [--baseline DIR]
 """
 import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
 
 import numpy as np
 
@@ -66,12 +73,71 @@ def measure_accuracy(total, rng, chunk=1_000_000):
                   f"mean {angle_sum / total:.3g} deg, worst | |q'| - 1 | {worst_norm:.2g}")
 
 
+def _batch_seconds(isa, bits, q, number):
+    """CPU seconds per call of pack_quats(q, bits) on `isa`, over `number` back-to-back calls (the
+    thread's CPU time: the spells another process holds the core are not counted)."""
+    jm._core._set_isa(isa)
+    t0 = time.thread_time()
+    for _ in range(number):
+        jm.pack_quats(q, bits)
+    return (time.thread_time() - t0) / number
+
+
+def serve_baseline():
+    """The baseline's side of --baseline: reads "isa bits n number" lines, answers each with the
+    seconds per call of one batch, after a first line naming the jointmath it imported (the inputs are random_quats(n) of the same seed as the caller's)."""
+    print(os.path.dirname(jm.__file__), flush=True)
+    quats = {}
+    for line in sys.stdin:
+        isa, bits, n, number = line.split()
+        q = quats.setdefault(int(n), random_quats(int(n), np.random.default_rng(0)))
+        print(_batch_seconds(isa, int(bits), q, int(number)), flush=True)
+
+
+def compare_to_baseline(directory, sizes, rounds=41, batch_seconds=0.004):
+    """pack_quats here vs the jointmath built in place at `directory`, per path: each round times
+    one batch on each side, back to back, so a slow spell of a shared machine slows both."""
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(directory))
+    child = subprocess.Popen([sys.executable, __file__, "--serve-baseline"], env=env, text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    print(f"pack_quats: this build ({os.path.dirname(jm.__file__)}) vs the baseline "
+          f"({child.stdout.readline().strip()}), medians of {rounds} alternating rounds")
+    print(f"  {'':<22}{'ns/quat':>10}{'baseline':>10}{'ratio':>8}")
+    try:
+        for n in sizes:
+            q = random_quats(n, np.random.default_rng(0))
+            for bits in (10, 20):
+                print(f"  bits={bits}, n = {n:,}")
+                for isa in jm.available_isas():
+                    number = max(1, round(batch_seconds / _batch_seconds(isa, bits, q, 1)))
+                    own, base = [], []
+                    for _ in range(rounds):
+                        own.append(_batch_seconds(isa, bits, q, number))
+                        child.stdin.write(f"{isa} {bits} {n} {number}\n")
+                        child.stdin.flush()
+                        base.append(float(child.stdout.readline()))
+                    ratio = statistics.median(a / b for a, b in zip(own, base))
+                    print(f"    {isa:<20}{statistics.median(own) / n * 1e9:>10.3f}"
+                          f"{statistics.median(base) / n * 1e9:>10.3f}{ratio:>7.2f}x")
+    finally:
+        child.stdin.close()
+        child.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="only 1,024 quaternions")
     parser.add_argument("--accuracy", action="store_true", help="measure the error over 10^7 quaternions")
+    parser.add_argument("--baseline", metavar="DIR", help="compare pack_quats to the in-place build at DIR")
+    parser.add_argument("--serve-baseline", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     rng = np.random.default_rng(0)
+    if args.serve_baseline:
+        serve_baseline()
+        return
+    if args.baseline:
+        compare_to_baseline(args.baseline, [1024] if args.quick else [1024, 1 << 20])
+        return
     if args.accuracy:
         measure_accuracy(10_000_000, rng)
         return

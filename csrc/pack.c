@@ -22,7 +22,7 @@
  * component is 1 and the result is normalised. A component that was 0 comes back exactly 0
  * (the identity quaternion round-trips exactly).
  *
- * Every path produces bit-identical codes because every code is exact (see quantize_field);
+ * Every path produces bit-identical codes because every code is exact (see quantize);
  * the inputs may have any finite scale, denormals included. Zero or non-finite quaternions are
  * counted and reported (the codes written for them are unspecified); every code decodes to a
  * unit quaternion. Accuracy over 10^7 random unit quaternions on every path
@@ -34,17 +34,18 @@
 #include "simd.h"
 
 /*
- * One field exactly: round(v) + M, v = o * M / l rounded to nearest, ties to even, where l > 0 is
- * the largest magnitude and o an other component with the largest one's sign divided out
- * (|o| <= l), from an estimate s of v within 0.13. b = rint(s - 1/2) + 1/2 is a half-integer
- * within 0.54 of s, so |v - b| < 1 and v rounds to b - 1/2 or b + 1/2 by the sign of v - b,
- * which is that of 2 M o - 2 b l, exactly (v_diff_of_products: 2M and 2b have at most 21 bits,
- * o and l 24, so both products are exact in double). When v == b exactly (a tie), rint(b) takes
- * the even neighbour. The code thus does not depend on how the estimate was rounded.
+ * One field exactly, where its estimate is too close to a rounding boundary to decide: round(v)
+ * + M for v = o * M / l, l > 0 the largest magnitude and o an other component with the largest
+ * one's sign divided out (|o| <= l), from an estimate (field - M) + rest of v within 1/4, field an
+ * integer and |rest| <= 1/2. b = field - M + 1/2 with the sign of rest is a half-integer with
+ * |v - b| < 1, so v rounds to b - 1/2 or b + 1/2 by the sign of v - b, which is that of
+ * 2 M o - 2 b l, exactly (v_diff_of_products: 2M and 2b have at most 21 bits, o and l 24, so both
+ * products are exact in double). When v == b exactly (a tie), rint(b) takes the even neighbour.
+ * The code thus does not depend on how the estimate was rounded.
  */
-JM_INLINE vi exact_field(vf o, vf l, vf s, float max_level) {
+JM_INLINE vi exact_field(vf o, vf l, vi field, vf rest, float max_level) {
     vf half = v_set1(0.5f), zero = v_set1(0.0f);
-    vf b = v_add(v_from_int(v_round_int(v_sub(s, half))), half);
+    vf b = v_add(v_sub(v_from_int(field), v_set1(max_level)), v_xor(half, v_and(rest, v_set1(-0.0f))));
     vf v_minus_b = v_diff_of_products(o, v_set1(2.0f * max_level), v_add(b, b), l);
     vf step = v_select(v_gt(v_minus_b, zero), half, v_select(v_lt(v_minus_b, zero), v_set1(-0.5f), zero));
     return vi_add(v_round_int(v_add(b, step)), vi_set1((int32_t)max_level));
@@ -55,14 +56,19 @@ JM_INLINE vi exact_field(vf o, vf l, vf s, float max_level) {
  * round(c * M) + M, c = other / largest exactly rounded (ties to even). Returns the lanes holding
  * a zero or non-finite quaternion.
  *
- * Estimate first: with an exact power-of-two `scale` that keeps l * scale within [2^-85, 2^64]
- * (l the largest magnitude: any finite l, denormals included), m = fl(fl(1 / (l * scale)) * M)
- * and s + M = fl(o * scale * m + M) carry at most 3 * 2^-24 M + 2^-24 (2M) of rounding (plus
- * 2^-150 * 2^85 M where o * scale is denormal), below TAU = 2^-21 M (2.4e-4 for 10-bit fields,
- * 0.25 for 20-bit ones). Where s + M is at least TAU from a half-integer, v rounds as it does (no
- * tie is that far off) and rint(s + M) is the code. Only when some lane is closer (one block in
- * ~70 for 10-bit fields on AVX-512, nearly every block for 20-bit ones) do the block's fields go
- * through exact_field. Every path thus writes the same codes.
+ * Estimate first: each field as an integer `field` and `rest` (|rest| <= 1/2), field - M + rest
+ * within TAU of v = o * M / l (l the largest magnitude). Where |rest| <= 1/2 - TAU, v rounds as
+ * the estimate does (no tie is that far off) and `field` is the code; only when some lane is
+ * closer do the block's fields go through exact_field. Every path thus writes the same codes.
+ *
+ * 10-bit fields, in float: with an exact power-of-two `scale` that keeps l * scale within
+ * [2^-85, 2^64] (any finite l, denormals included), m = fl(fl(1 / (l * scale)) * M) and
+ * s + M = fl(o * scale * m + M) carry at most 3 * 2^-24 M + 2^-24 (2M) of rounding (plus
+ * 2^-150 * 2^85 M where o * scale is denormal), below TAU = 2^-21 M = 2.4e-4: one block in ~70
+ * is checked exactly on AVX-512 (random data). 20-bit fields, in double, where that TAU would be
+ * 0.25 and nearly every block would be checked: q = o * fl(M / l) (v_round_quotient, any finite
+ * inputs) is within 2^-52 M < 2^-33 of v, TAU = 2^-24: fewer than one AVX-512 block in 10^5,
+ * and every one with an exact tie.
  */
 JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float max_level, vi *index, vi field[3]) {
     vf ax = v_abs(x), ay = v_abs(y), az = v_abs(z), aw = v_abs(w);
@@ -80,21 +86,29 @@ JM_INLINE vmask quantize(vf x, vf y, vf z, vf w, float max_level, vi *index, vi 
     vf other[3] = {v_xor(v_select(is_x, y, x), largest_sign), v_xor(v_select(m_or(is_x, is_y), z, y), largest_sign),
                    v_xor(v_select(is_w, z, w), largest_sign)};
 
-    vf scale = v_select(v_lt(largest_magnitude, v_set1(0x1p-64f)), v_set1(0x1p64f),
-                        v_select(v_gt(largest_magnitude, v_set1(0x1p64f)), v_set1(0x1p-64f), v_set1(1.0f)));
-    vf m_over_l = v_mul(v_div(v_set1(1.0f), v_mul(largest_magnitude, scale)), v_set1(max_level));
-    vf level_m = v_set1(max_level), near_half = v_set1(0.5f - max_level * 0x1p-21f);
-    vf scaled[3];
+    vf level_m = v_set1(max_level), rest[3];
+    const int in_float = max_level < 0x1p10f; /* a constant: each call site keeps one branch */
+    vf near_half = v_set1(0.5f - (in_float ? max_level * 0x1p-21f : 0x1p-24f));
     vmask near[3];
-    for (int k = 0; k < 3; k++) {
-        scaled[k] = v_mul(other[k], scale);
-        vf s_plus_m = v_fmadd(scaled[k], m_over_l, level_m);
-        field[k] = v_round_int(s_plus_m);
-        near[k] = v_gt(v_abs(v_sub(s_plus_m, v_from_int(field[k]))), near_half);
+    if (in_float) {
+        vf scale = v_select(v_lt(largest_magnitude, v_set1(0x1p-64f)), v_set1(0x1p64f),
+                            v_select(v_gt(largest_magnitude, v_set1(0x1p64f)), v_set1(0x1p-64f), v_set1(1.0f)));
+        vf m_over_l = v_mul(v_div(v_set1(1.0f), v_mul(largest_magnitude, scale)), level_m);
+        for (int k = 0; k < 3; k++) {
+            vf s_plus_m = v_fmadd(v_mul(other[k], scale), m_over_l, level_m);
+            field[k] = v_round_int(s_plus_m);
+            rest[k] = v_sub(s_plus_m, v_from_int(field[k]));
+        }
+    } else {
+        for (int k = 0; k < 3; k++)
+            field[k] = vi_add(v_round_quotient(other[k], level_m, largest_magnitude, &rest[k]),
+                              vi_set1((int32_t)max_level));
     }
+    for (int k = 0; k < 3; k++)
+        near[k] = v_gt(v_abs(rest[k]), near_half);
     if (m_any(m_or(m_or(near[0], near[1]), near[2])))
         for (int k = 0; k < 3; k++)
-            field[k] = exact_field(other[k], largest_magnitude, v_mul(scaled[k], m_over_l), max_level);
+            field[k] = exact_field(other[k], largest_magnitude, field[k], rest[k], max_level);
 
     /* valid: every |component| finite (NaN fails the comparison) and the largest non-zero */
     vf inf = v_set1(INFINITY), zero = v_set1(0.0f);
@@ -145,21 +159,15 @@ JM_INLINE void unpack32_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
 
 /* ---------------------------------------------------------------------- 64-bit -- */
 
-/* The four fields leave the vector unit in record order; the 64-bit words are assembled in C. */
+/* The 64-bit words as two 32-bit halves: index << 28 | field 0 << 8 | the top 8 bits of field 1,
+   and its low 12 bits << 20 | field 2. */
 JM_INLINE vmask pack64_block(const char *src, char *dst) {
     vf q[4];
     vi index, field[3];
-    uint32_t fields[4][JM_W];
     v_load_records(src, 16, 1, q);
     vmask invalid = quantize(q[0], q[1], q[2], q[3], 524287.0f, &index, field);
-    v_store_u32((char *)fields[0], index);
-    for (int k = 0; k < 3; k++)
-        v_store_u32((char *)fields[k + 1], field[k]);
-    for (int k = 0; k < JM_W; k++) {
-        uint64_t code = (uint64_t)fields[0][k] << 60 | (uint64_t)fields[1][k] << 40 | (uint64_t)fields[2][k] << 20 |
-                        fields[3][k];
-        memcpy(dst + 8 * k, &code, sizeof code);
-    }
+    v_store_u64(dst, vi_or(vi_shl(field[1], 20), field[2]),
+                vi_or(vi_or(vi_shl(index, 28), vi_shl(field[0], 8)), vi_shr(field[1], 12)));
     return invalid;
 }
 

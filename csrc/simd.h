@@ -853,7 +853,9 @@ JM_INLINE void v_store_records(char *base, ptrdiff_t stride, int quads, const vf
  * (the default MXCSR mode on x86, vcvtnq on NEON, lrintf on the scalar path), so every path
  * produces the same integers from the same floats. vi_shl / vi_shr are logical shifts; vi_add wraps.
  * v_load_u32 / v_store_u32 move JM_W consecutive uint32 to and from the lanes of the records they
- * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere).
+ * belong to (the lane order of v_load_quads: a permutation on AVX-512, the identity elsewhere);
+ * v_store_u64 writes JM_W consecutive uint64, record k's from lane k of lo (bits 31..0) and hi
+ * (bits 63..32), in the same lane order.
  */
 #if JM_ISA == JM_ISA_AVX512
 typedef __m512i vi;
@@ -874,6 +876,13 @@ JM_INLINE __m512i jm_record_order(void) {
 }
 JM_INLINE vi v_load_u32(const char *p) { return _mm512_permutexvar_epi32(jm_record_order(), _mm512_loadu_si512(p)); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm512_storeu_si512(p, _mm512_permutexvar_epi32(jm_record_order(), a)); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    /* dwords 2r, 2r + 1 of records r and r + 8: lo and hi (indices + 16) of lane 4 (r % 4) + r / 4 */
+    const __m512i first = _mm512_setr_epi32(0, 16, 4, 20, 8, 24, 12, 28, 1, 17, 5, 21, 9, 25, 13, 29);
+    const __m512i second = _mm512_setr_epi32(2, 18, 6, 22, 10, 26, 14, 30, 3, 19, 7, 23, 11, 27, 15, 31);
+    _mm512_storeu_si512(p, _mm512_permutex2var_epi32(lo, first, hi));
+    _mm512_storeu_si512(p + 64, _mm512_permutex2var_epi32(lo, second, hi));
+}
 #elif JM_ISA == JM_ISA_AVX2
 typedef __m256i vi;
 JM_INLINE vi vi_set1(int32_t a) { return _mm256_set1_epi32(a); }
@@ -889,6 +898,11 @@ JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm256_castps_si256(_mm256_
 JM_INLINE int m_count(vmask m) { return jm_popcount((unsigned)_mm256_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm256_loadu_si256((const __m256i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm256_storeu_si256((__m256i *)p, a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    __m256i records_0145 = _mm256_unpacklo_epi32(lo, hi), records_2367 = _mm256_unpackhi_epi32(lo, hi);
+    _mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(records_0145, records_2367, 0x20));
+    _mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(records_0145, records_2367, 0x31));
+}
 #elif JM_ISA == JM_ISA_SSE
 typedef __m128i vi;
 JM_INLINE vi vi_set1(int32_t a) { return _mm_set1_epi32(a); }
@@ -904,6 +918,10 @@ JM_INLINE vi vi_select(vmask m, vi a, vi b) { return _mm_castps_si128(_mm_blendv
 JM_INLINE int m_count(vmask m) { return jm_popcount((unsigned)_mm_movemask_ps(m)); }
 JM_INLINE vi v_load_u32(const char *p) { return _mm_loadu_si128((const __m128i *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { _mm_storeu_si128((__m128i *)p, a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    _mm_storeu_si128((__m128i *)p, _mm_unpacklo_epi32(lo, hi));
+    _mm_storeu_si128((__m128i *)(p + 16), _mm_unpackhi_epi32(lo, hi));
+}
 #elif JM_ISA == JM_ISA_NEON
 typedef uint32x4_t vi;
 JM_INLINE vi vi_set1(int32_t a) { return vdupq_n_u32((uint32_t)a); }
@@ -920,6 +938,10 @@ JM_INLINE vi vi_select(vmask m, vi a, vi b) { return vbslq_u32(m, a, b); }
 JM_INLINE int m_count(vmask m) { return (int)vaddvq_u32(vshrq_n_u32(m, 31)); }
 JM_INLINE vi v_load_u32(const char *p) { return vld1q_u32((const uint32_t *)p); }
 JM_INLINE void v_store_u32(char *p, vi a) { vst1q_u32((uint32_t *)p, a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    vst1q_u32((uint32_t *)p, vzip1q_u32(lo, hi));
+    vst1q_u32((uint32_t *)(p + 16), vzip2q_u32(lo, hi));
+}
 #else
 typedef uint32_t vi;
 JM_INLINE vi vi_set1(int32_t a) { return (uint32_t)a; }
@@ -939,6 +961,92 @@ JM_INLINE vi v_load_u32(const char *p) {
     return a;
 }
 JM_INLINE void v_store_u32(char *p, vi a) { memcpy(p, &a, sizeof a); }
+JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
+    uint64_t a = (uint64_t)hi << 32 | lo;
+    memcpy(p, &a, sizeof a);
+}
+#endif
+
+/*
+ * round(a * (b / c)) for floats a, b, c (c non-zero, the result below 2^31 in magnitude), with
+ * *rest = q - round(q) for the value q computed in double: b / c rounded once, times a rounded
+ * once, so |q - a b / c| <= 2^-52 |a b / c| (also for denormal inputs, which double holds as
+ * normal numbers). round is to nearest, ties to even (an explicit rounding on the SIMD paths,
+ * lrint in the default rounding mode on the scalar one); q - round(q) is exact in double and
+ * then rounded to float, so |*rest| <= 1/2. Every path performs the same double operations: the
+ * results are bit-identical. Calls that share b and c share the division (the compiler merges
+ * the identical divisions of the inlined calls).
+ */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE __m256i jm_round_quotient_pd(__m256 a, __m256 b, __m256 c, __m256 *rest) {
+    __m512d q = _mm512_mul_pd(_mm512_cvtps_pd(a), _mm512_div_pd(_mm512_cvtps_pd(b), _mm512_cvtps_pd(c)));
+    __m512d rounded = _mm512_roundscale_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm512_cvtpd_ps(_mm512_sub_pd(q, rounded));
+    return _mm512_cvtpd_epi32(rounded);
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m256 rest_lo, rest_hi;
+    __m256i lo = jm_round_quotient_pd(_mm512_castps512_ps256(a), _mm512_castps512_ps256(b), _mm512_castps512_ps256(c),
+                                      &rest_lo);
+    __m256i hi = jm_round_quotient_pd(_mm512_extractf32x8_ps(a, 1), _mm512_extractf32x8_ps(b, 1),
+                                      _mm512_extractf32x8_ps(c, 1), &rest_hi);
+    *rest = _mm512_insertf32x8(_mm512_castps256_ps512(rest_lo), rest_hi, 1);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
+    __m256d q = _mm256_mul_pd(_mm256_cvtps_pd(a), _mm256_div_pd(_mm256_cvtps_pd(b), _mm256_cvtps_pd(c)));
+    __m256d rounded = _mm256_round_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm256_cvtpd_ps(_mm256_sub_pd(q, rounded));
+    return _mm256_cvtpd_epi32(rounded);
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m128 rest_lo, rest_hi;
+    __m128i lo = jm_round_quotient_pd(_mm256_castps256_ps128(a), _mm256_castps256_ps128(b), _mm256_castps256_ps128(c),
+                                      &rest_lo);
+    __m128i hi = jm_round_quotient_pd(_mm256_extractf128_ps(a, 1), _mm256_extractf128_ps(b, 1),
+                                      _mm256_extractf128_ps(c, 1), &rest_hi);
+    *rest = _mm256_insertf128_ps(_mm256_castps128_ps256(rest_lo), rest_hi, 1);
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+#elif JM_ISA == JM_ISA_SSE
+/* lanes 0-1 of each argument (the caller moves lanes 2-3 down first); the two integers and
+   rests land in lanes 0-1 */
+JM_INLINE __m128i jm_round_quotient_pd(__m128 a, __m128 b, __m128 c, __m128 *rest) {
+    __m128d q = _mm_mul_pd(_mm_cvtps_pd(a), _mm_div_pd(_mm_cvtps_pd(b), _mm_cvtps_pd(c)));
+    __m128d rounded = _mm_round_pd(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    *rest = _mm_cvtpd_ps(_mm_sub_pd(q, rounded));
+    return _mm_cvtpd_epi32(rounded);
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    __m128 rest_lo, rest_hi;
+    __m128i lo = jm_round_quotient_pd(a, b, c, &rest_lo);
+    __m128i hi = jm_round_quotient_pd(_mm_movehl_ps(a, a), _mm_movehl_ps(b, b), _mm_movehl_ps(c, c), &rest_hi);
+    *rest = _mm_movelh_ps(rest_lo, rest_hi);
+    return _mm_unpacklo_epi64(lo, hi);
+}
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE int32x2_t jm_round_quotient_pd(float64x2_t a, float64x2_t b, float64x2_t c, float32x2_t *rest) {
+    float64x2_t q = vmulq_f64(a, vdivq_f64(b, c));
+    float64x2_t rounded = vrndnq_f64(q);
+    *rest = vcvt_f32_f64(vsubq_f64(q, rounded));
+    return vmovn_s64(vcvtq_s64_f64(rounded));
+}
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    float32x2_t rest_lo, rest_hi;
+    int32x2_t lo = jm_round_quotient_pd(vcvt_f64_f32(vget_low_f32(a)), vcvt_f64_f32(vget_low_f32(b)),
+                                        vcvt_f64_f32(vget_low_f32(c)), &rest_lo);
+    int32x2_t hi = jm_round_quotient_pd(vcvt_high_f64_f32(a), vcvt_high_f64_f32(b), vcvt_high_f64_f32(c), &rest_hi);
+    *rest = vcombine_f32(rest_lo, rest_hi);
+    return vreinterpretq_u32_s32(vcombine_s32(lo, hi));
+}
+#else
+JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
+    double q = (double)a * ((double)b / c);
+    long rounded = lrint(q);
+    *rest = (float)(q - (double)rounded);
+    return (uint32_t)(int32_t)rounded;
+}
 #endif
 
 /* ------------------------------------------------------------ the block driver -- */
