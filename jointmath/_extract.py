@@ -7,7 +7,8 @@ from . import _core
 DEFAULT_MAX_ITER = 200
 
 
-def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=None, return_iterations=False):
+def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, tol=None, out=None,
+                     return_iterations=False):
     """The rotation closest to each matrix, as a unit quaternion (Mueller et al. 2016).
 
     Finds the proper rotation R (det +1) minimising ||A - R||_F by the paper's iteration
@@ -65,4 +66,4 @@ def extract_rotation(a, q0=None, *, max_iter=DEFAULT_MAX_ITER, tol=None, out=Non
     non-real tol; ValueError for wrong shapes, batch shapes that do not broadcast, max_iter or
     tol out of range (tol must be finite, <= 1e30), or a read-only out.
     """
-    return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations)
+    return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations, method)
