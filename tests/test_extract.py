@@ -70,7 +70,7 @@ def test_follows_the_papers_loop(rng):
     answer = ref.matrix_to_quat(ref.polar_rotation(a))
     q0 = ref.quat_multiply(euler_quats(rng.uniform(-0.4, 0.4, (2000, 3))), answer).astype(np.float32)
     for max_iter in (1, 3, 8):
-        q = jm.extract_rotation(a, q0, max_iter=max_iter, tol=0)
+        q = jm.extract_rotation(a, q0, method="muller", max_iter=max_iter, tol=0)
         expected = ref.extract_rotation(a, q0, max_iter=max_iter, tol=0)
         assert ref.angle_between(q, expected).max() <= 2e-6
 
@@ -84,7 +84,7 @@ def test_one_update_from_anywhere_matches_the_papers_step(rng):
     r, m = rotations(q0), a.astype(np.float64)
     omega = np.cross(r, m, axis=-2).sum(-1) / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
     theta = np.linalg.norm(omega, axis=1)
-    err = ref.angle_between(jm.extract_rotation(a, q0, max_iter=1, tol=0),
+    err = ref.angle_between(jm.extract_rotation(a, q0, method="muller", max_iter=1, tol=0),
                             ref.extract_rotation(a, q0, max_iter=1, tol=0))
     assert err[theta <= np.pi].max() <= 5e-6
     reduced = (theta > np.pi) & (theta < 10)
@@ -95,8 +95,14 @@ def test_float64_computes_in_float64(rng):
     a = stretched(rng, 300, 10).astype(np.float64)
     q, iterations = jm.extract_rotation(a, return_iterations=True)
     assert q.dtype == np.float64 and iterations.dtype == np.int32
-    assert ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a))).max() <= 1e-9
-    np.testing.assert_array_equal(q, ref.extract_rotation(a, max_iter=200, tol=1e-12))
+    polar = ref.matrix_to_quat(ref.polar_rotation(a))
+    assert ref.angle_between(q, polar).max() <= 1e-12 and iterations.max() <= 12
+    # Mueller's method in float64 is the paper's loop
+    q_muller = jm.extract_rotation(a, method="muller")
+    assert ref.angle_between(q_muller, polar).max() <= 1e-9
+    for max_iter in (1, 5):
+        np.testing.assert_allclose(jm.extract_rotation(a, method="muller", max_iter=max_iter, tol=0),
+                                   ref.extract_rotation(a, max_iter=max_iter, tol=0), rtol=0, atol=1e-13)
     # a float32 q0 is converted to a's dtype
     q_warm = jm.extract_rotation(a, q.astype(np.float32))
     assert q_warm.dtype == np.float64 and ref.angle_between(q_warm, q).max() <= 1e-9
@@ -109,7 +115,7 @@ def test_paper_experiment_warm_starts_within_pi_over_3(rng):
     n = 20000
     identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
     q0 = euler_quats(rng.uniform(-np.pi / 3, np.pi / 3, (n, 3))).astype(np.float32)
-    q = jm.extract_rotation(identity, q0, max_iter=3, tol=0)
+    q = jm.extract_rotation(identity, q0, method="muller", max_iter=3, tol=0)
     frobenius2 = 8 * np.sin(ref.angle_between(q, [0, 0, 0, 1]) / 2) ** 2  # ||I - R||_F^2
     assert (frobenius2 < 0.001).mean() >= 0.95
 
@@ -117,7 +123,7 @@ def test_paper_experiment_warm_starts_within_pi_over_3(rng):
 def test_paper_experiment_random_starts_always_converge(rng):
     n = 20000
     identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
-    q = jm.extract_rotation(identity, random_unit_quats(rng, n))
+    q = jm.extract_rotation(identity, random_unit_quats(rng, n), method="muller")
     assert ref.angle_between(q, [0, 0, 0, 1]).max() <= ROTATION_BOUND
 
 
