@@ -226,9 +226,9 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
 /* the rotation axis of a Ritz update: Mueller's threshold and the lowest of A's scale where
    the curvature counts as positive (see extract_step) */
 #define CURVATURE_MARGIN 0x1p-14f
-/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 16th
-   power of the eigenvalue ratio, enough for any axis with a real gain */
-#define AXIS_SQUARINGS 4
+/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 64th
+   power of the ratio of the top two eigenvalues of I - N / |N|_F */
+#define AXIS_SQUARINGS 6
 
 /*
  * The Ritz update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
@@ -239,9 +239,9 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
  * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
  * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
  * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
- * n comes from (c I - N / |N|)^16 by repeated squaring, c = 2 (positive definite, the ratio
- * of its top two eigenvalues is at most 1 - gap / (3 |N|)); the column with the largest
- * diagonal entry (a multiple of n with weight >= 1/3).
+ * n comes from (I - N / |N|_F)^64 by repeated squaring (positive semidefinite: |N|_F bounds
+ * N's eigenvalues; the ratio of its top two eigenvalues is 1 - gap / (|N|_F - lambda_min)),
+ * as the column with the largest diagonal entry (a multiple of n with weight >= 1/3).
  */
 JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf curvature[6], vf *gain, vf ritz[4]) {
     vf n2 = v_fmadd(curvature[0], curvature[0], v_fmadd(curvature[1], curvature[1], v_mul(curvature[2], curvature[2])));
@@ -249,14 +249,14 @@ JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf
                  v_fmadd(v_add(curvature[4], curvature[4]), curvature[4],
                          v_fmadd(v_add(curvature[5], curvature[5]), curvature[5], n2)));
     vf inv_norm = v_sub(v_set1(0.0f), v_rsqrt(v_max(n2, v_set1(0x1p-100f))));
-    /* P = 2 I - N / |N|, as xx, yy, zz, xy, xz, yz */
+    /* P = I - N / |N|_F, as xx, yy, zz, xy, xz, yz */
     vf m[6];
     for (int i = 0; i < 6; i++)
         m[i] = v_mul(curvature[i], inv_norm);
     for (int i = 0; i < 3; i++)
-        m[i] = v_add(m[i], v_set1(2.0f));
+        m[i] = v_add(m[i], v_set1(1.0f));
     for (int k = 0; k < AXIS_SQUARINGS; k++) {
-        /* P <- P^2 / 4: eigenvalues stay in [0, 3^(2^k) / 4^...], no overflow */
+        /* P <- P^2 / tr(P^2): eigenvalues stay in [0, 1] */
         vf xx = v_fmadd(m[0], m[0], v_fmadd(m[3], m[3], v_mul(m[4], m[4])));
         vf yy = v_fmadd(m[3], m[3], v_fmadd(m[1], m[1], v_mul(m[5], m[5])));
         vf zz = v_fmadd(m[4], m[4], v_fmadd(m[5], m[5], v_mul(m[2], m[2])));
