@@ -65,15 +65,18 @@ def print_table(title, n, rows, baseline):
         print(f"  {label:<34}{seconds / n * 1e9:>10.3f}{seconds / base:>22.2f}")
 
 
-def start(description, quick_help):
+def start(description, quick_help, options=()):
     """The command line every size-sweeping benchmark shares: parses --quick (help text
-    quick_help), prints the running and available paths, returns (args, a seeded generator)."""
+    quick_help) and any (name, help) string options, prints the running and available paths,
+    returns (args, a seeded generator)."""
     import argparse
 
     import numpy as np
 
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help=quick_help)
+    for name, help_text in options:
+        parser.add_argument(name, help=help_text)
     args = parser.parse_args()
     print(f"running path: {jointmath.isa()}; available: {', '.join(jointmath.available_isas())}")
     return args, np.random.default_rng(0)

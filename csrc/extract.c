@@ -68,16 +68,39 @@ JM_INLINE vf scale_to_unit_range(vf *v, int n) {
  *
  * Ten numbers instead of A's nine plus R's nine: the torque, the trace and the curvature the
  * updates need come from K q and K b_i without forming R (see extract_gradient).
- * `determined`: A has rank >= 2 (numerically: sigma2 > 2^-12 sigma1), so that the maximum is
- * unique; rank <= 1 lanes only ever take Mueller's update, which turns R by the shortest arc and
- * leaves the directions A does not determine where the start put them.
  */
 typedef struct {
     vf kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
     vf x, y, z, w;
     vf iterations;
-    vmask active, determined;
+    vmask active;
 } extract_state;
+
+/*
+ * Whether A has rank >= 2 (numerically: ||adj A||_F^2 = s1^2 s2^2 + s1^2 s3^2 + s2^2 s3^2 above
+ * 2^-24 ||A||_F^4, about s2 > 2^-12 s1), so that the maximum is unique. Rank <= 1 lanes only ever
+ * take Mueller's update, which turns R by the shortest arc and leaves the directions A does not
+ * determine where the start put them. A from K: 2 A = [kxx + kww, kxy - kzw, kxz + kyw;
+ * kxy + kzw, kyy + kww, kyz - kxw; kxz - kyw, kyz + kxw, kzz + kww] (exact but for the factor).
+ */
+JM_INLINE vmask rank_two(const extract_state *st) {
+    const vf a[9] = {v_add(st->kxx, st->kww), v_sub(st->kxy, st->kzw), v_add(st->kxz, st->kyw),
+                     v_add(st->kxy, st->kzw), v_add(st->kyy, st->kww), v_sub(st->kyz, st->kxw),
+                     v_sub(st->kxz, st->kyw), v_add(st->kyz, st->kxw), v_add(st->kzz, st->kww)};
+    vf norm2 = v_mul(a[0], a[0]);
+    for (int i = 1; i < 9; i++)
+        norm2 = v_fmadd(a[i], a[i], norm2);
+    vf cofactors2 = v_set1(0.0f);
+    for (int i = 0; i < 3; i++) {
+        const vf *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
+        for (int j = 0; j < 3; j++) {
+            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            vf minor = v_fnmadd(r[j2], s[j1], v_mul(r[j1], s[j2]));
+            cofactors2 = v_fmadd(minor, minor, cofactors2);
+        }
+    }
+    return v_gt(cofactors2, v_mul(v_set1(0x1p-24f), v_mul(norm2, norm2)));
+}
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -113,21 +136,9 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->kyw = v_sub(a[2], a[6]);
     st->kzw = v_sub(a[3], a[1]);
 
-    /* rank >= 2: the 2x2 minors (A's cofactors) hold sigma1^2 sigma2^2 + ... = ||adj A||^2,
-       about sigma2^2 ||A||^2 */
     vf norm2 = v_mul(a[0], a[0]);
     for (int i = 1; i < 9; i++)
         norm2 = v_fmadd(a[i], a[i], norm2);
-    vf cofactors2 = v_set1(0.0f);
-    for (int i = 0; i < 3; i++) {
-        const vf *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
-        for (int j = 0; j < 3; j++) {
-            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            vf minor = v_fnmadd(r[j2], s[j1], v_mul(r[j1], s[j2]));
-            cofactors2 = v_fmadd(minor, minor, cofactors2);
-        }
-    }
-    st->determined = v_gt(cofactors2, v_mul(v_set1(0x1p-24f), v_mul(norm2, norm2)));
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -223,8 +234,9 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
     curvature[5] = v_sub(zero, dot4(b[1], kb[2]));
 }
 
-/* the rotation axis of a Ritz update: Mueller's threshold and the lowest of A's scale where
-   the curvature counts as positive (see extract_step) */
+/* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
+   N's eigenvalues above it, a Ritz update must gain more than it, a stop needs none below -it
+   (2 (sigma2 + sigma3) ~ 6e-5: condition ~3e4 for det A > 0) */
 #define CURVATURE_MARGIN 0x1p-14f
 /* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 64th
    power of the ratio of the top two eigenvalues of I - N / |N|_F */
@@ -339,7 +351,7 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * Mueller (JM_EXTRACT_MULLER), the paper's update: R <- exp(omega) R,
  *   omega = tau / (|f| + 1e-9).
  * The paper's test comes first: a lane with |omega| < tol stops without this update; a NaN lane
- * takes it (becoming NaN) and then stops. Before a determined lane stops, the maximum is checked
+ * takes it (becoming NaN) and then stops. Before a rank >= 2 lane stops, the maximum is checked
  * (N's lowest eigenvalue >= -CURVATURE_MARGIN, through the gain of the Ritz update): a lane at
  * a saddle takes the Ritz update instead and goes on.
  *
@@ -349,7 +361,7 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * error e_k+1 ~ e_k^2 sigma1 / (sigma2 + sigma3). A lane stops after the update whose |eps| is
  * below tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
  * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), the level at which float32
- * rounding of tau leaves the steps. Elsewhere a determined lane takes the Ritz update when it
+ * rounding of tau leaves the steps. Elsewhere a rank >= 2 lane takes the Ritz update when it
  * gains more than CURVATURE_MARGIN, and otherwise (rank <= 1, or det A < 0 with sigma2 - sigma3
  * below the margin: no unique or no well-separated maximum) Mueller's update with its stop.
  * So Newton never stops at a saddle either: its stop needs N positive definite.
@@ -363,10 +375,12 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
     vf theta2 = v_fmadd(ox, ox, v_fmadd(oy, oy, v_mul(oz, oz)));
     vf tol2 = v_mul(tol, tol);
     vmask small = v_lt(theta2, tol2);
+    /* Mueller's lanes: |omega| < tol stops before updating; NaN updates once, then stops */
+    vmask update = m_and(st->active, m_not(small));
+    vmask go_on = v_ge(theta2, tol2);
 
     vf curvature[6];
-    vmask newton = m_and(m_not(st->active), st->active); /* no lane */
-    vmask newton_stops = newton, ritz_candidates;
+    vmask ritz_candidates;
     if (method == JM_EXTRACT_NEWTON) {
         extract_curvature(st, f, curvature);
         const vf *c = curvature;
@@ -385,41 +399,39 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         vf minor1 = v_sub(c[0], margin);
         vf minor2 = v_fnmadd(margin, v_sub(v_add(c[0], c[1]), margin), adj_zz);
         vf minor3 = v_fnmadd(margin, v_fnmadd(margin, v_sub(v_add(v_add(c[0], c[1]), c[2]), margin), adj_trace), det);
-        newton = m_and(st->determined, m_and(v_gt(minor1, v_set1(0.0f)),
-                                             m_and(v_gt(minor2, v_set1(0.0f)), v_gt(minor3, v_set1(0.0f)))));
+        vmask newton = m_and(v_gt(minor1, v_set1(0.0f)), m_and(v_gt(minor2, v_set1(0.0f)), v_gt(minor3, v_set1(0.0f))));
         vf two_inv_det = v_mul(v_set1(2.0f), v_rcp(det));
         vf ex = v_mul(two_inv_det, v_fmadd(adj_xx, torque[0], v_fmadd(adj_xy, torque[1], v_mul(adj_xz, torque[2]))));
         vf ey = v_mul(two_inv_det, v_fmadd(adj_xy, torque[0], v_fmadd(adj_yy, torque[1], v_mul(adj_yz, torque[2]))));
         vf ez = v_mul(two_inv_det, v_fmadd(adj_xz, torque[0], v_fmadd(adj_yz, torque[1], v_mul(adj_zz, torque[2]))));
         vf eps2 = v_fmadd(ex, ex, v_fmadd(ey, ey, v_mul(ez, ez)));
         vf newton_tol = v_fmadd(tol, v_mul(v_mul(v_abs(f), adj_trace), v_mul(two_inv_det, v_set1(0.5f))), tol);
-        newton_stops = m_and(newton, v_lt(eps2, v_mul(newton_tol, newton_tol)));
+        /* Newton's lanes update, then stop below their threshold */
+        update = m_or(update, m_and(st->active, newton));
+        go_on = m_or(m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol))), m_and(m_not(newton), go_on));
         ox = v_select(newton, ex, ox), oy = v_select(newton, ey, oy), oz = v_select(newton, ez, oz);
         theta2 = v_select(newton, eps2, theta2);
-        ritz_candidates = m_and(st->active, m_and(st->determined, m_not(newton)));
+        ritz_candidates = m_and(st->active, m_not(newton));
     } else {
-        ritz_candidates = m_and(st->active, m_and(st->determined, small));
+        ritz_candidates = m_and(st->active, small);
     }
 
     vf next[4];
     turn(st, ox, oy, oz, theta2, next);
-    vmask ritz = m_and(newton, m_not(newton)); /* no lane */
     if (m_any(ritz_candidates)) {
+        ritz_candidates = m_and(ritz_candidates, rank_two(st));
         if (method != JM_EXTRACT_NEWTON)
             extract_curvature(st, f, curvature);
         vf gain, ritz_q[4];
         ritz_update(st, torque, curvature, &gain, ritz_q);
-        ritz = m_and(ritz_candidates, v_gt(gain, v_set1(CURVATURE_MARGIN)));
+        /* Ritz lanes update and go on */
+        vmask ritz = m_and(ritz_candidates, v_gt(gain, v_set1(CURVATURE_MARGIN)));
         for (int i = 0; i < 4; i++)
             next[i] = v_select(ritz, ritz_q[i], next[i]);
+        update = m_or(update, ritz);
+        go_on = m_or(go_on, ritz);
     }
 
-    /* Mueller lanes: |omega| < tol stops before updating (NaN updates once, then stops);
-       Newton lanes stop after the update below their threshold; Ritz lanes go on */
-    vmask muller = m_not(m_or(newton, ritz));
-    vmask update = m_and(st->active, m_not(m_and(muller, small)));
-    vmask go_on = m_or(ritz, m_and(newton, m_not(newton_stops)));
-    go_on = m_or(go_on, m_and(muller, v_ge(theta2, tol2))); /* NaN stops */
     st->active = m_and(st->active, go_on);
     st->x = v_select(update, next[0], st->x);
     st->y = v_select(update, next[1], st->y);
