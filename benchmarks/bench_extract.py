@@ -193,12 +193,12 @@ def bench_against_build(path, rng, n=1024):
     q0 = near(rng, reference.matrix_to_quat(reference.polar_rotation(a)), 0.3).astype(np.float32)
     out = np.empty((n, 4), np.float32)
     print(f"\nwarm start, {ITERATIONS} updates, {n:,} matrices: time of this build / time of {so}"
-          " (median of 31 paired rounds)")
+          " (median of 101 paired rounds)")
     for isa in jm.available_isas():
         _core._set_isa(isa)
         other._set_isa(isa)
         ratio = median_ratio(lambda: _core._extract_rotation(a, q0, ITERATIONS, 0, out, False, "muller"),
-                             lambda: other._extract_rotation(a, q0, ITERATIONS, 0, out, False))
+                             lambda: other._extract_rotation(a, q0, ITERATIONS, 0, out, False), min_time=4, rounds=101)
         print(f"  {isa}: {ratio:.3f}")
     _core._set_isa(jm.available_isas()[-1])
 
