@@ -533,7 +533,7 @@ def test_inverted_with_a_small_gap(rng, dtype):
 @pytest.mark.parametrize("method", ["newton", "muller"])
 def test_scale_invariance_over_the_float32_range(method):
     # extraction normalises A by a power of two: any 2^k A (k over the whole float32 range,
-    # subnormals included) and any sign pattern of a rotation's... gives the same bits
+    # subnormals included) of a matrix with random signs gives the same bits as A itself
     hypothesis = pytest.importorskip("hypothesis")
     st = hypothesis.strategies
 
