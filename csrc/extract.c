@@ -48,8 +48,8 @@ JM_INLINE void load_matrices(int layout, const char *p, ptrdiff_t s, vf a[9]) {
  *   K = [ S - t I   k ]    S = A + A^T, t = trace A,
  *       [ k^T       t ]    k = (A21 - A12, A02 - A20, A10 - A01)
  *
- * Ten numbers instead of A's nine plus R's nine: the torque and the trace the update needs come
- * from p = K q without forming R (see extract_step).
+ * Ten numbers instead of A's nine plus R's nine: the torque, the trace and the curvature the
+ * updates need come from K q and K b_i without forming R (see extract_gradient).
  */
 typedef struct {
     vf kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
@@ -59,13 +59,40 @@ typedef struct {
 } extract_state;
 
 /*
+ * Whether A has rank >= 2 (numerically: ||adj A||_F^2 = s1^2 s2^2 + s1^2 s3^2 + s2^2 s3^2 above
+ * 2^-24 ||A||_F^4, about s2 > 2^-12 s1), so that the maximum is unique. Rank <= 1 lanes only ever
+ * take Mueller's update, which turns R by the shortest arc and leaves the directions A does not
+ * determine where the start put them. A from K: 2 A = [kxx + kww, kxy - kzw, kxz + kyw;
+ * kxy + kzw, kyy + kww, kyz - kxw; kxz - kyw, kyz + kxw, kzz + kww] (exact but for the factor).
+ */
+JM_INLINE vmask rank_two(const extract_state *st) {
+    const vf a[9] = {v_add(st->kxx, st->kww), v_sub(st->kxy, st->kzw), v_add(st->kxz, st->kyw),
+                     v_add(st->kxy, st->kzw), v_add(st->kyy, st->kww), v_sub(st->kyz, st->kxw),
+                     v_sub(st->kxz, st->kyw), v_add(st->kyz, st->kxw), v_add(st->kzz, st->kww)};
+    vf norm2 = v_mul(a[0], a[0]);
+    for (int i = 1; i < 9; i++)
+        norm2 = v_fmadd(a[i], a[i], norm2);
+    vf cofactors2 = v_set1(0.0f);
+    for (int i = 0; i < 3; i++) {
+        const vf *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
+        for (int j = 0; j < 3; j++) {
+            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            vf minor = v_fnmadd(r[j2], s[j1], v_mul(r[j1], s[j2]));
+            cofactors2 = v_fmadd(minor, minor, cofactors2);
+        }
+    }
+    return v_gt(cofactors2, v_mul(v_set1(0x1p-24f), v_mul(norm2, norm2)));
+}
+
+/*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
  *
  * Scaling: A is multiplied by the power of two that puts its largest |element| in [1, 2). The
- * minimiser of ||A - R|| is the same for every positive multiple of A and the update below is
+ * minimiser of ||A - R|| is the same for every positive multiple of A and the updates below are
  * invariant to it (up to the 1e-9 guard, which thereby becomes relative to A's size), but the
  * float32 range is not: without it elements beyond ~1e37 overflow K and tiny matrices underflow
- * into the guard. For matrices whose largest element is already in [1, 2) nothing changes.
+ * into the guard. For matrices whose largest element is already in [1, 2) nothing changes; the
+ * absolute thresholds of extract_step are relative to A's size through it.
  *
  * Start: q0 when given (q0 need not be unit; one whose | |q0|^2 - 1 | <= 2^-21 is used bit for
  * bit, any other is normalised, q0 = 0 means the identity), else the normalised largest-divisor
@@ -91,18 +118,22 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->kyw = v_sub(a[2], a[6]);
     st->kzw = v_sub(a[3], a[1]);
 
+    vf norm2 = v_mul(a[0], a[0]);
+    for (int i = 1; i < 9; i++)
+        norm2 = v_fmadd(a[i], a[i], norm2);
+
     if (q0_rec) {
         vf q[4], sq[4];
         v_load_records(q0_rec, qs, 1, q);
-        vf norm2 = v_fmadd(q[0], q[0], v_fmadd(q[1], q[1], v_fmadd(q[2], q[2], v_mul(q[3], q[3]))));
-        vmask keep = v_lt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
+        vf q_norm2 = v_fmadd(q[0], q[0], v_fmadd(q[1], q[1], v_fmadd(q[2], q[2], v_mul(q[3], q[3]))));
+        vmask keep = v_lt(v_abs(v_sub(q_norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
         for (int i = 0; i < 4; i++)
             sq[i] = q[i];
         vf largest_q = v_scale_pow2(sq, 4);
         vf inv = v_rsqrt(v_fmadd(sq[0], sq[0], v_fmadd(sq[1], sq[1], v_fmadd(sq[2], sq[2], v_mul(sq[3], sq[3])))));
-        /* q0 = 0: largest component 0 (and norm2 < 1, so that a NaN v_max dropped still counts) */
-        vmask is_zero = m_and(v_lt(norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));
+        /* q0 = 0: largest component 0 (and q_norm2 < 1, so that a NaN v_max dropped still counts) */
+        vmask is_zero = m_and(v_lt(q_norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));
         st->x = v_select(keep, q[0], v_select(is_zero, v_set1(0.0f), v_mul(sq[0], inv)));
         st->y = v_select(keep, q[1], v_select(is_zero, v_set1(0.0f), v_mul(sq[1], inv)));
         st->z = v_select(keep, q[2], v_select(is_zero, v_set1(0.0f), v_mul(sq[2], inv)));
@@ -111,9 +142,6 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
         /* from A scaled to the Frobenius norm of a rotation, sqrt(3): a rotation times any
            c > 0 starts exact. The scaled A above has norm^2 >= 1 unless A = 0, which starts
            from the identity (its largest-divisor quaternion would be a half turn about x). */
-        vf norm2 = v_mul(a[0], a[0]);
-        for (int i = 1; i < 9; i++)
-            norm2 = v_fmadd(a[i], a[i], norm2);
         vmask is_zero = v_lt(norm2, v_set1(1.0f));
         vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt(v_max(norm2, v_set1(1.0f))));
         vf r[9];
@@ -128,38 +156,152 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->active = v_ge(st->iterations, st->iterations); /* every lane (0 >= 0) */
 }
 
+/* p = K v for a 4-vector v of JM_W lanes. */
+JM_INLINE void k_times(const extract_state *st, vf vx, vf vy, vf vz, vf vw, vf p[4]) {
+    p[0] = v_fmadd(st->kxx, vx, v_fmadd(st->kxy, vy, v_fmadd(st->kxz, vz, v_mul(st->kxw, vw))));
+    p[1] = v_fmadd(st->kxy, vx, v_fmadd(st->kyy, vy, v_fmadd(st->kyz, vz, v_mul(st->kyw, vw))));
+    p[2] = v_fmadd(st->kxz, vx, v_fmadd(st->kyz, vy, v_fmadd(st->kzz, vz, v_mul(st->kzw, vw))));
+    p[3] = v_fmadd(st->kxw, vx, v_fmadd(st->kyw, vy, v_fmadd(st->kzw, vz, v_mul(st->kww, vw))));
+}
+
 /*
- * One update of JM_W matrices, R <- exp(omega) R with
- *
- *   omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9)      (columns r_i of R, a_i of A)
- *
- * From p = K q: the torque sum_i r_i x a_i = w p_v - p_w v + v x p_v (q = (v, w)) and the trace
- * sum_i r_i . a_i = q . p; both scale with |q|^2, so the small drift of |q| over the iterations
- * changes nothing (q is normalised once, at the end). The paper's test comes first: a lane with
- * |omega| < tol stops without this update; a NaN lane takes it (becoming NaN) and then stops.
- *
- * The exponential map is the quaternion (sin(theta/2) omega/theta, cos(theta/2)), theta =
- * |omega|, from polynomials in (theta/2)^2 on theta <= pi - no square root, no division. A larger
- * step (only far from convergence: the trace near 0) is first reduced by a multiple of 2 pi, which
- * is the same rotation (q may change sign); steps beyond 2^21 rad, which float32 cannot resolve,
- * are reduced as if they were 2^21 rad. cos and sin(r)/r on |r| <= pi/2: minimax polynomials of
+ * The tangent basis at q = (v, w): b_i = (e_i, 0) * q, the quaternion of R turned by pi about
+ * axis i (b_i . q = 0, |b_i| = |q|): b_x = (w, -z, y, -x), b_y = (z, w, -x, -y),
+ * b_z = (-y, x, w, -z). Turning R by a small angle eps (space frame) moves q to
+ * q + sum_i eps_i b_i / 2.
+ */
+JM_INLINE void tangent_basis(const extract_state *st, vf b[3][4]) {
+    const vf x = st->x, y = st->y, z = st->z, w = st->w;
+    const vf zero = v_set1(0.0f);
+    b[0][0] = w, b[0][1] = v_sub(zero, z), b[0][2] = y, b[0][3] = v_sub(zero, x);
+    b[1][0] = z, b[1][1] = w, b[1][2] = v_sub(zero, x), b[1][3] = v_sub(zero, y);
+    b[2][0] = v_sub(zero, y), b[2][1] = x, b[2][2] = w, b[2][3] = v_sub(zero, z);
+}
+
+/*
+ * The objective f = trace(R^T A) = q . K q and its derivatives at q, all scaled by |q|^2 (the
+ * updates are ratios, so the drift of |q| changes nothing; q is normalised at the end):
+ *   f(eps) = f + tau . eps - eps^T H eps / 2 + O(eps^3),   R(eps) = exp(eps) R,
+ * tau_i = b_i . K q = (sum_i r_i x a_i)_i (the torque of Mueller et al.; from p = K q:
+ * w p_v - p_w v + v x p_v), and the curvature H = f I - (R A^T + A R^T) / 2 = (f I - G) / 2
+ * with G_ij = b_i . K b_j. H is positive semidefinite at the maximum (its eigenvalues are the
+ * sums of pairs of the singular values, signed by det A) and has a negative eigenvalue at every
+ * other stationary point. curvature[] holds N = 2 H: xx, yy, zz, xy, xz, yz.
+ */
+JM_INLINE void extract_gradient(const extract_state *st, vf torque[3], vf *f) {
+    const vf x = st->x, y = st->y, z = st->z, w = st->w;
+    vf p[4];
+    k_times(st, x, y, z, w, p);
+    torque[0] = v_fnmadd(p[3], x, v_fmadd(w, p[0], v_fnmadd(z, p[1], v_mul(y, p[2]))));
+    torque[1] = v_fnmadd(p[3], y, v_fmadd(w, p[1], v_fnmadd(x, p[2], v_mul(z, p[0]))));
+    torque[2] = v_fnmadd(p[3], z, v_fmadd(w, p[2], v_fnmadd(y, p[0], v_mul(x, p[1]))));
+    *f = v_fmadd(x, p[0], v_fmadd(y, p[1], v_fmadd(z, p[2], v_mul(w, p[3]))));
+}
+
+JM_INLINE vf dot4(const vf a[4], const vf b[4]) {
+    return v_fmadd(a[0], b[0], v_fmadd(a[1], b[1], v_fmadd(a[2], b[2], v_mul(a[3], b[3]))));
+}
+
+JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6]) {
+    vf b[3][4], kb[3][4];
+    tangent_basis(st, b);
+    for (int i = 0; i < 3; i++)
+        k_times(st, b[i][0], b[i][1], b[i][2], b[i][3], kb[i]);
+    curvature[0] = v_sub(f, dot4(b[0], kb[0]));
+    curvature[1] = v_sub(f, dot4(b[1], kb[1]));
+    curvature[2] = v_sub(f, dot4(b[2], kb[2]));
+    const vf zero = v_set1(0.0f);
+    curvature[3] = v_sub(zero, dot4(b[0], kb[1]));
+    curvature[4] = v_sub(zero, dot4(b[0], kb[2]));
+    curvature[5] = v_sub(zero, dot4(b[1], kb[2]));
+}
+
+/* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
+   N's eigenvalues above it, a Ritz update must gain more than it, a stop needs none below -it
+   (2 (sigma2 + sigma3) ~ 6e-5: condition ~3e4 for det A > 0) */
+#define CURVATURE_MARGIN 0x1p-14f
+/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 64th
+   power of the ratio of the top two eigenvalues of I - N / |N|_F */
+#define AXIS_SQUARINGS 6
+
+/*
+ * The Ritz update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
+ * (about) the eigenvector of N's lowest eigenvalue, i.e. the axis about which a half turn gains
+ * most. In that plane f is the 2x2 form [[f, t], [t, g]] (t = tau . n, g = f - n^T N n / 1 as
+ * b(n) . K b(n) = f - n^T N n); its top eigenvector (c_q, c_b) turns R about n by up to pi.
+ * At a stationary point that is not the maximum (t = 0, g > f) it is the half turn that leaves
+ * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
+ * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
+ * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
+ * n comes from (I - N / |N|_F)^64 by repeated squaring (positive semidefinite: |N|_F bounds
+ * N's eigenvalues; the ratio of its top two eigenvalues is 1 - gap / (|N|_F - lambda_min)),
+ * as the column with the largest diagonal entry (a multiple of n with weight >= 1/3).
+ */
+JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf curvature[6], vf *gain, vf ritz[4]) {
+    vf n2 = v_fmadd(curvature[0], curvature[0], v_fmadd(curvature[1], curvature[1], v_mul(curvature[2], curvature[2])));
+    n2 = v_fmadd(v_add(curvature[3], curvature[3]), curvature[3],
+                 v_fmadd(v_add(curvature[4], curvature[4]), curvature[4],
+                         v_fmadd(v_add(curvature[5], curvature[5]), curvature[5], n2)));
+    vf inv_norm = v_sub(v_set1(0.0f), v_rsqrt(v_max(n2, v_set1(0x1p-100f))));
+    /* P = I - N / |N|_F, as xx, yy, zz, xy, xz, yz */
+    vf m[6];
+    for (int i = 0; i < 6; i++)
+        m[i] = v_mul(curvature[i], inv_norm);
+    for (int i = 0; i < 3; i++)
+        m[i] = v_add(m[i], v_set1(1.0f));
+    for (int k = 0; k < AXIS_SQUARINGS; k++) {
+        /* P <- P^2 / tr(P^2): eigenvalues stay in [0, 1] */
+        vf xx = v_fmadd(m[0], m[0], v_fmadd(m[3], m[3], v_mul(m[4], m[4])));
+        vf yy = v_fmadd(m[3], m[3], v_fmadd(m[1], m[1], v_mul(m[5], m[5])));
+        vf zz = v_fmadd(m[4], m[4], v_fmadd(m[5], m[5], v_mul(m[2], m[2])));
+        vf xy = v_fmadd(m[0], m[3], v_fmadd(m[3], m[1], v_mul(m[4], m[5])));
+        vf xz = v_fmadd(m[0], m[4], v_fmadd(m[3], m[5], v_mul(m[4], m[2])));
+        vf yz = v_fmadd(m[3], m[4], v_fmadd(m[1], m[5], v_mul(m[5], m[2])));
+        vf scale = v_rcp(v_add(v_add(xx, yy), v_add(zz, v_set1(0x1p-100f)))); /* trace 1 after */
+        m[0] = v_mul(xx, scale), m[1] = v_mul(yy, scale), m[2] = v_mul(zz, scale);
+        m[3] = v_mul(xy, scale), m[4] = v_mul(xz, scale), m[5] = v_mul(yz, scale);
+    }
+    vmask use_x = m_and(v_ge(m[0], m[1]), v_ge(m[0], m[2]));
+    vmask use_y = m_and(m_not(use_x), v_ge(m[1], m[2]));
+    vf nx = v_select(use_x, m[0], v_select(use_y, m[3], m[4]));
+    vf ny = v_select(use_x, m[3], v_select(use_y, m[1], m[5]));
+    vf nz = v_select(use_x, m[4], v_select(use_y, m[5], m[2]));
+    vf inv_n = v_rsqrt(v_max(v_fmadd(nx, nx, v_fmadd(ny, ny, v_mul(nz, nz))), v_set1(0x1p-100f)));
+    nx = v_mul(nx, inv_n), ny = v_mul(ny, inv_n), nz = v_mul(nz, inv_n);
+
+    /* n^T N n / 2 = (f - g) / 2 and t = tau . n */
+    vf nn = v_fmadd(nx, v_fmadd(curvature[0], nx, v_fmadd(curvature[3], ny, v_mul(curvature[4], nz))),
+                    v_fmadd(ny, v_fmadd(curvature[3], nx, v_fmadd(curvature[1], ny, v_mul(curvature[5], nz))),
+                            v_mul(nz, v_fmadd(curvature[4], nx, v_fmadd(curvature[5], ny, v_mul(curvature[2], nz))))));
+    vf half = v_mul(nn, v_set1(0.5f));
+    vf t = v_fmadd(torque[0], nx, v_fmadd(torque[1], ny, v_mul(torque[2], nz)));
+    vf r = v_sqrt(v_fmadd(half, half, v_mul(t, t)));
+    /* top eigenvector of [[f, t], [t, f - 2 half]] without cancellation: (half + r, t) for
+       half >= 0, else (t, r - half); the gain is r - half */
+    vmask q_side = v_ge(half, v_set1(0.0f));
+    vf c_q = v_select(q_side, v_add(half, r), t);
+    vf c_b = v_select(q_side, t, v_sub(r, half));
+    *gain = v_sub(r, half);
+    vf b[3][4];
+    tangent_basis(st, b);
+    const vf q[4] = {st->x, st->y, st->z, st->w};
+    for (int i = 0; i < 4; i++)
+        ritz[i] = v_fmadd(c_q, q[i], v_mul(c_b, v_fmadd(nx, b[0][i], v_fmadd(ny, b[1][i], v_mul(nz, b[2][i])))));
+    vf inv = v_rsqrt(v_max(dot4(ritz, ritz), v_set1(0x1p-100f)));
+    for (int i = 0; i < 4; i++)
+        ritz[i] = v_mul(ritz[i], inv);
+}
+
+/*
+ * The quaternion of R turned by omega (space frame): (sin(theta/2) omega/theta, cos(theta/2)) * q,
+ * theta = |omega|, from polynomials in (theta/2)^2 on theta <= pi - no square root, no division.
+ * A larger step (only far from convergence) is first reduced by a multiple of 2 pi, which is the
+ * same rotation (q may change sign); steps beyond 2^21 rad, which float32 cannot resolve, are
+ * reduced as if they were 2^21 rad. cos and sin(r)/r on |r| <= pi/2: minimax polynomials of
  * degree 8 in r with constant term 1 (errors 5e-8 and 5e-9 before float32 rounding).
  */
-JM_INLINE void extract_step(extract_state *st, vf tol2) {
+JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf turned[4]) {
     const vf x = st->x, y = st->y, z = st->z, w = st->w;
-    vf px = v_fmadd(st->kxx, x, v_fmadd(st->kxy, y, v_fmadd(st->kxz, z, v_mul(st->kxw, w))));
-    vf py = v_fmadd(st->kxy, x, v_fmadd(st->kyy, y, v_fmadd(st->kyz, z, v_mul(st->kyw, w))));
-    vf pz = v_fmadd(st->kxz, x, v_fmadd(st->kyz, y, v_fmadd(st->kzz, z, v_mul(st->kzw, w))));
-    vf pw = v_fmadd(st->kxw, x, v_fmadd(st->kyw, y, v_fmadd(st->kzw, z, v_mul(st->kww, w))));
-    vf torque_x = v_fnmadd(pw, x, v_fmadd(w, px, v_fnmadd(z, py, v_mul(y, pz))));
-    vf torque_y = v_fnmadd(pw, y, v_fmadd(w, py, v_fnmadd(x, pz, v_mul(z, px))));
-    vf torque_z = v_fnmadd(pw, z, v_fmadd(w, pz, v_fnmadd(y, px, v_mul(x, py))));
-    vf trace = v_fmadd(x, px, v_fmadd(y, py, v_fmadd(z, pz, v_mul(w, pw))));
-    vf inv_denominator = v_rcp(v_add(v_abs(trace), v_set1(1e-9f)));
-    vf ox = v_mul(torque_x, inv_denominator), oy = v_mul(torque_y, inv_denominator);
-    vf oz = v_mul(torque_z, inv_denominator);
-    vf theta2 = v_fmadd(ox, ox, v_fmadd(oy, oy, v_mul(oz, oz)));
-
     /* half angle h = theta / 2 and the reduction h = k pi + r, |r| <= pi/2 */
     vf h2 = v_mul(theta2, v_set1(0.25f));
     vf inv_h = v_rsqrt(v_max(h2, v_set1(0x1p-100f)));
@@ -179,17 +321,104 @@ JM_INLINE void extract_step(extract_state *st, vf tol2) {
     vf ax = v_mul(ox, scale), ay = v_mul(oy, scale), az = v_mul(oz, scale);
 
     /* q <- (a, cos_r) * q */
-    vf nx = v_fmadd(cos_r, x, v_fmadd(w, ax, v_fnmadd(az, y, v_mul(ay, z))));
-    vf ny = v_fmadd(cos_r, y, v_fmadd(w, ay, v_fnmadd(ax, z, v_mul(az, x))));
-    vf nz = v_fmadd(cos_r, z, v_fmadd(w, az, v_fnmadd(ay, x, v_mul(ax, y))));
-    vf nw = v_fnmadd(ax, x, v_fnmadd(ay, y, v_fnmadd(az, z, v_mul(cos_r, w))));
+    turned[0] = v_fmadd(cos_r, x, v_fmadd(w, ax, v_fnmadd(az, y, v_mul(ay, z))));
+    turned[1] = v_fmadd(cos_r, y, v_fmadd(w, ay, v_fnmadd(ax, z, v_mul(az, x))));
+    turned[2] = v_fmadd(cos_r, z, v_fmadd(w, az, v_fnmadd(ay, x, v_mul(ax, y))));
+    turned[3] = v_fnmadd(ax, x, v_fnmadd(ay, y, v_fnmadd(az, z, v_mul(cos_r, w))));
+}
 
-    vmask update = m_and(st->active, m_not(v_lt(theta2, tol2))); /* NaN updates (once) */
-    st->active = m_and(st->active, v_ge(theta2, tol2));           /* NaN stops */
-    st->x = v_select(update, nx, x);
-    st->y = v_select(update, ny, y);
-    st->z = v_select(update, nz, z);
-    st->w = v_select(update, nw, w);
+/*
+ * One update of JM_W matrices by `method` (a compile-time constant after inlining).
+ *
+ * Mueller (JM_EXTRACT_MULLER), the paper's update: R <- exp(omega) R,
+ *   omega = tau / (|f| + 1e-9).
+ * The paper's test comes first: a lane with |omega| < tol stops without this update; a NaN lane
+ * takes it (becoming NaN) and then stops. Before a rank >= 2 lane stops, the maximum is checked
+ * (N's lowest eigenvalue >= -CURVATURE_MARGIN, through the gain of the Ritz update): a lane at
+ * a saddle takes the Ritz update instead and goes on.
+ *
+ * Newton (JM_EXTRACT_NEWTON): R <- exp(eps) R with eps = H^-1 tau = 2 adj(N) tau / det N, the
+ * Newton step of f(eps) above, where N - CURVATURE_MARGIN I is positive definite (leading
+ * minors > 0, from adj(N), det N and the characteristic polynomial's shift). Quadratic: the
+ * error e_k+1 ~ e_k^2 sigma1 / (sigma2 + sigma3). A lane stops after the update whose |eps| is
+ * below tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
+ * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), the level at which float32
+ * rounding of tau leaves the steps. Elsewhere a rank >= 2 lane takes the Ritz update when it
+ * gains more than CURVATURE_MARGIN, and otherwise (rank <= 1, or det A < 0 with sigma2 - sigma3
+ * below the margin: no unique or no well-separated maximum) Mueller's update with its stop.
+ * So Newton never stops at a saddle either: its stop needs N positive definite.
+ */
+JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
+    vf torque[3], f;
+    extract_gradient(st, torque, &f);
+    vf inv_denominator = v_rcp(v_add(v_abs(f), v_set1(1e-9f)));
+    vf ox = v_mul(torque[0], inv_denominator), oy = v_mul(torque[1], inv_denominator);
+    vf oz = v_mul(torque[2], inv_denominator);
+    vf theta2 = v_fmadd(ox, ox, v_fmadd(oy, oy, v_mul(oz, oz)));
+    vf tol2 = v_mul(tol, tol);
+    vmask small = v_lt(theta2, tol2);
+    /* Mueller's lanes: |omega| < tol stops before updating; NaN updates once, then stops */
+    vmask update = m_and(st->active, m_not(small));
+    vmask go_on = v_ge(theta2, tol2);
+
+    vf curvature[6];
+    vmask ritz_candidates;
+    if (method == JM_EXTRACT_NEWTON) {
+        extract_curvature(st, f, curvature);
+        const vf *c = curvature;
+        /* adj(N) (symmetric) and det N */
+        vf adj_xx = v_fnmadd(c[5], c[5], v_mul(c[1], c[2]));
+        vf adj_yy = v_fnmadd(c[4], c[4], v_mul(c[0], c[2]));
+        vf adj_zz = v_fnmadd(c[3], c[3], v_mul(c[0], c[1]));
+        vf adj_xy = v_fnmadd(c[3], c[2], v_mul(c[4], c[5]));
+        vf adj_xz = v_fnmadd(c[4], c[1], v_mul(c[3], c[5]));
+        vf adj_yz = v_fnmadd(c[5], c[0], v_mul(c[3], c[4]));
+        vf det = v_fmadd(c[0], adj_xx, v_fmadd(c[3], adj_xy, v_mul(c[4], adj_xz)));
+        vf adj_trace = v_add(v_add(adj_xx, adj_yy), adj_zz);
+        /* leading minors of N - m I: n_xx - m, adj_zz - m (n_xx + n_yy) + m^2 and
+           det N - m tr adj N + m^2 tr N - m^3 */
+        const vf margin = v_set1(CURVATURE_MARGIN);
+        vf minor1 = v_sub(c[0], margin);
+        vf minor2 = v_fnmadd(margin, v_sub(v_add(c[0], c[1]), margin), adj_zz);
+        vf minor3 = v_fnmadd(margin, v_fnmadd(margin, v_sub(v_add(v_add(c[0], c[1]), c[2]), margin), adj_trace), det);
+        vmask newton = m_and(v_gt(minor1, v_set1(0.0f)), m_and(v_gt(minor2, v_set1(0.0f)), v_gt(minor3, v_set1(0.0f))));
+        vf two_inv_det = v_mul(v_set1(2.0f), v_rcp(det));
+        vf ex = v_mul(two_inv_det, v_fmadd(adj_xx, torque[0], v_fmadd(adj_xy, torque[1], v_mul(adj_xz, torque[2]))));
+        vf ey = v_mul(two_inv_det, v_fmadd(adj_xy, torque[0], v_fmadd(adj_yy, torque[1], v_mul(adj_yz, torque[2]))));
+        vf ez = v_mul(two_inv_det, v_fmadd(adj_xz, torque[0], v_fmadd(adj_yz, torque[1], v_mul(adj_zz, torque[2]))));
+        vf eps2 = v_fmadd(ex, ex, v_fmadd(ey, ey, v_mul(ez, ez)));
+        vf newton_tol = v_fmadd(tol, v_mul(v_mul(v_abs(f), adj_trace), v_mul(two_inv_det, v_set1(0.5f))), tol);
+        /* Newton's lanes update, then stop below their threshold */
+        update = m_or(update, m_and(st->active, newton));
+        go_on = m_or(m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol))), m_and(m_not(newton), go_on));
+        ox = v_select(newton, ex, ox), oy = v_select(newton, ey, oy), oz = v_select(newton, ez, oz);
+        theta2 = v_select(newton, eps2, theta2);
+        ritz_candidates = m_and(st->active, m_not(newton));
+    } else {
+        ritz_candidates = m_and(st->active, small);
+    }
+
+    vf next[4];
+    turn(st, ox, oy, oz, theta2, next);
+    if (m_any(ritz_candidates)) {
+        ritz_candidates = m_and(ritz_candidates, rank_two(st));
+        if (method != JM_EXTRACT_NEWTON)
+            extract_curvature(st, f, curvature);
+        vf gain, ritz_q[4];
+        ritz_update(st, torque, curvature, &gain, ritz_q);
+        /* Ritz lanes update and go on */
+        vmask ritz = m_and(ritz_candidates, v_gt(gain, v_set1(CURVATURE_MARGIN)));
+        for (int i = 0; i < 4; i++)
+            next[i] = v_select(ritz, ritz_q[i], next[i]);
+        update = m_or(update, ritz);
+        go_on = m_or(go_on, ritz);
+    }
+
+    st->active = m_and(st->active, go_on);
+    st->x = v_select(update, next[0], st->x);
+    st->y = v_select(update, next[1], st->y);
+    st->z = v_select(update, next[2], st->z);
+    st->w = v_select(update, next[3], st->w);
     st->iterations = v_add(st->iterations, v_select(update, v_set1(1.0f), v_set1(0.0f)));
 }
 
@@ -214,8 +443,8 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
 }
 
 /* `groups` groups of JM_W consecutive records iterated together. */
-JM_INLINE void extract_block(int layout, int groups, const char *a, ptrdiff_t as, const char *q0, ptrdiff_t qs,
-                             char *out, ptrdiff_t os, char *iterations, ptrdiff_t is, int max_iter, vf tol2) {
+JM_INLINE void extract_block(int layout, int method, int groups, const char *a, ptrdiff_t as, const char *q0,
+                             ptrdiff_t qs, char *out, ptrdiff_t os, char *iterations, ptrdiff_t is, int max_iter, vf tol) {
     extract_state st[EXTRACT_GROUPS];
     const ptrdiff_t group = JM_W;
     for (int g = 0; g < groups; g++)
@@ -223,7 +452,7 @@ JM_INLINE void extract_block(int layout, int groups, const char *a, ptrdiff_t as
     for (int i = 0; i < max_iter; i++) {
         int any = 0;
         for (int g = 0; g < groups; g++) {
-            extract_step(&st[g], tol2);
+            extract_step(&st[g], tol, method);
             any |= m_any(st[g].active);
         }
         if (!any)
@@ -238,16 +467,16 @@ JM_INLINE void extract_block(int layout, int groups, const char *a, ptrdiff_t as
  * n % JM_W records through zeroed stack buffers (JM_FOR_BLOCKS's scheme, for four arrays). The
  * zero padding costs nothing: A = 0 has zero torque, so those lanes stop at once.
  */
-JM_INLINE void extract_run(int layout, ptrdiff_t a_size, const jm_extract_job *job) {
+JM_INLINE void extract_run(int layout, int method, ptrdiff_t a_size, const jm_extract_job *job) {
     const size_t n = job->n;
-    const vf tol2 = v_set1(job->tol * job->tol);
+    const vf tol = v_set1(job->tol);
     const ptrdiff_t as = job->a_stride, qs = job->q0_stride, os = job->out_stride, is = job->iterations_stride;
     char *iterations = (char *)job->iterations;
     size_t i = 0;
 #define EXTRACT_AT(groups)                                                                       \
-    extract_block(layout, groups, job->a + (ptrdiff_t)i * as, as, job->q0 ? job->q0 + (ptrdiff_t)i * qs : NULL, qs, \
+    extract_block(layout, method, groups, job->a + (ptrdiff_t)i * as, as, job->q0 ? job->q0 + (ptrdiff_t)i * qs : NULL, qs, \
                   job->out + (ptrdiff_t)i * os, os, iterations ? iterations + (ptrdiff_t)i * is : NULL, is,          \
-                  job->max_iter, tol2)
+                  job->max_iter, tol)
     for (; i + EXTRACT_GROUPS * JM_W <= n; i += EXTRACT_GROUPS * JM_W)
         EXTRACT_AT(EXTRACT_GROUPS);
     for (; i + JM_W <= n; i += JM_W)
@@ -262,8 +491,8 @@ JM_INLINE void extract_run(int layout, ptrdiff_t a_size, const jm_extract_job *j
             if (job->q0)
                 memcpy(q0_buf + k * 16, job->q0 + (ptrdiff_t)(i + k) * qs, 16);
         }
-        extract_block(layout, 1, a_buf, a_size, job->q0 ? q0_buf : NULL, 16, out_buf, 16,
-                      iterations ? iterations_buf : NULL, sizeof(int32_t), job->max_iter, tol2);
+        extract_block(layout, method, 1, a_buf, a_size, job->q0 ? q0_buf : NULL, 16, out_buf, 16,
+                      iterations ? iterations_buf : NULL, sizeof(int32_t), job->max_iter, tol);
         for (size_t k = 0; k < rest; k++) {
             memcpy(job->out + (ptrdiff_t)(i + k) * os, out_buf + k * 16, 16);
             if (iterations)
@@ -287,6 +516,16 @@ JM_INLINE void extract_run(int layout, ptrdiff_t a_size, const jm_extract_job *j
  * 1e-6); | |q| - 1 | <= 3.1e-7 (bound 5e-7). Each lane computes the same whatever its block-mates
  * and position, so a matrix's result does not depend on n.
  */
-void JM_FN(jm_extract_mats)(const jm_extract_job *job) { extract_run(LAYOUT_JOINT_MAT, sizeof(jm_joint_mat), job); }
+void JM_FN(jm_extract_mats)(const jm_extract_job *job) {
+    if (job->method == JM_EXTRACT_NEWTON)
+        extract_run(LAYOUT_JOINT_MAT, JM_EXTRACT_NEWTON, sizeof(jm_joint_mat), job);
+    else
+        extract_run(LAYOUT_JOINT_MAT, JM_EXTRACT_MULLER, sizeof(jm_joint_mat), job);
+}
 
-void JM_FN(jm_extract_matrices)(const jm_extract_job *job) { extract_run(LAYOUT_FLOAT33, 9 * sizeof(float), job); }
+void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
+    if (job->method == JM_EXTRACT_NEWTON)
+        extract_run(LAYOUT_FLOAT33, JM_EXTRACT_NEWTON, 9 * sizeof(float), job);
+    else
+        extract_run(LAYOUT_FLOAT33, JM_EXTRACT_MULLER, 9 * sizeof(float), job);
+}

@@ -48,8 +48,12 @@ typedef struct {
     ptrdiff_t iterations_stride;
     size_t n;
     int max_iter;         /* 0 <= max_iter <= 2^24 (counts are kept in float lanes) */
-    float tol;            /* a matrix stops when |omega| < tol */
+    float tol;            /* a matrix stops when its step is below tol (see csrc/extract.c) */
+    int method;           /* JM_EXTRACT_NEWTON or JM_EXTRACT_MULLER */
 } jm_extract_job;
+
+#define JM_EXTRACT_MULLER 0 /* Mueller et al.'s update: linear, cheapest per update */
+#define JM_EXTRACT_NEWTON 1 /* Newton steps on the rotation: quadratic */
 
 typedef void (*jm_extract_kernel)(const jm_extract_job *job);
 

@@ -100,16 +100,17 @@ static int same_records(char *a_base, ptrdiff_t a_stride, char *b_base, ptrdiff_
     return a_base == b_base && a_stride == b_stride;
 }
 
-/* float64: jointmath.reference.extract_rotation (the arguments are checked; tol None is its
-   default), then out. */
-static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter, PyObject *tol, PyArrayObject *out,
-                                 int return_iterations) {
-    PyObject *reference = PyImport_ImportModule("jointmath.reference");
-    if (!reference)
+/* float64: jointmath._extract64.extract_rotation64, the same methods in NumPy (the arguments are
+   checked; tol None is its default), then out. */
+static PyObject *extract_float64(PyObject *a, PyObject *q0, int method, Py_ssize_t max_iter, PyObject *tol,
+                                 PyArrayObject *out, int return_iterations) {
+    PyObject *module = PyImport_ImportModule("jointmath._extract64");
+    if (!module)
         return NULL;
-    PyObject *result = PyObject_CallMethod(reference, "extract_rotation", "OOnOO", a, q0 ? q0 : Py_None, max_iter,
-                                           tol ? tol : Py_None, return_iterations ? Py_True : Py_False);
-    Py_DECREF(reference);
+    PyObject *result = PyObject_CallMethod(module, "extract_rotation64", "OOinOO", a, q0 ? q0 : Py_None,
+                                           method == JM_EXTRACT_NEWTON, max_iter, tol ? tol : Py_None,
+                                           return_iterations ? Py_True : Py_False);
+    Py_DECREF(module);
     if (!result || !out)
         return result;
     PyObject *q = return_iterations ? PyTuple_GET_ITEM(result, 0) : result;
@@ -130,18 +131,18 @@ static PyObject *extract_float64(PyObject *a, PyObject *q0, Py_ssize_t max_iter,
 #define MAX_ITER_LIMIT (1 << 24) /* iteration counts live in float lanes */
 
 /*
- * _extract_rotation(a, q0, max_iter, tol, out, return_iterations): jointmath.extract_rotation
- * (jointmath/_extract.py holds the docstring and the keyword-only signature). Every argument is
- * checked here; float32 and JOINT_MAT input run the kernels, float64 input runs
- * jointmath.reference.extract_rotation.
+ * _extract_rotation(a, q0, max_iter, tol, out, return_iterations, method):
+ * jointmath.extract_rotation (jointmath/_extract.py holds the docstring and the keyword-only
+ * signature). Every argument is checked here; float32 and JOINT_MAT input run the kernels,
+ * float64 input runs jointmath._extract64.
  */
 static PyObject *extract_rotation(PyObject *const *slots);
 
 static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
-    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations"};
-    PyObject *slots[6];
-    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 6, 3, slots) < 0)
+    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations", "method"};
+    PyObject *slots[7];
+    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 7, 3, slots) < 0)
         return NULL;
     if (!PyArray_IsScalar(slots[0], Void))
         return extract_rotation(slots);
@@ -217,6 +218,17 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     const int return_iterations = slots[5] ? PyObject_IsTrue(slots[5]) : 0;
     if (return_iterations < 0)
         return NULL;
+    /* method: "newton" (None too) or "muller" */
+    PyObject *method_obj = slots[6] ? slots[6] : Py_None;
+    int method = JM_EXTRACT_NEWTON;
+    if (method_obj != Py_None) {
+        if (!PyUnicode_Check(method_obj))
+            return PyErr_Format(PyExc_TypeError, "method must be a str, got %s", TYPE_NAME(method_obj));
+        if (PyUnicode_CompareWithASCIIString(method_obj, "muller") == 0)
+            method = JM_EXTRACT_MULLER;
+        else if (PyUnicode_CompareWithASCIIString(method_obj, "newton") != 0)
+            return PyErr_Format(PyExc_ValueError, "method must be 'newton' or 'muller', got %R", method_obj);
+    }
 
     /* out: exactly batch + (4,) in the result dtype */
     npy_intp out_shape[NPY_MAXDIMS];
@@ -230,7 +242,7 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     PyArrayObject *out = (PyArrayObject *)out_obj;
 
     if (type == NPY_FLOAT64)
-        return extract_float64(a_obj, q0_obj, max_iter, tol_obj, out, return_iterations);
+        return extract_float64(a_obj, q0_obj, method, max_iter, tol_obj, out, return_iterations);
 
     /* float32: records the kernel walks (views when possible), the result, the counts */
     char *a_base, *q0_base = NULL, *out_base;
@@ -272,6 +284,7 @@ static PyObject *extract_rotation(PyObject *const *slots) {
         .n = (size_t)n,
         .max_iter = (int)max_iter,
         .tol = (float)tol,
+        .method = method,
     };
     jm_extract_kernel kernel = records ? jm_active->extract_mats : jm_active->extract_matrices;
     /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */

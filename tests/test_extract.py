@@ -70,7 +70,7 @@ def test_follows_the_papers_loop(rng):
     answer = ref.matrix_to_quat(ref.polar_rotation(a))
     q0 = ref.quat_multiply(euler_quats(rng.uniform(-0.4, 0.4, (2000, 3))), answer).astype(np.float32)
     for max_iter in (1, 3, 8):
-        q = jm.extract_rotation(a, q0, max_iter=max_iter, tol=0)
+        q = jm.extract_rotation(a, q0, method="muller", max_iter=max_iter, tol=0)
         expected = ref.extract_rotation(a, q0, max_iter=max_iter, tol=0)
         assert ref.angle_between(q, expected).max() <= 2e-6
 
@@ -84,7 +84,7 @@ def test_one_update_from_anywhere_matches_the_papers_step(rng):
     r, m = rotations(q0), a.astype(np.float64)
     omega = np.cross(r, m, axis=-2).sum(-1) / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
     theta = np.linalg.norm(omega, axis=1)
-    err = ref.angle_between(jm.extract_rotation(a, q0, max_iter=1, tol=0),
+    err = ref.angle_between(jm.extract_rotation(a, q0, method="muller", max_iter=1, tol=0),
                             ref.extract_rotation(a, q0, max_iter=1, tol=0))
     assert err[theta <= np.pi].max() <= 5e-6
     reduced = (theta > np.pi) & (theta < 10)
@@ -95,8 +95,14 @@ def test_float64_computes_in_float64(rng):
     a = stretched(rng, 300, 10).astype(np.float64)
     q, iterations = jm.extract_rotation(a, return_iterations=True)
     assert q.dtype == np.float64 and iterations.dtype == np.int32
-    assert ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a))).max() <= 1e-9
-    np.testing.assert_array_equal(q, ref.extract_rotation(a, max_iter=200, tol=1e-12))
+    polar = ref.matrix_to_quat(ref.polar_rotation(a))
+    assert ref.angle_between(q, polar).max() <= 1e-12 and iterations.max() <= 12
+    # Mueller's method in float64 is the paper's loop
+    q_muller = jm.extract_rotation(a, method="muller")
+    assert ref.angle_between(q_muller, polar).max() <= 1e-9
+    for max_iter in (1, 5):
+        np.testing.assert_allclose(jm.extract_rotation(a, method="muller", max_iter=max_iter, tol=0),
+                                   ref.extract_rotation(a, max_iter=max_iter, tol=0), rtol=0, atol=1e-13)
     # a float32 q0 is converted to a's dtype
     q_warm = jm.extract_rotation(a, q.astype(np.float32))
     assert q_warm.dtype == np.float64 and ref.angle_between(q_warm, q).max() <= 1e-9
@@ -109,7 +115,7 @@ def test_paper_experiment_warm_starts_within_pi_over_3(rng):
     n = 20000
     identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
     q0 = euler_quats(rng.uniform(-np.pi / 3, np.pi / 3, (n, 3))).astype(np.float32)
-    q = jm.extract_rotation(identity, q0, max_iter=3, tol=0)
+    q = jm.extract_rotation(identity, q0, method="muller", max_iter=3, tol=0)
     frobenius2 = 8 * np.sin(ref.angle_between(q, [0, 0, 0, 1]) / 2) ** 2  # ||I - R||_F^2
     assert (frobenius2 < 0.001).mean() >= 0.95
 
@@ -117,7 +123,7 @@ def test_paper_experiment_warm_starts_within_pi_over_3(rng):
 def test_paper_experiment_random_starts_always_converge(rng):
     n = 20000
     identity = np.broadcast_to(np.eye(3, dtype=np.float32), (n, 3, 3))
-    q = jm.extract_rotation(identity, random_unit_quats(rng, n))
+    q = jm.extract_rotation(identity, random_unit_quats(rng, n), method="muller")
     assert ref.angle_between(q, [0, 0, 0, 1]).max() <= ROTATION_BOUND
 
 
@@ -454,3 +460,109 @@ def test_reference_polar_rotation_is_proper(rng):
     u, _, vt = np.linalg.svd(a)
     positive = np.linalg.det(a) > 0
     np.testing.assert_allclose(r[positive], (u @ vt)[positive], atol=1e-12)
+
+
+# ------------------------------------------------ the maximum, not a saddle --
+
+
+def saddle_matrices(rng, n):
+    """Symmetric A = W diag(1, -m, -1/100) W^T (det > 0, m log-uniform in [1/100, 1]): R = I is a
+    stationary point of trace(R^T A) that is not the maximum (a saddle), and the cold start lands
+    on it whenever A's largest-divisor case is w; the answer is pi away."""
+    w = rotations(random_unit_quats(rng, n, np.float64))
+    s = np.stack([np.ones(n), -np.exp(rng.uniform(np.log(1e-2), 0, n)), np.full(n, -1e-2)], 1)
+    return ((w * s[:, None, :]) @ np.swapaxes(w, 1, 2)).astype(np.float32)
+
+
+@pytest.mark.parametrize("method", ["newton", "muller"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cold_start_never_stops_at_a_saddle(rng, method, dtype):
+    a = saddle_matrices(rng, 2000).astype(dtype)
+    q, iterations = jm.extract_rotation(a, method=method, max_iter=1000, return_iterations=True)
+    err = ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a)))
+    assert err.max() <= 1e-4
+    assert iterations.min() >= 1  # the start is never accepted as it is
+
+
+@pytest.mark.parametrize("method", ["newton", "muller"])
+def test_warm_start_at_a_saddle_leaves_it(rng, method):
+    # q0 exactly on each of the three saddles of A = diag(1, 0.5, 0.2): the half turns about x, y, z
+    a = np.broadcast_to(np.diag([1, 0.5, 0.2]).astype(np.float32), (3, 3, 3))
+    q0 = np.eye(4, dtype=np.float32)[:3]
+    q, iterations = jm.extract_rotation(a, q0, method=method, return_iterations=True)
+    assert ref.angle_between(q, [0, 0, 0, 1]).max() <= 1e-6
+    assert (iterations >= 1).all()
+
+
+def test_condition_up_to_1000_within_the_polar_factors_conditioning(rng):
+    # the default: every matrix within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of the SVD
+    # polar rotation, in at most 40 Newton iterations (99 % within 20)
+    a = stretched(rng, 10000, 1000)
+    s = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    q, iterations = jm.extract_rotation(a, return_iterations=True)
+    check_unit(q)
+    err = ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a)))
+    assert (err <= np.maximum(1e-6, 1e-6 * s[:, 0] / (s[:, 1] + s[:, 2]))).all()
+    assert np.quantile(iterations, 0.99) <= 20 and iterations.max() <= 40
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inverted_with_a_small_gap(rng, dtype):
+    # det A < 0, sigma = (1, 0.5, -(0.5 - gap)), gap from 1e-2 down to 0: the answer's
+    # conditioning is sigma1 / (sigma2 - sigma3). Above the curvature margin (gap >~ 1e-4 here)
+    # Newton converges; below it the two halves of the maximum nearly tie: Mueller's update runs
+    # to max_iter (no hang) and trace(R^T A) ends within 2 (sigma2 - sigma3) of the maximum
+    n = 2000
+    u = rotations(random_unit_quats(rng, n, np.float64))
+    v = rotations(random_unit_quats(rng, n, np.float64))
+    gap = np.concatenate([10 ** rng.uniform(-8, -2, n - 100), np.zeros(100)])
+    s = np.stack([np.full(n, 1.0), np.full(n, 0.5), -(0.5 - gap)], 1)
+    a = ((u * s[:, None, :]) @ np.swapaxes(v, 1, 2)).astype(dtype)
+    sigma = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    q, iterations = jm.extract_rotation(a, max_iter=200, return_iterations=True)
+    assert np.isfinite(q).all() and iterations.max() <= 200
+    achieved = np.einsum("nij,nij->n", rotations(q), a.astype(np.float64))
+    gap = sigma[:, 1] - sigma[:, 2]
+    assert (sigma[:, 0] + gap - achieved <= 2 * gap + 2e-6).all()
+    wide = gap >= 2e-4
+    err = ref.angle_between(q, ref.matrix_to_quat(ref.polar_rotation(a)))
+    assert (err[wide] <= np.maximum(1e-6, 1e-6 * sigma[wide, 0] / gap[wide])).all()
+    assert iterations[wide].max() <= 40
+
+
+@pytest.mark.parametrize("method", ["newton", "muller"])
+def test_scale_invariance_over_the_float32_range(method):
+    # extraction normalises A by a power of two: any 2^k A (k over the whole float32 range,
+    # subnormals included) of a matrix with random signs gives the same bits as A itself
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(seed=st.integers(0, 2**32 - 1), exponent=st.integers(-149, 127), negate=st.booleans())
+    def check(seed, exponent, negate):
+        rng = np.random.default_rng(seed)
+        a = rng.uniform(-1, 1, (24, 3, 3)).astype(np.float32) * rng.choice(np.float32([-1, 1]), (24, 3, 3))
+        a = np.where(negate, -a, a)
+        # matrices whose elements are all representable at 2^exponent: scale mantissas to 8 bits
+        # and the largest element to 1, so that 2^exponent A neither overflows nor loses bits
+        a = np.ldexp(np.round(np.ldexp(a, 8)), -8).astype(np.float32)
+        a /= np.float32(2.0 ** np.floor(np.log2(np.abs(a).max())))
+        shift = min(exponent, 127) if exponent >= 0 else max(exponent + 8 + 7, -149 + 8 + 7)
+        scaled = np.ldexp(a, shift).astype(np.float32)
+        np.testing.assert_array_equal(np.ldexp(scaled.astype(np.float64), -shift), a)  # exact
+        q0 = random_unit_quats(rng, 24)
+        expected = jm.extract_rotation(a, q0, method=method)
+        np.testing.assert_array_equal(jm.extract_rotation(scaled, q0, method=method), expected)
+        np.testing.assert_array_equal(jm.extract_rotation(scaled, method=method), jm.extract_rotation(a, method=method))
+
+    check()
+
+
+def test_bad_method():
+    a = np.zeros((4, 3, 3), np.float32)
+    with pytest.raises(TypeError, match="method must be a str, got int"):
+        jm.extract_rotation(a, method=1)
+    with pytest.raises(ValueError, match="method must be 'newton' or 'muller', got 'svd'"):
+        jm.extract_rotation(a, method="svd")
+    with pytest.raises(ValueError, match="method must be 'newton' or 'muller'"):
+        jm.extract_rotation(a.astype(np.float64), method="Newton")
