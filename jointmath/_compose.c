@@ -78,11 +78,10 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
         jm_as_record_run(result, &out_base, &out_stride);
     }
     const size_t n = (size_t)PyArray_SIZE(result);
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS jm_active->compose_mats(a_base, a_stride, b_base, b_stride, out_base, out_stride, n);
-        Py_END_ALLOW_THREADS
-    } else if (n) {
+    if (n) {
+        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         jm_active->compose_mats(a_base, a_stride, b_base, b_stride, out_base, out_stride, n);
+        jm_restore_gil(saved);
     }
     if (out && result != out) {
         int failed = PyArray_CopyInto(out, result) < 0;
@@ -125,7 +124,7 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *args) {
     const char *src = PyArray_BYTES(local);
     char *dst = PyArray_BYTES(world);
     jm_binary_kernel compose = jm_active->compose_mats;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *saved = jm_release_gil(frames * n_joints >= GIL_RELEASE_MIN_RECORDS);
     for (npy_intp j = 0; j < n_joints; j++) {
         if (parent[j] < 0) {
             for (npy_intp f = 0; f < frames; f++)
@@ -134,7 +133,7 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *args) {
             compose(dst + parent[j] * 48, stride, src + j * 48, stride, dst + j * 48, stride, (size_t)frames);
         }
     }
-    Py_END_ALLOW_THREADS
+    jm_restore_gil(saved);
     Py_RETURN_NONE;
 }
 

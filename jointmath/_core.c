@@ -260,13 +260,12 @@ int jm_may_overlap(PyArrayObject *a, PyArrayObject *b) {
     return alo < bhi && blo < ahi;
 }
 
+unsigned long long jm_gil_releases = 0;
+
 void jm_run_kernel(jm_map_kernel kernel, const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS kernel(src, ss, dst, ds, n);
-        Py_END_ALLOW_THREADS
-    } else {
-        kernel(src, ss, dst, ds, n);
-    }
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    kernel(src, ss, dst, ds, n);
+    jm_restore_gil(saved);
 }
 
 /*
@@ -334,6 +333,12 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
     return (PyObject *)dst;
 }
 
+static PyObject *py_gil_releases(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(jm_gil_releases);
+}
+
 /* ---------------------------------------------------------------------- module -- */
 
 static PyMethodDef core_methods[] = {
@@ -341,6 +346,7 @@ static PyMethodDef core_methods[] = {
     {"available_isas", py_available_isas, METH_NOARGS,
      "available_isas()\n--\n\nThe ISA paths this CPU and OS can run, from scalar up."},
     {"_set_isa", py_set_isa, METH_O, "Switch the running path (tests and benchmarks)."},
+    {"_gil_releases", py_gil_releases, METH_NOARGS, "How many kernel calls have run without the GIL (tests)."},
     {"_register_dtypes", py_register_dtypes, METH_VARARGS, "Register JOINT_QUAT and JOINT_MAT."},
     {NULL, NULL, 0, NULL},
 };

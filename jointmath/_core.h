@@ -18,6 +18,24 @@
 /* Below this many records a kernel runs with the GIL held (releasing costs more than it buys). */
 #define GIL_RELEASE_MIN_RECORDS 4096
 
+/* Every kernel call that runs without the GIL is bracketed by these two:
+       PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+       kernel(...);
+       jm_restore_gil(saved);
+   jm_release_gil(0) keeps the GIL and returns NULL. jm_gil_releases counts the releases since
+   import (under the GIL), so that tests can see each boundary release it (_core._gil_releases()). */
+extern unsigned long long jm_gil_releases;
+static inline PyThreadState *jm_release_gil(int release) {
+    if (!release)
+        return NULL;
+    jm_gil_releases++;
+    return PyEval_SaveThread();
+}
+static inline void jm_restore_gil(PyThreadState *saved) {
+    if (saved)
+        PyEval_RestoreThread(saved);
+}
+
 extern const jm_kernel_table *jm_active;    /* the running ISA path */
 extern PyArray_Descr *jm_joint_quat_descr;  /* jointmath.JOINT_QUAT, registered by _records.py */
 extern PyArray_Descr *jm_joint_mat_descr;   /* jointmath.JOINT_MAT */

@@ -37,11 +37,10 @@ static PyObject *py_euler_float32(PyObject *self, PyObject *args) {
     jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
     const float *in = (const float *)PyArray_DATA(src);
     float *out = (float *)PyArray_DATA(dst);
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS kernel(in, out, n, axes, intrinsic, degrees);
-        Py_END_ALLOW_THREADS
-    } else if (n) {
+    if (n) {
+        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         kernel(in, out, n, axes, intrinsic, degrees);
+        jm_restore_gil(saved);
     }
     Py_DECREF(src);
     return (PyObject *)dst;

@@ -288,11 +288,10 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     };
     jm_extract_kernel kernel = records ? jm_active->extract_mats : jm_active->extract_matrices;
     /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
-    if ((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS kernel(&job);
-        Py_END_ALLOW_THREADS
-    } else if (n) {
+    if (n) {
+        PyThreadState *saved = jm_release_gil((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS);
         kernel(&job);
+        jm_restore_gil(saved);
     }
     Py_CLEAR(a_rec);
     Py_CLEAR(q0_rec);

@@ -176,7 +176,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         jm_as_record_run(dst, &o_base, &o_stride);
     }
 
-    PyThreadState *saved = release ? PyEval_SaveThread() : NULL;
+    PyThreadState *saved = jm_release_gil(release);
     if (!n) {
         /* nothing to do */
     } else if (idx) {
@@ -185,8 +185,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
     } else {
         kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t);
     }
-    if (release)
-        PyEval_RestoreThread(saved);
+    jm_restore_gil(saved);
 
     if (out && dst != out) {
         if (PyArray_CopyInto(out, dst) < 0)
@@ -327,11 +326,10 @@ static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     }
     if (n) {
         const int release = n >= GIL_RELEASE_MIN_RECORDS;
-        PyThreadState *saved = release ? PyEval_SaveThread() : NULL;
+        PyThreadState *saved = jm_release_gil(release);
         kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(dst), 16,
                (size_t)n);
-        if (release)
-            PyEval_RestoreThread(saved);
+        jm_restore_gil(saved);
     }
     if (dst != out) {
         int copied = PyArray_CopyInto(out, dst);

@@ -36,11 +36,10 @@ static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
     size_t first_invalid = 0, invalid = 0;
     const float *src = (const float *)PyArray_DATA(q);
     void *dst = PyArray_DATA(codes);
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS invalid = kernel(src, dst, (size_t)n, &first_invalid);
-        Py_END_ALLOW_THREADS
-    } else if (n) {
+    if (n) {
+        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         invalid = kernel(src, dst, (size_t)n, &first_invalid);
+        jm_restore_gil(saved);
     }
     Py_DECREF(q);
     return Py_BuildValue("Nnn", codes, (Py_ssize_t)invalid, (Py_ssize_t)first_invalid);
@@ -81,11 +80,10 @@ static PyObject *py_unpack(PyObject *self, PyObject *arg) {
     jm_unpack_kernel kernel = bits == 10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64;
     const void *src = PyArray_DATA(codes);
     float *dst = (float *)PyArray_DATA(q);
-    if (n >= GIL_RELEASE_MIN_RECORDS) {
-        Py_BEGIN_ALLOW_THREADS kernel(src, dst, (size_t)n);
-        Py_END_ALLOW_THREADS
-    } else if (n) {
+    if (n) {
+        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         kernel(src, dst, (size_t)n);
+        jm_restore_gil(saved);
     }
     Py_DECREF(codes);
     return (PyObject *)q;

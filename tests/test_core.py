@@ -4,7 +4,6 @@ import pickle
 import platform
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -125,37 +124,42 @@ def _large_calls():
     ]
 
 
+def _small_calls():
+    """The same boundaries as _large_calls on one record each (name, zero-argument function)."""
+    joints = jm.make_joints([[0, 0, 0, 1]])
+    quats = np.array([[0, 0, 0, 1]], np.float32)
+    mats = jm.joints_to_mats(joints)
+    return [
+        ("joints_to_mats", lambda: jm.joints_to_mats(joints)),
+        ("quat_to_matrix", lambda: jm.quat_to_matrix(quats)),
+        ("compose_mats", lambda: jm.compose_mats(mats, mats)),
+        ("forward_kinematics", lambda: jm.forward_kinematics(joints.reshape(1, 1), np.array([-1]))),
+        ("pack_quats", lambda: jm.pack_quats(quats)),
+        ("unpack_quats", lambda: jm.unpack_quats(jm.pack_quats(quats))),
+        ("extract_rotation", lambda: jm.extract_rotation(np.eye(3, dtype=np.float32))),
+        ("slerp_joints", lambda: jm.slerp_joints(joints, joints, 0.5)),
+        ("slerp", lambda: jm.slerp(quats, quats, 0.5)),
+        ("euler_to_quat", lambda: jm.euler_to_quat(np.zeros((1, 3), np.float32), "XYZ")),
+        ("quat_to_euler", lambda: jm.quat_to_euler(quats, "XYZ")),
+    ]
+
+
 @pytest.mark.parametrize("index", range(11))
 def test_gil_is_released_around_large_kernels(isa, index):
-    # With a switch interval longer than the call a spinning thread only runs while the caller
-    # has released the GIL, so it makes progress during the call exactly when the kernel
-    # releases it. The boundary code is the same on every path: the best one is enough.
+    # Every boundary releases the GIL through one helper that counts the releases
+    # (_core._gil_releases): a large call must release it, a one-record call must not. Counting
+    # is deterministic, unlike watching whether another thread got a core during the call. The
+    # boundary code is the same on every path: the best one is enough.
     if isa != jm.available_isas()[-1]:
         pytest.skip("boundary code: tested on the best path")
-    name, call = _large_calls()[index]
-    counter, stop = [0], threading.Event()
-
-    def spin():
-        while not stop.is_set():
-            counter[0] += 1
-
-    old_interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.5)  # far longer than the calls (milliseconds)
-    spinner = threading.Thread(target=spin)
-    try:
-        spinner.start()
-        progressed = False
-        for _ in range(3):  # a busy machine may not wake the spinner in time: retry
-            before = counter[0]
-            call()
-            progressed = counter[0] > before
-            if progressed:
-                break
-    finally:
-        stop.set()
-        sys.setswitchinterval(old_interval)
-        spinner.join()
-    assert progressed, name
+    (name, large), (small_name, small) = _large_calls()[index], _small_calls()[index]
+    assert name == small_name
+    before = _core._gil_releases()
+    large()
+    assert _core._gil_releases() > before, f"{name} kept the GIL on 2^20 records"
+    before = _core._gil_releases()
+    small()
+    assert _core._gil_releases() == before, f"{name} released the GIL for one record"
 
 
 def test_main_job_checks_every_path(isa):
