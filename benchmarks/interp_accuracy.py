@@ -1,6 +1,7 @@
 """Measures the accuracy bounds written in csrc/interp.c, on every ISA path.
 
-Run: python benchmarks/interp_accuracy.py [--pairs N]   (default 10,000,000 random pairs)
+Run: python benchmarks/interp_accuracy.py [--pairs N] [--scaled-pairs M]
+(defaults 10,000,000 and 1,000,000 random pairs)
 
 Random unit quaternion pairs (uniform over rotations, rounded to float32) with random t in
 [0, 1], plus nearly parallel, antipodal and nearly antipodal pairs: max abs component error of
@@ -9,6 +10,15 @@ for the slerp with one t per call (the fixed-t weights of slerp_joints and of sl
 t; one call per 10,000 pairs, each with its own random t), and the max | |q| - 1 |. Pairs whose dot product is within 1e-6 of 0 are left out of the maximum: the
 shorter arc is a tie there that float rounding decides (tests/test_interp.py accepts either arc
 for them); their number is printed.
+
+Then the end of the arc: at t = 1 every function must return exactly -q1 where q0 . q1 < 0 and
+q1 where it is > 0 (the last sample of slerp(q0, q1, linspace(0, 1, n)) on the same hemisphere as
+the others); the number of pairs that do not, per function and path. And nlerp / lerp_joints on
+inputs of any scale: q0 and q1 multiplied by random finite scales m 2^e (m in [1, 2), e in
+[-149, 126], random signs), the same scale for both or one each, against the float64
+reference on the same float32 inputs: max abs component error and the number of non-finite
+results; the float64 nlerp (jointmath.nlerp on float64) on unit pairs scaled by one power of two
+2^e, e in [-1000, 1000], against the unscaled result.
 """
 import argparse
 
@@ -39,6 +49,7 @@ def pairs(rng, n):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=10_000_000)
+    parser.add_argument("--scaled-pairs", type=int, default=1_000_000)
     args = parser.parse_args()
     worst = {isa: {"slerp": 0.0, "slerp one t": 0.0, "nlerp": 0.0, "norm": 0.0} for isa in jm.available_isas()}
     ties = 0
@@ -68,6 +79,82 @@ def main():
     print(f"  {'path':<8}{'slerp max abs err':>20}{'slerp, one t':>16}{'nlerp max abs err':>20}{'max | |q| - 1 |':>18}")
     for isa, w in worst.items():
         print(f"  {isa:<8}{w['slerp']:>20.3g}{w['slerp one t']:>16.3g}{w['nlerp']:>20.3g}{w['norm']:>18.3g}")
+    arc_ends(args.scaled_pairs, rng)
+    any_scale(args.scaled_pairs, rng)
+
+
+def one_t_calls(func, q0, q1, t):
+    """func(q0, q1, t) with a scalar t, SAME_T pairs per call."""
+    return np.concatenate([func(q0[i:i + SAME_T], q1[i:i + SAME_T], t) for i in range(0, len(q0), SAME_T)])
+
+
+def joint_calls(func, q0, q1, t, **kwargs):
+    """The rotations of func(joints, blend, t, **kwargs) on joint lists of SAME_T joints."""
+    return one_t_calls(lambda a, b, tt: func(jm.make_joints(a), jm.make_joints(b), tt, **kwargs)["q"], q0, q1, t)
+
+
+END_FUNCS = {
+    "slerp, t array": lambda q0, q1: jm.slerp(q0, q1, np.ones(len(q0), np.float32)),
+    "slerp, t = 1": lambda q0, q1: one_t_calls(jm.slerp, q0, q1, 1.0),
+    "nlerp, t array": lambda q0, q1: jm.nlerp(q0, q1, np.ones(len(q0), np.float32)),
+    "slerp_joints": lambda q0, q1: joint_calls(jm.slerp_joints, q0, q1, 1.0),
+    "lerp_joints": lambda q0, q1: joint_calls(jm.lerp_joints, q0, q1, 1.0),
+    "slerp_joints index=::2": lambda q0, q1: joint_calls(jm.slerp_joints, q0, q1, 1.0, index=np.arange(0, SAME_T)),
+}
+
+
+def arc_ends(n, rng):
+    """Per path and function, the pairs (of n, dot-product ties left out) whose t = 1 result is not
+    exactly the arc's end sign(q0 . q1) q1; and how many of the pairs have q0 . q1 < 0."""
+    q0, q1, _ = pairs(rng, n)
+    d = np.sum(q0.astype(np.float64) * q1, axis=-1)
+    keep = np.abs(d) >= 1e-6
+    end = np.where(d[:, None] < 0, -q1, q1)
+    counts = {}
+    for isa in jm.available_isas():
+        _core._set_isa(isa)
+        counts[isa] = {name: int((~(func(q0, q1) == end).all(axis=-1) & keep).sum()) for name, func in END_FUNCS.items()}
+    print(f"\nt = 1: results that are not exactly sign(q0 . q1) q1, of {int(keep.sum()):,} pairs "
+          f"({int((d[keep] < 0).sum()):,} with q0 . q1 < 0)")
+    print(f"  {'path':<8}" + "".join(f"{name:>24}" for name in END_FUNCS))
+    for isa, c in counts.items():
+        print(f"  {isa:<8}" + "".join(f"{c[name]:>24,}" for name in END_FUNCS))
+
+
+def scaled(rng, q, same=None):
+    """q times random finite scales m 2^e with random signs (one per quaternion, or `same`)."""
+    s = same if same is not None else (rng.uniform(1, 2, len(q)) * np.exp2(rng.integers(-149, 127, len(q)))
+                                       * rng.choice([-1.0, 1.0], len(q)))
+    return (q * s[:, None]).astype(np.float32), s
+
+
+def any_scale(n, rng):
+    """nlerp and lerp_joints on scaled inputs against the float64 reference; float64 nlerp."""
+    q0, q1, t = pairs(rng, n)
+    inputs = {}
+    a, s = scaled(rng, q0)
+    inputs["same scale"] = (a, scaled(rng, q1, s)[0])
+    inputs["one scale each"] = (scaled(rng, q0)[0], scaled(rng, q1)[0])
+    print(f"\nnlerp on inputs of any scale ({n:,} pairs each; ties left out): max abs component error against the "
+          f"float64 reference / non-finite results")
+    print(f"  {'path':<8}" + "".join(f"{name + ', ' + f:>34}" for name in inputs for f in ("nlerp", "lerp_joints")))
+    for isa in jm.available_isas():
+        _core._set_isa(isa)
+        row = ""
+        for a, b in inputs.values():
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            cos = np.sum(a64 * b64, -1) / (np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1))
+            keep = np.abs(cos) >= 1e-6
+            for out, expected in ((jm.nlerp(a, b, t), reference.nlerp(a, b, t)),
+                                  (joint_calls(jm.lerp_joints, a, b, float(t[0])), reference.nlerp(a, b, t[0]))):
+                err = np.abs(out - expected).max(axis=-1)
+                row += f"{float(np.nan_to_num(err[keep], nan=np.inf).max()):>26.3g} / {int((~np.isfinite(out)).any(-1).sum()):>5}"
+        print(f"  {isa:<8}{row}")
+    e = rng.integers(-1000, 1000, n)[:, None]
+    unit = reference.nlerp(q0.astype(np.float64), q1.astype(np.float64), t)
+    out = jm.nlerp(np.ldexp(q0.astype(np.float64), e), np.ldexp(q1.astype(np.float64), e), t)
+    print(f"  float64 nlerp, one scale 2^e for both, e in [-1000, 1000]: max abs difference to the unscaled "
+          f"result {np.abs(out - unit).max():.3g}")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,10 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
     return v_fmadd(ax, bx, v_fmadd(ay, by, v_fmadd(az, bz, v_mul(aw, bw))));
 }
 
+/* The sign of the shortest arc from a to b at dot product d: -0.0 in the lanes where d < 0 (the
+   arc ends at -b), +0.0 elsewhere (d >= 0, -0 or NaN: it ends at b). xor-ed into b or its weight. */
+JM_INLINE vf arc_sign(vf d) { return v_select(v_lt(d, v_set1(0.0f)), v_set1(-0.0f), v_set1(0.0f)); }
+
 /* Up to GROUPS groups of JM_W quaternions are interpolated together (see quats_blocks). */
 #define GROUPS 2
 
@@ -57,7 +61,7 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
 
 /*
  * slerp_weights: per group, w0, w1 with slerp(a, b, t) = w0 a + w1 b for unit quaternions a, b at
- * dot product d, t in [0, 1]. The seed's transformed formula, rearranged so that the weights
+ * dot product d (arc sign `sign`), t in [0, 1]. The seed's transformed formula, rearranged so that the weights
  * are the lerp weights times factors near 1 (their rounding errors stay small):
  *
  *   c = min(|d|, 1) = cos(omega), omega in [0, pi/2] the angle to the nearer of b and -b
@@ -67,17 +71,16 @@ JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
  *   K = omega / sin(omega) = A(a^2) (1 + a^2)   since sin(omega) = 2a / (1 + a^2)
  *   w0 = (1 - t) S(((1 - t) omega)^2) K,  w1 = +-t S((t omega)^2) K,  S(x^2) = sin(x) / x
  *
- * The sign of w1 is the sign of d (shortest arc). Nearly parallel pairs (c rounds to 1: the
+ * w1 takes the sign of the arc (arc_sign: negative where d < 0). Nearly parallel pairs (c rounds to 1: the
  * angle is below float resolution, ~3.5e-4 rad) get a = 0, omega = 0 and K = S = 1: exactly the
  * lerp weights 1 - t and t. sin^2 is kept away from zero before the rsqrt so that no lane
  * computes 0 * inf. Antipodal inputs are parallel after the sign flip.
  */
-JM_INLINE void slerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w1) {
+JM_INLINE void slerp_weights(int groups, const vf *d, const vf *sign, const vf *t, vf *w0, vf *w1) {
     const vf one = v_set1(1.0f);
-    vf one_minus_t[GROUPS], sign[GROUPS], c[GROUPS], one_minus_c[GROUPS], sin2[GROUPS], a[GROUPS], a2[GROUPS];
+    vf one_minus_t[GROUPS], c[GROUPS], one_minus_c[GROUPS], sin2[GROUPS], a[GROUPS], a2[GROUPS];
     vf atan_ratio[GROUPS], omega[GROUPS], k[GROUPS], t_omega[GROUPS], rest_omega[GROUPS];
     EACH(one_minus_t[g] = v_sub(one, t[g]));
-    EACH(sign[g] = v_and(d[g], v_set1(-0.0f)));
     EACH(c[g] = v_min(one, v_abs(d[g])));
     EACH(one_minus_c[g] = v_sub(one, c[g]));
     EACH(sin2[g] = v_mul(one_minus_c[g], v_add(one, c[g])));
@@ -157,52 +160,119 @@ JM_INLINE vf fixed_t_weight(const float c[FIXED_T_TERMS], vf u) {
     return v_fmadd(odd, u, even);
 }
 
-/* per group, the slerp weights w0, w1 of dot product d for the t of ft (sign of w1: the sign of d) */
-JM_INLINE void fixed_t_weights(int groups, const vf *d, const fixed_t *ft, vf *w0, vf *w1) {
+/* per group, the slerp weights w0, w1 of dot product d for the t of ft (w1 signed by the arc) */
+JM_INLINE void fixed_t_weights(int groups, const vf *d, const vf *sign, const fixed_t *ft, vf *w0, vf *w1) {
     const vf one = v_set1(1.0f);
     vf u[GROUPS];
     EACH(u[g] = v_fmadd(v_set1(2.0f), v_min(one, v_abs(d[g])), v_set1(-1.0f)));
     EACH(w0[g] = fixed_t_weight(ft->w0, u[g]));
-    EACH(w1[g] = v_xor(fixed_t_weight(ft->w1, u[g]), v_and(d[g], v_set1(-0.0f))));
+    EACH(w1[g] = v_xor(fixed_t_weight(ft->w1, u[g]), sign[g]));
 }
 
 /*
- * nlerp: normalize((1 - t) a +- t b), the sign of the dot product (shortest arc). The sum has
- * squared norm >= (1 - t)^2 + t^2 >= 1/2 for unit inputs, so the normalisation is safe.
+ * nlerp: normalize((1 - t) a +- t b), the sign of the arc. With the shortest arc's sign the sum
+ * has squared norm >= (1 - t)^2 |a|^2 + t^2 |b|^2 (>= 1/2 for unit inputs).
  */
-JM_INLINE void nlerp_weights(int groups, const vf *d, const vf *t, vf *w0, vf *w1) {
+JM_INLINE void nlerp_weights(int groups, const vf *sign, const vf *t, vf *w0, vf *w1) {
     EACH(w0[g] = v_sub(v_set1(1.0f), t[g]));
-    EACH(w1[g] = v_xor(t[g], v_and(d[g], v_set1(-0.0f))));
+    EACH(w1[g] = v_xor(t[g], sign[g]));
+}
+
+/*
+ * Where the float32 nlerp can be trusted: a dot product d and squared norm n2 of the sum with
+ * 2^-100 <= |d|, n2 <= 2^100. Then no float32 operation overflowed, the products that underflowed
+ * (absolute error <= 2^-150 each) cannot flip the sign of d or move the direction of the sum by
+ * more than 2^-98 relative, and rsqrt works on a normal number. Everything else (inputs beyond
+ * about 2^+-50 in size, denormal ones, exactly orthogonal pairs, NaN and inf) is redone in double.
+ */
+#define ORDINARY_MIN 0x1p-100f
+#define ORDINARY_MAX 0x1p100f
+JM_INLINE vmask nlerp_out_of_range(vf d, vf n2) {
+    const vf lo = v_set1(ORDINARY_MIN), hi = v_set1(ORDINARY_MAX), abs_d = v_abs(d);
+    return m_not(m_and(m_and(v_ge(abs_d, lo), v_ge(hi, abs_d)), m_and(v_ge(n2, lo), v_ge(hi, n2))));
+}
+
+/*
+ * The nlerp of records a[i], b[i] (float[4]) at lane[i] = (t, redo, sign, -) for the i < JM_W
+ * with redo != 0, in double: out[i] = normalize((1 - t) a +- t b) rounded once, lane[i] sign =
+ * the arc's sign (-0.0 where a . b < 0). A product of two floats and the square of a sum of
+ * two lie in 2^-596 ... 2^258, far inside double's normal range, so this is right for inputs of
+ * any finite scale (a . b exact up to the rounding of three additions). a = b = 0 gives NaN.
+ * Cold: called only for blocks with such a lane.
+ */
+JM_COLD static void nlerp_records_in_double(const float *a, const float *b, float *out,
+                                                                   float *lane) {
+    for (int i = 0; i < JM_W; i++) {
+        const float *qa = a + 4 * i, *qb = b + 4 * i;
+        float *l = lane + 4 * i;
+        if (l[1] == 0.0f)
+            continue;
+        double d = 0.0, n2 = 0.0, sum[4];
+        for (int k = 0; k < 4; k++)
+            d += (double)qa[k] * qb[k];
+        const double w0 = 1.0 - l[0], w1 = d < 0.0 ? -(double)l[0] : (double)l[0];
+        for (int k = 0; k < 4; k++) {
+            sum[k] = w0 * qa[k] + w1 * qb[k];
+            n2 += sum[k] * sum[k];
+        }
+        const double inv_norm = 1.0 / sqrt(n2);
+        for (int k = 0; k < 4; k++)
+            out[4 * i + k] = (float)(sum[k] * inv_norm);
+        l[2] = d < 0.0 ? -0.0f : 0.0f;
+    }
+}
+
+/* out and sign of the lanes in `redo` from nlerp_records_in_double (the others unchanged) */
+JM_INLINE void nlerp_redo_in_double(vmask redo, vf t, const vf a[4], const vf b[4], vf out[4], vf *sign) {
+    float qa[4 * JM_W], qb[4 * JM_W], qo[4 * JM_W], lane[4 * JM_W];
+    const vf zero = v_set1(0.0f);
+    vf unused_t, unused_redo, unused_last;
+    v_store_quads((char *)qa, 16, a[0], a[1], a[2], a[3]);
+    v_store_quads((char *)qb, 16, b[0], b[1], b[2], b[3]);
+    v_store_quads((char *)qo, 16, out[0], out[1], out[2], out[3]);
+    v_store_quads((char *)lane, 16, t, v_select(redo, v_set1(1.0f), zero), *sign, zero);
+    nlerp_records_in_double(qa, qb, qo, lane);
+    v_load_quads((const char *)qo, 16, &out[0], &out[1], &out[2], &out[3]);
+    v_load_quads((const char *)lane, 16, &unused_t, &unused_redo, sign, &unused_last);
 }
 
 enum { SLERP, SLERP_FIXED_T, NLERP };
 
 /* out[g] = interp(a[g], b[g], t[g]) on the four component vectors of JM_W quaternions, g < groups
-   (SLERP_FIXED_T: t is ft->t, the same in every lane). */
-JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4]) {
+   (SLERP_FIXED_T: t is ft->t, the same in every lane), and sign[g] the sign of the arc (arc_sign:
+   the end of the arc at t = 1 is b[g] xor sign[g]). */
+JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4],
+                           vf *sign) {
     vf d[GROUPS], w0[GROUPS], w1[GROUPS];
     EACH(d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
+    EACH(sign[g] = arc_sign(d[g]));
     if (mode == SLERP)
-        slerp_weights(groups, d, t, w0, w1);
+        slerp_weights(groups, d, sign, t, w0, w1);
     else if (mode == SLERP_FIXED_T)
-        fixed_t_weights(groups, d, ft, w0, w1);
+        fixed_t_weights(groups, d, sign, ft, w0, w1);
     else
-        nlerp_weights(groups, d, t, w0, w1);
+        nlerp_weights(groups, sign, t, w0, w1);
     for (int k = 0; k < 4; k++)
         EACH(out[g][k] = v_fmadd(w1[g], b[g][k], v_mul(w0[g], a[g][k])));
     if (mode == NLERP) {
-        vf inv_norm[GROUPS];
-        EACH(inv_norm[g] = v_rsqrt_fine(dot4(out[g][0], out[g][1], out[g][2], out[g][3], out[g][0], out[g][1],
-                                             out[g][2], out[g][3])));
+        vf n2[GROUPS], inv_norm[GROUPS];
+        EACH(n2[g] = dot4(out[g][0], out[g][1], out[g][2], out[g][3], out[g][0], out[g][1], out[g][2], out[g][3]));
+        EACH(inv_norm[g] = v_rsqrt_fine(n2[g]));
         for (int k = 0; k < 4; k++)
             EACH(out[g][k] = v_mul(out[g][k], inv_norm[g]));
+        for (int g = 0; g < groups; g++) {
+            vmask redo = nlerp_out_of_range(d[g], n2[g]);
+            if (m_any(redo))
+                nlerp_redo_in_double(redo, t[g], a[g], b[g], out[g], &sign[g]);
+        }
     }
 }
 
 /*
  * One block of JM_W joint records: lane i is the record at x + i * stride, or with an index at
  * x + idx[i] * stride, for x = a, b, out. Every load happens before the first store, so out may
- * be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t.
+ * be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t; t = 1 gives the
+ * arc's end, b.q or -b.q, and b.t exactly.
  * One block at a time, unlike the quaternion arrays' two groups: the fixed-t math is short, and
  * the records' raw vectors of a second block would not fit the registers (on AVX-512, 2 x 16
  * live vectors: the spills made the indexed blocks ~15 % slower, measured).
@@ -210,14 +280,20 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
 JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                             ptrdiff_t os, const intptr_t *restrict idx, const fixed_t *ft) {
     /* restrict: the stores to o never change the index, so it is not re-read after each */
-    vf qa[1][4], qb[1][4], q[1][4];
+    vf qa[1][4], qb[1][4], q[1][4], sign;
     voct ra, rb;
     const vf t = v_set1(ft->t), one_minus_t = v_sub(v_set1(1.0f), t);
     v_load_octs(a, as, idx, qa[0], &ra);
     v_load_octs(b, bs, idx, qb[0], &rb);
+    blend_lanes(mode, 1, &t, ft, qa, qb, q, &sign);
+    if (ft->t >= 1.0f) { /* the end of the arc: +-b.q exactly, b.t copied (the same branch for all blocks) */
+        for (int k = 0; k < 4; k++)
+            q[0][k] = v_xor(qb[0][k], sign);
+        v_store_octs(o, os, idx, q[0], &rb);
+        return;
+    }
     for (int k = 0; k < JM_OCT_RAW; k++) /* the translations (and on some paths q, replaced below) */
         ra.v[k] = v_fmadd(t, rb.v[k], v_mul(one_minus_t, ra.v[k]));
-    blend_lanes(mode, 1, &t, ft, qa, qb, q);
     v_store_octs(o, os, idx, q[0], &ra);
 }
 
@@ -283,14 +359,11 @@ JM_INLINE size_t prefetch_end(size_t n, size_t records) {
     return records >= PREFETCH_MIN_RECORDS && n >= PREFETCH_AHEAD + JM_W ? n - PREFETCH_AHEAD - JM_W + 1 : 0;
 }
 
-/* t = 0 copies a, t = 1 copies b (exactly, like the seed); else the blocks run. */
+/* t = 0 copies a exactly, like the seed; else the blocks run (t = 1: joints_block's arc end). */
 JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                             ptrdiff_t os, size_t n, float t) {
-    if (t <= 0.0f || t >= 1.0f) {
-        if (t <= 0.0f)
-            copy_records(a, as, o, os, n);
-        else
-            copy_records(b, bs, o, os, n);
+    if (t <= 0.0f) {
+        copy_records(a, as, o, os, n);
         return;
     }
     const fixed_t ft = fixed_t_for(t);
@@ -341,36 +414,29 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         }
         if (!index) /* tells the compiler which branch of JM_REC runs */
             JM_UNREACHABLE();
-        if (t >= 1.0f) {
-            if (!in_place)
-                next = copy_gaps(fa, as, fo, os, index, n_index, next);
-            for (size_t k = 0; k < n_index; k++)
-                jm_copy_record32(fo + index[k] * os, fb + index[k] * bs);
-        } else {
-            size_t k = 0;
-            if (contiguous) /* the offsets are shifts of the index */
-                for (; k + JM_W <= n_index; k += JM_W) {
-                    if (k < prefetch_below)
-                        for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
-                            JM_PREFETCH(fa + index[p] * rec);
-                            JM_PREFETCH(fb + index[p] * rec);
-                        }
-                    if (!in_place)
-                        next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);
-                    joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
-                }
+        size_t k = 0;
+        if (contiguous) /* the offsets are shifts of the index */
             for (; k + JM_W <= n_index; k += JM_W) {
+                if (k < prefetch_below)
+                    for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
+                        JM_PREFETCH(fa + index[p] * rec);
+                        JM_PREFETCH(fb + index[p] * rec);
+                    }
                 if (!in_place)
-                    next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);
-                joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
+                    next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);
+                joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
             }
-            if (k < n_index) {
-                intptr_t idx[JM_W];
-                tail_index(index + k, n_index - k, idx);
-                if (!in_place)
-                    next = copy_gaps(fa, as, fo, os, index + k, n_index - k, next);
-                joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
-            }
+        for (; k + JM_W <= n_index; k += JM_W) {
+            if (!in_place)
+                next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);
+            joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
+        }
+        if (k < n_index) {
+            intptr_t idx[JM_W];
+            tail_index(index + k, n_index - k, idx);
+            if (!in_place)
+                next = copy_gaps(fa, as, fo, os, index + k, n_index - k, next);
+            joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
         }
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
@@ -390,26 +456,26 @@ JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
 
 /*
  * `groups` blocks of float[4] quaternions with per-element t (SLERP_FIXED_T: one t for all,
- * ft): t = 0 gives a exactly, t = 1 gives b exactly (not -b: the same rotation), every other t
- * the interpolation. Two blocks side by side: one block's dependency chain (dot product, rsqrt,
+ * ft): t = 0 gives a exactly, t = 1 the end of the arc exactly (b, or -b where a . b < 0: the
+ * curve stays on one hemisphere up to its last sample), every other t the interpolation. Two blocks side by side: one block's dependency chain (dot product, rsqrt,
  * two polynomials, ~150 cycles) is too long for the CPU to overlap with the next on its own.
  * Lanes and loads-before-stores as in joints_block.
  */
 JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
                             const char *t, ptrdiff_t ts, const fixed_t *ft, char *o, ptrdiff_t os,
                             const intptr_t *restrict idx) {
-    vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS];
+    vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS], sign[GROUPS];
 #define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
     for (int g = 0; g < groups; g++) {
         tv[g] = load_fractions(GROUP_ARGS(t, ts, g));
         v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
         v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
     }
-    blend_lanes(mode, groups, tv, ft, qa, qb, q);
+    blend_lanes(mode, groups, tv, ft, qa, qb, q, sign);
     for (int g = 0; g < groups; g++) {
         vmask at_start = m_not(v_gt(tv[g], v_set1(0.0f))), at_end = v_ge(tv[g], v_set1(1.0f));
         for (int k = 0; k < 4; k++)
-            q[g][k] = v_select(at_start, qa[g][k], v_select(at_end, qb[g][k], q[g][k]));
+            q[g][k] = v_select(at_start, qa[g][k], v_select(at_end, v_xor(qb[g][k], sign[g]), q[g][k]));
     }
     for (int g = 0; g < groups; g++)
         v_store_quads_idx(GROUP_ARGS(o, os, g), q[g][0], q[g][1], q[g][2], q[g][3]);
@@ -448,9 +514,12 @@ JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b,
 
 /*
  * jm_slerp_joints: out[i].q = slerp(a[i].q, b[i].q, t), out[i].t = (1 - t) a[i].t + t b[i].t,
- * for t in [0, 1]; t = 0 and t = 1 copy a or b exactly. Shortest arc; never NaN for finite
- * input; the fixed-t weights (one t for all joints), so parallel and antipodal pairs need no
- * special case.
+ * for t in [0, 1] and unit quaternions (not normalised: other inputs give w0 a + w1 b with the
+ * weights of their raw dot product). Shortest arc: b.q is negated where a.q . b.q < 0. t = 0
+ * copies a exactly; t = 1 gives the end of that arc exactly, b.q or -b.q (where the float32 dot
+ * product is < 0; -0 and NaN count as >= 0), and b.t, so that a curve sampled up to t = 1 stays
+ * on one hemisphere. Never NaN for finite input; the fixed-t weights (one t for all joints), so
+ * parallel and antipodal pairs need no special case.
  * Accuracy, unit quaternions, float32, measured by benchmarks/interp_accuracy.py over 10^7
  * pairs (random pairs and one in ten nearly parallel or nearly antipodal at 1e-3 ... 1e-7, one
  * random t per 10,000 pairs): max abs component error against a float64 slerp 2.43e-7
@@ -465,9 +534,18 @@ void JM_FN(jm_slerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_
 
 /*
  * jm_lerp_joints: out[i].q = normalize((1 - t) a[i].q +- t b[i].q) (nlerp, shortest arc), the
- * translation as in jm_slerp_joints; t = 0 / 1 copy exactly.
+ * translation as in jm_slerp_joints; t = 0 copies a exactly, t = 1 gives the arc's end +-b.q
+ * and b.t exactly, as there (the sign of a dot product taken in double where float32's is not
+ * trustworthy, see nlerp_out_of_range). a and b may have any finite scale, from the smallest
+ * denormal to FLT_MAX, each its own: lanes outside nlerp_out_of_range's range are computed in
+ * double (nlerp_records_in_double), so the result is the normalised sum as written; a = b = 0
+ * gives NaN. Those lanes cost a scalar double loop over their block; unit inputs never take it
+ * unless a . b is exactly 0.
  * Accuracy, unit quaternions, measured as for jm_slerp_joints: max abs component error
- * against a float64 nlerp 1.76e-7 (scalar, sse), 1.59e-7 (avx2, avx512); the tests check 3e-7.
+ * against a float64 nlerp 1.76e-7 (scalar, sse), 1.59e-7 (avx2, avx512); inputs at random
+ * scales 2^-149 ... 2^127 (same or one each, 10^6 pairs) 1.85e-7 (scalar), 1.64e-7 (sse), 1.53e-7
+ * (avx2), 1.50e-7 (avx512), no non-finite result (before the double lanes: up to 54 % of them
+ * inf or NaN). The tests check 3e-7.
  */
 void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os,
                            size_t n, float t) {
@@ -493,14 +571,16 @@ void JM_FN(jm_lerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, p
  * byte offset i * ts. ts = 0 (one t for all): the fixed-t weights of jm_slerp_joints, same
  * accuracy. Else the per-lane formula (slerp_weights), measured as above with a random t per
  * pair: max abs component error 2.66e-7 (scalar, sse), 2.39e-7 (avx2, avx512), | |q| - 1 | <=
- * 3.3e-7; the tests check 5e-7. t = 0 gives a[i] and t = 1 gives b[i] exactly, per element.
+ * 3.3e-7; the tests check 5e-7. t = 0 gives a[i] and t = 1 the arc's end, b[i] or -b[i] (where
+ * a[i] . b[i] < 0), exactly, per element. Unit quaternions, as jm_slerp_joints.
  */
 void JM_FN(jm_slerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t, ptrdiff_t ts,
                            char *out, ptrdiff_t os, size_t n) {
     blend_quats(SLERP, a, as, b, bs, t, ts, out, os, n);
 }
 
-/* jm_nlerp_quats: as jm_slerp_quats with the nlerp of jm_lerp_joints (accuracy as there). */
+/* jm_nlerp_quats: as jm_slerp_quats with the nlerp of jm_lerp_joints (any input scale, accuracy as
+   there). */
 void JM_FN(jm_nlerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t, ptrdiff_t ts,
                            char *out, ptrdiff_t os, size_t n) {
     blend_quats(NLERP, a, as, b, bs, t, ts, out, os, n);

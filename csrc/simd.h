@@ -73,7 +73,8 @@ typedef int vmask;
  * Compiler portability: GCC and clang (Linux, macOS) or MSVC (Windows; x86-64 has no POPCNT
  * guarantee at the SSE4.1 level, so it counts mask bits in plain C).
  * JM_PREFETCH(p): a hint to load the cache line at p; JM_UNREACHABLE(): tells the optimiser that
- * a branch never runs; JM_UNLIKELY(c): c, hinted to be rarely true.
+ * a branch never runs; JM_UNLIKELY(c): c, hinted to be rarely true; JM_COLD: a function kept out of
+ * line and out of the hot code (rare fallbacks).
  */
 #if defined(_MSC_VER) && !defined(__clang__)
 #include <intrin.h>
@@ -85,6 +86,7 @@ typedef int vmask;
 #endif
 #define JM_UNREACHABLE() __assume(0)
 #define JM_UNLIKELY(c) (c)
+#define JM_COLD __declspec(noinline)
 JM_INLINE int jm_popcount(unsigned m) {
     int n = 0;
     for (; m; m &= m - 1)
@@ -96,6 +98,7 @@ JM_INLINE int jm_popcount(unsigned m) {
 #define JM_PREFETCH(p) __builtin_prefetch(p)
 #define JM_UNREACHABLE() __builtin_unreachable()
 #define JM_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#define JM_COLD __attribute__((cold, noinline))
 #define jm_popcount(m) __builtin_popcount(m)
 #endif
 

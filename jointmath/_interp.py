@@ -65,19 +65,23 @@ def slerp(q0, q1, t, out=None):
     """Spherical linear interpolation between quaternion arrays.
 
     q0, q1: float32 or float64 arrays (..., 4) of unit quaternions (x, y, z, w), same dtype;
-    their leading shapes broadcast like NumPy.
+    their leading shapes broadcast like NumPy. They are not normalised: other inputs give
+    w0 q0 + w1 q1 with the weights of their raw dot product, which is no slerp (normalise them
+    first, or use nlerp, which takes any scale).
     t: fraction(s) in [0, 1]: a float, or an array broadcasting with the leading shapes (one
     fraction per element, as resampling a clip needs; one per frame of (frames, joints, 4)
     arrays is ``t[:, None]``).
     out: optional writeable array of the broadcast shape (..., 4) and q0's dtype; returned.
 
     Returns slerp(q0, q1, t) along the shortest arc (q1 negated where q0 . q1 < 0); t = 0 gives
-    q0 and t = 1 gives q1 exactly, element by element. Nearly parallel pairs fall back to lerp;
-    identical and antipodal pairs never give NaN. float32 runs the SIMD kernel: max abs
-    component error <= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for unit inputs
-    (a scalar t uses the faster fixed-t weights of slerp_joints, an array of t the per-element
-    formula: the two agree within that bound, not bit for bit); float64 computes in float64
-    (jointmath.reference.slerp).
+    q0 exactly and t = 1 the end of that arc exactly, q1 or -q1 (where q0 . q1 < 0), element by
+    element, so slerp(q0, q1, linspace(0, 1, n)) stays on one hemisphere up to its last sample
+    (a dot product within rounding of 0 is a tie either sign may win). Nearly parallel pairs
+    fall back to lerp; identical and antipodal pairs never give NaN. float32 runs the SIMD
+    kernel: max abs component error <= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for
+    unit inputs (a scalar t uses the faster fixed-t weights of slerp_joints, an array of t the
+    per-element formula: the two agree within that bound, not bit for bit); float64 computes in
+    float64 (jointmath.reference.slerp).
 
     Raises TypeError for non-arrays, non-float dtypes or mixed dtypes, ValueError for shapes
     that are not (..., 4) or do not broadcast, t outside [0, 1] or NaN, and bad ``out``.
@@ -88,9 +92,15 @@ def slerp(q0, q1, t, out=None):
 def nlerp(q0, q1, t, out=None):
     """Normalised linear interpolation normalize((1 - t) q0 +- t q1) between quaternion arrays.
 
-    Arguments, broadcasting, shortest arc, exact endpoints and errors as for slerp. Same arc as
-    slerp but not at constant angular speed, and cheaper. float32 runs the SIMD kernel: max abs
-    component error <= 3e-7 against a float64 nlerp for unit inputs; float64 computes in
-    float64 (jointmath.reference.nlerp).
+    Arguments, broadcasting, shortest arc, exact endpoints (t = 1: q1 or -q1) and errors as for
+    slerp. Same arc as slerp but not at constant angular speed, and cheaper.
+
+    q0 and q1 may have any finite scale, each its own (float32 from the smallest denormal 2^-149
+    to FLT_MAX, float64 over its whole range): the result is normalize((1 - t) q0 +- t q1) as
+    written, so equal scales give the nlerp of the unit quaternions; t = 0 and t = 1 still return
+    q0 and +-q1 themselves, unnormalised. Two zero quaternions give NaN. float32 runs the SIMD
+    kernel: max abs component error <= 3e-7 against a float64 nlerp at any scale (lanes whose
+    float32 sums could overflow or underflow are computed in double); float64 computes in
+    float64 from mantissas and exponents (jointmath.reference.nlerp).
     """
     return _blend("nlerp", reference.nlerp, q0, q1, t, out)

@@ -327,42 +327,68 @@ def forward_kinematics(joints, parents):
 # ------------------------------------------------------------ interpolation (interp) --
 
 
-def _endpoints(q0, q1, t, q):
-    """q with t = 0 replaced by q0 and t = 1 by q1, exactly (t has a trailing axis of 1)."""
-    return np.where(t == 0, q0, np.where(t == 1, q1, q))
+def _arc_sign(d):
+    """-1 where the shortest arc from q0 to q1 ends at -q1 (dot product d < 0), else +1."""
+    return np.where(d < 0, -1.0, 1.0)
+
+
+def _endpoints(q0, q1, t, sign, q):
+    """q with t = 0 replaced by q0 and t = 1 by the end of the arc, sign * q1, exactly (t and sign
+    have a trailing axis of 1)."""
+    return np.where(t == 0, q0, np.where(t == 1, sign * q1, q))
 
 
 def slerp(q0, q1, t):
-    """Spherical linear interpolation of (..., 4) quaternions in float64, with broadcasting.
+    """Spherical linear interpolation of (..., 4) unit quaternions in float64, with broadcasting.
 
     Shortest arc: q1 is negated where q0 . q1 < 0. t (scalar or array broadcasting with the
-    leading shape) in [0, 1]; t = 0 gives q0 and t = 1 gives q1 exactly. Exactly parallel or
-    antipodal pairs take the lerp weights. The textbook formula: w0 = sin((1 - t) omega) / sin
-    omega, w1 = sin(t omega) / sin omega with omega = atan2(sqrt((1 - c)(1 + c)), c), c = |q0 . q1|.
+    leading shape) in [0, 1]; t = 0 gives q0 and t = 1 the end of the arc, q1 or -q1 (where
+    q0 . q1 < 0), exactly. Exactly parallel or antipodal pairs take the lerp weights. The
+    textbook formula: w0 = sin((1 - t) omega) / sin omega, w1 = sin(t omega) / sin omega with
+    omega = atan2(sqrt((1 - c)(1 + c)), c), c = |q0 . q1|. Inputs are not normalised.
     """
     q0 = np.asarray(q0, np.float64)
     q1 = np.asarray(q1, np.float64)
     t = np.asarray(t, np.float64)[..., None]
     d = np.sum(q0 * q1, axis=-1, keepdims=True)
+    sign = _arc_sign(d)
     c = np.minimum(np.abs(d), 1.0)
     omega = np.arctan2(np.sqrt((1 - c) * (1 + c)), c)
     sin_omega = np.sin(omega)
     parallel = sin_omega == 0
     safe = np.where(parallel, 1.0, sin_omega)
     w0 = np.where(parallel, 1 - t, np.sin((1 - t) * omega) / safe)
-    w1 = np.where(parallel, t, np.sin(t * omega) / safe) * np.where(d < 0, -1.0, 1.0)
-    return _endpoints(q0, q1, t, w0 * q0 + w1 * q1)
+    w1 = np.where(parallel, t, np.sin(t * omega) / safe) * sign
+    return _endpoints(q0, q1, t, sign, w0 * q0 + w1 * q1)
+
+
+def _mantissa_exponent(q):
+    """q = m 2^e per quaternion of (..., 4) q: m with its largest |component| in [0.5, 1), e an
+    integer (..., 1) array (exact: ldexp; zero quaternions get m = 0, e = 0)."""
+    _, e = np.frexp(np.max(np.abs(q), axis=-1, keepdims=True))
+    return np.ldexp(q, -e), e
 
 
 def nlerp(q0, q1, t):
     """Normalised linear interpolation normalize((1 - t) q0 +- t q1) in float64 (shortest arc,
-    broadcasting and exact endpoints as slerp)."""
+    broadcasting and exact endpoints as slerp), for q0, q1 of any finite scale.
+
+    The sum is formed from mantissas and exponents: with q = m 2^e and w = (1 - t) or t, each term
+    w m 2^e is rescaled by 2^-E, E the larger term's exponent, with ldexp; nothing overflows or
+    underflows unless it is negligible against the other term. q0 = q1 = 0 gives NaN."""
     q0 = np.asarray(q0, np.float64)
     q1 = np.asarray(q1, np.float64)
     t = np.asarray(t, np.float64)[..., None]
-    d = np.sum(q0 * q1, axis=-1, keepdims=True)
-    q = (1 - t) * q0 + t * np.where(d < 0, -1.0, 1.0) * q1
-    return _endpoints(q0, q1, t, q / np.linalg.norm(q, axis=-1, keepdims=True))
+    m0, e0 = _mantissa_exponent(q0)
+    m1, e1 = _mantissa_exponent(q1)
+    sign = _arc_sign(np.sum(m0 * m1, axis=-1, keepdims=True))
+    terms = [(1 - t, m0, e0), (t * sign, m1, e1)]
+    live = [(w != 0) & np.any(m != 0, axis=-1, keepdims=True) for w, m, _ in terms]  # NaN counts as live
+    top = np.maximum(*[np.where(on, np.frexp(w)[1] + e, -(1 << 20)) for on, (w, _, e) in zip(live, terms)])
+    with np.errstate(under="ignore"):
+        q = sum(np.where(on, np.ldexp(w, np.where(on, e - top, 0)) * m, 0.0) for on, (w, m, e) in zip(live, terms))
+    with np.errstate(invalid="ignore"):
+        return _endpoints(q0, q1, t, sign, q / np.linalg.norm(q, axis=-1, keepdims=True))
 
 
 def _blend_joints(quat_func, joints, blend, t, index):

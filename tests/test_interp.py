@@ -140,6 +140,158 @@ def test_float64_computes_in_float64(rng):
     assert np.abs(np.linalg.norm(jm.slerp(q0, q1, t), axis=-1) - 1).max() < 1e-14
 
 
+# ------------------------------------------------------------ any input scale --
+
+FLT_TRUE_MIN, FLT_MAX = float(np.finfo(np.float32).smallest_subnormal), float(np.finfo(np.float32).max)
+
+
+def check_nlerp_scaled(a, b, t):
+    """nlerp and lerp_joints (full, indexed, in place) of float32 a, b of any scale against the
+    float64 reference on the same inputs: finite, unit, within NLERP_BOUND (dot-product ties:
+    either arc); t = 0 and 1 exactly a and the arc's end."""
+    t = np.broadcast_to(np.asarray(t, np.float32), a.shape[:-1])
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    tie = np.abs(np.sum(a64 * b64, -1)) < 1e-6 * np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1)
+    inner = (t > 0) & (t < 1)
+    results = [jm.nlerp(a, b, t)]
+    if (t == t.flat[0]).all() and a.ndim == 2:
+        joints, blend = jm.make_joints(a), jm.make_joints(b)
+        results.append(jm.lerp_joints(joints, blend, t.flat[0])["q"])
+        idx = np.arange(0, len(a), 2)
+        work = joints.copy()
+        jm.lerp_joints(work, blend, t.flat[0], index=idx, out=work)
+        np.testing.assert_array_equal(work["q"][idx], results[-1][idx])
+    for out in results:
+        np.testing.assert_array_equal(out[t == 0], a[t == 0])
+        assert_arc_end(out[t == 1], a[t == 1], b[t == 1])
+        out = out[inner]
+        assert np.isfinite(out).all()
+        assert np.abs(np.linalg.norm(out.astype(np.float64), axis=-1) - 1).max(initial=0) <= NORM_BOUND
+        err = np.abs(out - ref.nlerp(a64, b64, t)[inner]).max(axis=-1)
+        ti = t[inner][:, None].astype(np.float64)
+        arcs = [(1 - ti) * a64[inner] + sign * ti * b64[inner] for sign in (1, -1)]  # float32's range fits float64's
+        arc_err = [np.abs(out - q / np.linalg.norm(q, axis=-1, keepdims=True)).max(axis=-1) for q in arcs]
+        assert np.where(tie[inner], np.minimum(*arc_err), err).max(initial=0) <= NLERP_BOUND
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 8, 9, 16, 17, 33])
+@pytest.mark.parametrize("scales", ["smallest denormal", "denormal", "tiny normal", "large", "FLT_MAX",
+                                    "one tiny one huge", "one zero"])
+def test_nlerp_any_scale(rng, n, scales):
+    """nlerp / lerp_joints of quaternions scaled from the smallest denormal to FLT_MAX (they used
+    to give inf, NaN or zero there); equal power-of-two scales give the unscaled result."""
+    q0, q1 = end_pairs(rng, n)
+    s0, s1 = {"smallest denormal": (FLT_TRUE_MIN, FLT_TRUE_MIN), "denormal": (2.0**-140, 2.0**-135),
+              "tiny normal": (2.0**-120, 2.0**-120), "large": (2.0**100, 2.0**100), "FLT_MAX": (FLT_MAX, -FLT_MAX),
+              "one tiny one huge": (FLT_TRUE_MIN, 2.0**127), "one zero": (0.0, 3.0)}[scales]
+    if scales == "smallest denormal":  # components of one smallest denormal: the sign pattern of q
+        a, b = (np.sign(q) * np.float32(FLT_TRUE_MIN) for q in (q0, q1))
+    else:
+        a, b = (q0.astype(np.float64) * s0).astype(np.float32), (q1.astype(np.float64) * s1).astype(np.float32)
+    for t in (0.0, 1e-30, 0.3, 1 - 2.0**-24, 1.0, rng.uniform(0, 1, n)):
+        check_nlerp_scaled(a, b, t)
+    if scales == "one zero":  # two zero quaternions have no direction: NaN, float32 and float64
+        for zero in (np.zeros_like(a), np.zeros(a.shape)):
+            assert np.isnan(jm.nlerp(zero, zero, 0.5)).all()
+        assert np.isnan(jm.lerp_joints(jm.make_joints(a * 0), jm.make_joints(a * 0), 0.5)["q"]).all()
+    if scales in ("tiny normal", "large"):
+        decided = arc_end(q0, q1)[1]
+        np.testing.assert_allclose(jm.nlerp(a, b, 0.3)[decided], jm.nlerp(q0, q1, 0.3)[decided], rtol=0,
+                                   atol=NLERP_BOUND)
+
+
+def test_float64_nlerp_any_scale(rng):
+    """The float64 nlerp (jointmath.reference.nlerp) from the smallest float64 denormal to the
+    largest float64: equal power-of-two scales change nothing, one tiny and one huge input give
+    the exact direction of the sum."""
+    q0, q1 = end_pairs(rng, 50)
+    q0, q1 = q0.astype(np.float64), q1.astype(np.float64)
+    t = rng.uniform(0, 1, 50)
+    unscaled = jm.nlerp(q0, q1, t)
+    for e in (-1074, -1060, -1022, -600, 600, 1000, 1023):
+        a, b = np.ldexp(q0, e), np.ldexp(q1, e)
+        out = jm.nlerp(a, b, t)
+        assert np.isfinite(out).all()
+        if e >= -1022:  # exact scaling (no denormal rounding of the inputs)
+            np.testing.assert_allclose(out, unscaled, rtol=0, atol=1e-15)
+    # 2^-24 (1, 0, 0, 0) and 2^1000 (0, 1, 0, 0) at the denormal t = 2^-1024: equal terms
+    small, huge = np.array([2.0**-24, 0, 0, 0]), np.array([0, 2.0**1000, 0, 0])
+    np.testing.assert_allclose(jm.nlerp(small, huge, 2.0**-1024), [0.5**0.5, 0.5**0.5, 0, 0], rtol=1e-15, atol=0)
+    # the smallest denormal against 2^1000 at the smallest t: terms 2^-1074 and 2^-74
+    np.testing.assert_allclose(jm.nlerp(small * 2.0**-1050, huge, 5e-324), [2.0**-1000, 1, 0, 0], rtol=1e-15, atol=0)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = pytest.importorskip("hypothesis.strategies")
+PROPERTY = hypothesis.settings(max_examples=150, deadline=None, derandomize=True,
+                               suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
+
+
+def scale_strategy(low, high):
+    """finite non-zero scales m 2^e of either sign, e in [low, high]"""
+    return st.builds(lambda m, e, negative: (-1) ** negative * m * 2.0**e, st.floats(1, 2, exclude_max=True),
+                     st.integers(low, high), st.booleans())
+
+
+@PROPERTY
+@hypothesis.given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), s0=scale_strategy(-149, 126),
+                  s1=scale_strategy(-149, 126), same=st.booleans(), t=st.floats(0, 1, width=32))
+def test_property_nlerp_any_float32_scale(seed, n, s0, s1, same, t):
+    """Any scales 2^-149 ... 2^127 with random signs, equal or one per input, any t: nlerp and
+    lerp_joints stay within NLERP_BOUND of the float64 reference, t = 1 ends the arc."""
+    rng = np.random.default_rng(seed)
+    q0, q1 = end_pairs(rng, n)
+    a = (q0.astype(np.float64) * s0).astype(np.float32)
+    b = (q1.astype(np.float64) * (s0 if same else s1)).astype(np.float32)
+    check_nlerp_scaled(a, b, t)
+    check_nlerp_scaled(a, b, rng.uniform(0, 1, n).astype(np.float32))
+
+
+@PROPERTY
+@hypothesis.given(seed=st.integers(0, 2**32 - 1), s0=scale_strategy(-1074, 1022), s1=scale_strategy(-1074, 1022),
+                  t=st.floats(0, 1))
+def test_property_nlerp_any_float64_scale(seed, s0, s1, t):
+    """The float64 nlerp at any scales: unit, finite, the arc's end at t = 1, and the direction of
+    the exact sum (1 - t) q0 +- t q1 (checked on the inputs rescaled by their exponent difference)."""
+    rng = np.random.default_rng(seed)
+    q0, q1 = end_pairs(rng, 8)
+    q0, q1 = q0.astype(np.float64), q1.astype(np.float64)
+    a, b = q0 * s0, q1 * s1
+    out = jm.nlerp(a, b, t)
+    if t == 1:
+        assert_arc_end(out, a, b)
+        return
+    if t == 0:
+        np.testing.assert_array_equal(out, a)
+        return
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), 1, rtol=0, atol=1e-15)
+    # the same sum in exact rational arithmetic for one quaternion pair
+    from fractions import Fraction
+    k = int(rng.integers(8))
+    d = sum(Fraction(x) * Fraction(y) for x, y in zip(a[k], b[k]))
+    if not arc_end(a[k], b[k])[1]:
+        return  # a tie (the orthogonal pair): either arc
+    sign = -1 if d < 0 else 1
+    exact = [(1 - Fraction(t)) * Fraction(x) + sign * Fraction(t) * Fraction(y) for x, y in zip(a[k], b[k])]
+    big = max(abs(c) for c in exact)
+    direction = np.array([float(c / big) for c in exact])
+    np.testing.assert_allclose(out[k], direction / np.linalg.norm(direction), rtol=0, atol=1e-14)
+
+
+@PROPERTY
+@hypothesis.given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 40))
+def test_property_t1_ends_the_arc(seed, n):
+    """At t = 1 every function returns exactly the arc's end, on any pairs."""
+    rng = np.random.default_rng(seed)
+    q0, q1 = random_unit_quats(rng, n), random_unit_quats(rng, n)
+    for func in (jm.slerp, jm.nlerp):
+        assert_arc_end(func(q0, q1, 1.0), q0, q1)
+        assert_arc_end(func(q0, q1, np.ones(n)), q0, q1)
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        assert_arc_end(func(jm.make_joints(q0), jm.make_joints(q1), 1.0)["q"], q0, q1)
+
+
 # ------------------------------------------------------------- joint records --
 
 
@@ -171,15 +323,38 @@ def test_joints_hard_pairs(rng):
         assert arc_error(out["q"], q0, q1, np.float32(t), ref.nlerp) <= NLERP_BOUND
 
 
+def arc_end(q0, q1):
+    """sign(q0 . q1) q1 (the end of the shortest arc, -q1 where q0 . q1 < 0) and the mask of the
+    pairs whose dot product is not a tie (|q0 . q1| >= 1e-6 |q0| |q1|, where rounding decides)."""
+    # each divided by its largest |component| first: the sign of a float64 dot product of float64
+    # inputs at any scale (its products could underflow)
+    a, b = (np.asarray(q, np.float64) for q in (q0, q1))
+    a, b = (q / np.maximum(np.abs(q).max(axis=-1, keepdims=True, initial=0), 5e-324) for q in (a, b))
+    d = np.sum(a * b, axis=-1)
+    end = np.where((d < 0)[..., None], -np.asarray(q1), q1)
+    return end, np.abs(d) >= 1e-6 * np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+
+
+def assert_arc_end(out, q0, q1):
+    """out is exactly +q1 or -q1, and -q1 where q0 . q1 < 0 (ties: either)."""
+    end, decided = arc_end(q0, q1)
+    exact = (out == end).all(axis=-1) | ((out == -end).all(axis=-1) & ~decided)
+    assert exact.all(), f"{(~exact).sum()} of {exact.size} results are not the arc's end"
+
+
 def test_endpoints_are_exact(rng):
     joints, blend = random_joints(rng, 37), random_joints(rng, 37)
     joints["t"][:, 3] = 0.5  # every float is copied, the 4th translation lane too
+    blend["t"][:, 3] = -0.0
     for func in (jm.slerp_joints, jm.lerp_joints):
         np.testing.assert_array_equal(func(joints, blend, 0.0), joints)
-        np.testing.assert_array_equal(func(joints, blend, 1), blend)
+        out = func(joints, blend, 1)
+        assert_arc_end(out["q"], joints["q"], blend["q"])
+        np.testing.assert_array_equal(out["t"].view(np.uint32), blend["t"].view(np.uint32))  # -0.0 too
         idx = np.array([3, 0, 36])
         out = func(joints, blend, 1.0, index=idx)
-        np.testing.assert_array_equal(out[idx], blend[idx])
+        assert_arc_end(out["q"][idx], joints["q"][idx], blend["q"][idx])
+        np.testing.assert_array_equal(out["t"][idx], blend["t"][idx])
         np.testing.assert_array_equal(np.delete(out, idx), np.delete(joints, idx))
         np.testing.assert_array_equal(func(joints, blend, 0.0, index=idx), joints)
     q0, q1 = joints["q"], blend["q"]
@@ -187,7 +362,80 @@ def test_endpoints_are_exact(rng):
     for func in (jm.slerp, jm.nlerp):
         out = func(q0, q1, t)
         np.testing.assert_array_equal(out[t == 0], q0[t == 0])
-        np.testing.assert_array_equal(out[t == 1], q1[t == 1])
+        assert_arc_end(out[t == 1], q0[t == 1], q1[t == 1])
+
+
+def end_pairs(rng, n):
+    """n pairs, about half with q0 . q1 < 0; the first three antipodal, identical, orthogonal."""
+    q0, q1 = random_unit_quats(rng, n), random_unit_quats(rng, n)
+    special = [-q0[0], q0[1], [-q0[2, 1], q0[2, 0], -q0[2, 3], q0[2, 2]]] if n >= 3 else [-q0[k] for k in range(n)]
+    q1[:len(special)] = special
+    return q0, q1
+
+
+@pytest.mark.parametrize("n", [n for n in SIZES if n])
+def test_t1_ends_the_arc_joint_lists(rng, n):
+    """slerp_joints / lerp_joints at t = 1: q is exactly the arc's end (-blend.q where the dot
+    product is negative), t exactly blend's; full and indexed lists, in place and separate out=."""
+    q0, q1 = end_pairs(rng, n)
+    joints, blend = jm.make_joints(q0, rng.uniform(-9, 9, (n, 3))), jm.make_joints(q1, rng.uniform(-9, 9, (n, 3)))
+    idx = np.sort(rng.choice(n, n // 2, replace=False)) if n else np.array([], np.intp)
+    rest = np.setdiff1d(np.arange(n), idx)
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        for t in (1, 1.0, np.float32(1)):
+            out = func(joints, blend, t)
+            assert_arc_end(out["q"], q0, q1)
+            np.testing.assert_array_equal(out["t"], blend["t"])
+            separate = np.zeros(n, jm.JOINT_QUAT)
+            assert func(joints, blend, t, out=separate) is separate
+            np.testing.assert_array_equal(separate, out)
+            work = joints.copy()
+            func(work, blend, t, out=work)
+            np.testing.assert_array_equal(work, out)
+            work = blend.copy()
+            func(joints, work, t, out=work)
+            np.testing.assert_array_equal(work, out)
+            for in_place in (False, True):
+                work = joints.copy()
+                result = func(work, blend, t, index=idx, out=work if in_place else None)
+                np.testing.assert_array_equal(result[idx], out[idx])
+                np.testing.assert_array_equal(result[rest], joints[rest])
+
+
+@pytest.mark.parametrize("n", [n for n in SIZES if n])
+def test_t1_ends_the_arc_arrays(rng, n):
+    """slerp / nlerp at t = 1, float32 and float64: exactly q1 or -q1 (where q0 . q1 < 0), with t
+    a scalar, an array of ones or an array mixing 1 with other fractions; in place and out=."""
+    q0, q1 = end_pairs(rng, n)
+    mixed = np.where(np.arange(n) % 2 == 0, 1.0, rng.uniform(0, 1, n)).astype(np.float32)
+    ones = mixed == 1
+    for dtype in (np.float32, np.float64):
+        a, b = q0.astype(dtype), q1.astype(dtype)
+        for func in (jm.slerp, jm.nlerp):
+            for t in (1.0, 1, np.ones(n, np.float32), np.ones((n, 1), dtype)[:, 0]):
+                assert_arc_end(func(a, b, t), a, b)
+            out = func(a, b, mixed)
+            assert_arc_end(out[ones], a[ones], b[ones])
+            separate = np.empty_like(a)
+            func(a, b, mixed, out=separate)
+            np.testing.assert_array_equal(separate, out)
+            work = a.copy()
+            func(work, b, mixed, out=work)
+            np.testing.assert_array_equal(work, out)
+
+
+@pytest.mark.parametrize("n", [2, 5, 17, 64])
+def test_sampled_curve_stays_on_one_hemisphere(rng, n):
+    """slerp / nlerp over linspace(0, 1, n): every sample on the hemisphere of q0's arc, the last
+    one too (it used to jump to +q1): consecutive samples have positive dot products."""
+    q0, q1 = random_unit_quats(rng, 200), random_unit_quats(rng, 200)
+    q1[:3] = -q0[:3]  # antipodal pairs: the curve stays at q0, then ends at -q1 = q0
+    for dtype in (np.float32, np.float64):
+        for func in (jm.slerp, jm.nlerp):
+            curve = func(q0.astype(dtype), q1.astype(dtype), np.linspace(0, 1, n)[:, None])
+            step = np.sum(curve[1:].astype(np.float64) * curve[:-1], axis=-1)
+            assert (step > 0).all()
+            assert_arc_end(curve[-1], q0, q1)
 
 
 def test_index_selects_joints_in_every_frame(rng):
