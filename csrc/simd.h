@@ -218,8 +218,8 @@ JM_INLINE vf v_add(vf a, vf b) { return a + b; }
 JM_INLINE vf v_sub(vf a, vf b) { return a - b; }
 JM_INLINE vf v_mul(vf a, vf b) { return a * b; }
 JM_INLINE vf v_div(vf a, vf b) { return a / b; }
-JM_INLINE vf v_min(vf a, vf b) { return b < a ? b : a; } /* returns b when either is NaN, like minps */
-JM_INLINE vf v_max(vf a, vf b) { return b > a ? b : a; }
+JM_INLINE vf v_min(vf a, vf b) { return a < b ? a : b; } /* b when equal or either is NaN, like minps */
+JM_INLINE vf v_max(vf a, vf b) { return a > b ? a : b; } /* likewise, like maxps */
 JM_INLINE vf v_sqrt(vf a) { return sqrtf(a); }
 /* The scalar path is built for baseline x86-64, where fmaf is a library call: plain mul+add (on
    arm64 too, so that the scalar path rounds alike on every CPU). */
