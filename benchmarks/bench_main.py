@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from jointmath.__main__ import local_cluster, run_dask, run_local  # noqa: E402
 
-CLIP = "/work/shared/data/mocap/01_01.bvh"
+CLIP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "01_01.bvh")  # CMU 01_01
 
 
 ROUNDS = 5

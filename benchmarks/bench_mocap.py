@@ -24,7 +24,7 @@ try:
 except ImportError:
     pypi_bvh = None
 
-DEFAULT_CLIP = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mocap" / "01_01.bvh"
+DEFAULT_CLIP = Path(__file__).resolve().parents[1] / "tests" / "data" / "01_01.bvh"  # CMU 01_01, in the repository
 
 
 def peer_load(path):
