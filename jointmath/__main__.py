@@ -53,13 +53,18 @@ WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": 1 << 26, "MALLOC_TRIM_THRESHOLD_": 1
 
 
 def local_cluster(n_workers=2):
-    """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each."""
+    """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each,
+    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them)."""
     import dask
     from dask.distributed import LocalCluster
 
+    import jointmath
+
     environ = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
     with dask.config.set(environ):
-        return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None)
+        # env: set in each worker process over an inherited JOINTMATH_ISA (the config cannot be)
+        return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                            env={"JOINTMATH_ISA": jointmath.isa()})
 
 
 def run_dask(files, bits, fps, out, address):
