@@ -76,7 +76,7 @@ class BuildPerIsa(build_ext):
 core = Extension(
     "jointmath._core",
     sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_pack.c", "jointmath/_extract.c", "jointmath/_compose.c",
-             "jointmath/_interp.c", "jointmath/_euler.c", "csrc/dispatch.c"],
+             "jointmath/_interp.c", "jointmath/_euler.c", "jointmath/_motion.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     extra_link_args=EXTRA_FLAGS,

@@ -5,7 +5,7 @@ The C core picks the best SIMD path for this CPU at import; JOINTMATH_ISA=scalar
 (x86-64) or scalar|neon (arm64) forces one.
 """
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
-from ._records import JOINT_MAT, JOINT_QUAT, make_joints
+from ._records import JOINT_MAT, JOINT_QUAT, make_joints, translations
 from ._arrays import matrix_to_quat, quat_to_matrix
 from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
 from ._extract import extract_rotation
@@ -46,6 +46,7 @@ __all__ = [
     "resample_joints",
     "slerp",
     "slerp_joints",
+    "translations",
     "unpack_joints",
     "unpack_quats",
 ]

@@ -375,7 +375,8 @@ PyMODINIT_FUNC PyInit__core(void) {
                    PyModule_AddFunctions(module, jm_extract_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_compose_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_interp_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_euler_methods) < 0))
+                   PyModule_AddFunctions(module, jm_euler_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_motion_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

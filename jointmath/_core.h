@@ -77,5 +77,6 @@ extern PyMethodDef jm_extract_methods[];
 extern PyMethodDef jm_compose_methods[];
 extern PyMethodDef jm_interp_methods[];
 extern PyMethodDef jm_euler_methods[];
+extern PyMethodDef jm_motion_methods[];  /* BVH MOTION text, jointmath/_motion.c */
 
 #endif /* JM_CORE_H */

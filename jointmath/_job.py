@@ -129,8 +129,8 @@ def save_packed(path, clip, packed):
 def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
-    The joints are the unpacked (lossy) ones; the raw motion channels are not stored, so
-    Clip.motion is an empty (F, 0) array. Raises ValueError for an archive of another format
+    The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
+    saves as BVH like any other. Raises ValueError for an archive of another format
     version (PACK_FORMAT), e.g. one written before packing fields became mid-tread.
     """
     from ._pack import PACKED_JOINT, PACKED_JOINT64
@@ -147,7 +147,6 @@ def load_packed(path):
         joints = unpack_joints(packed)
         clip = bvh.Clip(names=[str(n) for n in data["names"]], parents=data["parents"],
                         offsets=data["offsets"], channels=[tuple(c) for c in json.loads(str(data["channels"]))],
-                        orders=[str(o) for o in data["orders"]], end_sites=data["end_sites"],
-                        end_offsets=data["end_offsets"], frame_time=float(data["frame_time"]),
-                        motion=np.zeros((joints.shape[0], 0), np.float32), joints=joints)
+                        end_sites=data["end_sites"], end_offsets=data["end_offsets"],
+                        frame_time=float(data["frame_time"]), joints=joints)
     return clip

@@ -32,6 +32,16 @@ def make_joints(q, t=None):
     return joints
 
 
+def translations(joints):
+    """The translations of a JOINT_QUAT array as a writeable (..., 3) float32 view.
+
+    ``t`` holds a 4th padding lane, so ``joints["t"] = xyz`` does not broadcast; read and set
+    translations through this view instead: ``translations(joints)[:] = xyz``. The 4th lane
+    stays 0.
+    """
+    return checked_joints(joints)["t"][..., :3]
+
+
 def checked_joints(joints, name="joints"):
     """`joints` itself if it is an ndarray of dtype JOINT_QUAT, else a TypeError naming `name`."""
     if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:

@@ -1,24 +1,31 @@
 """BVH motion-capture files: load into a Clip, save back.
 
 Our own parser: the HIERARCHY block is tokenised in Python (it is small); the MOTION block is
-read by NumPy's C text parser. Tabs, CRLF line ends, exponents and leading-dot floats are
-accepted. A malformed or truncated file raises ValueError naming the line; no partial Clip is
-ever returned. More frame lines than "Frames:" declares (some exporters add one) keeps the
-declared frames and warns with BVHWarning.
+read in C in one pass straight into float32 (jointmath/_motion.c: correctly rounded like
+strtof). Lines end at \\n, \\r\\n or \\r only; tabs, exponents and leading-dot floats are accepted;
+numbers are ASCII (no "inf", "nan", "1_000" or full-width digits). A malformed or truncated
+file raises ValueError naming the file and line; no partial Clip is ever returned. More frame
+lines than "Frames:" declares (some exporters add one) keeps the declared frames and warns with
+BVHWarning; so does a joint name that is not UTF-8 (read as cp1252).
 
 Rotations: a joint's Euler channels, in the order they appear, are intrinsic rotations, so
 "Zrotation Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...),
 degrees). Translations: a joint's translation is its OFFSET plus its position channels
 (Xposition, Yposition, Zposition; a missing one counts as 0), in every frame.
 """
+import dataclasses
+import html
 import io
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._records import JOINT_QUAT
+from . import _core
+from ._records import JOINT_QUAT, checked_joints
+
 
 class BVHWarning(UserWarning):
     """A readable file that breaks the format in a way load() could repair (said what it did)."""
@@ -26,35 +33,95 @@ class BVHWarning(UserWarning):
 
 _ROTATIONS = {"Xrotation": "X", "Yrotation": "Y", "Zrotation": "Z"}
 _POSITIONS = {"Xposition": 0, "Yposition": 1, "Zposition": 2}
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+#: Frame Time bounds: 1,000,000 frames per second to one frame an hour.
+FRAME_TIME_RANGE = (1e-6, 3600.0)
+#: save() indents a joint by its depth in tabs, up to this many (a 10,000-deep chain stays small).
+MAX_INDENT = 32
 
 
-@dataclass
+def _empty_end_sites():
+    return np.zeros(0, np.int64)
+
+
+def _empty_end_offsets():
+    return np.zeros((0, 3), np.float64)
+
+
+@dataclass(eq=False, repr=False)
 class Clip:
     """A motion clip: a skeleton and its frames. Plain NumPy arrays and lists; pickles.
+
+    The skeleton and ``joints`` are the whole truth: ``motion`` (the raw BVH channel values) is
+    computed from them on access, and save() writes what ``joints`` holds, so a clip edited
+    through ``joints`` (in place or with ``dataclasses.replace(clip, joints=...)``) saves as
+    edited.
 
     names          joint names, J of them, parents before children (file order)
     parents        (J,) int64, the parent's index, -1 for a root
     offsets        (J, 3) float64, each joint's OFFSET
-    channels       J tuples of channel names as in the file ("Xposition", "Zrotation", ...)
-    orders         J rotation orders from the channel order, e.g. "ZXY" ("" without rotation)
-    end_sites      (E,) int64 parent joint of each End Site
-    end_offsets    (E, 3) float64, each End Site's OFFSET
-    frame_time     seconds per frame, as written in the file
-    motion         (F, C) float32, the raw channel values (C = total channels, file order)
+    channels       J tuples of channel names as in the file ("Xposition", "Zrotation", ...);
+                   each joint has 0 or 3 rotation channels and any of the 3 position channels
+    frame_time     seconds per frame (positive, finite)
     joints         (F, J) JOINT_QUAT: local rotation from the Euler channels, translation =
                    OFFSET + position channels
+    end_sites      (E,) int64 parent joint of each End Site (default none)
+    end_offsets    (E, 3) float64, each End Site's OFFSET
+    name           a label for displays (load() uses the file's stem)
+
+    Equality: ``a == b`` is True when every field is equal (arrays element by element, so a
+    NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
+    skeleton as a table (``_repr_html_``).
     """
 
     names: list
     parents: np.ndarray
     offsets: np.ndarray
     channels: list
-    orders: list
-    end_sites: np.ndarray
-    end_offsets: np.ndarray
     frame_time: float
-    motion: np.ndarray
-    joints: np.ndarray = field(repr=False)
+    joints: np.ndarray
+    end_sites: np.ndarray = field(default_factory=_empty_end_sites)
+    end_offsets: np.ndarray = field(default_factory=_empty_end_offsets)
+    name: str = ""
+
+    def __post_init__(self):
+        from ._mocap import checked_parents
+
+        self.names = [str(n) for n in self.names]
+        n_joints = len(self.names)
+        self.parents = checked_parents(self.parents, n_joints)
+        self.offsets = np.asarray(self.offsets, np.float64)
+        if self.offsets.shape != (n_joints, 3):
+            raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")
+        self.channels = [tuple(c) for c in self.channels]
+        if len(self.channels) != n_joints:
+            raise ValueError(f"channels must list one tuple per joint ({n_joints}), got {len(self.channels)}")
+        for j, channels in enumerate(self.channels):
+            problem = _channel_problem(channels)
+            if problem:
+                raise ValueError(f"channels of joint {j} ({self.names[j]!r}): {problem}")
+        if not (isinstance(self.frame_time, (int, float, np.integer, np.floating)) and np.isfinite(self.frame_time)
+                and self.frame_time > 0):
+            raise ValueError(f"frame_time must be a positive number of seconds, got {self.frame_time!r}")
+        self.frame_time = float(self.frame_time)
+        checked_joints(self.joints)
+        if self.joints.ndim != 2 or self.joints.shape[1] != n_joints:
+            raise ValueError(f"joints must have shape (frames, {n_joints}), got shape {self.joints.shape}")
+        self.end_sites = np.asarray(self.end_sites, np.int64).reshape(-1)
+        self.end_offsets = np.asarray(self.end_offsets, np.float64)
+        if self.end_offsets.shape != (len(self.end_sites), 3):
+            raise ValueError(f"end_offsets must have shape ({len(self.end_sites)}, 3), one per End Site, "
+                             f"got shape {self.end_offsets.shape}")
+        if ((self.end_sites < 0) | (self.end_sites >= n_joints)).any():
+            raise ValueError(f"end_sites must be joint indices in [0, {n_joints}), got {self.end_sites.tolist()}")
+
+    # ------------------------------------------------------------------ derived values --
+
+    @property
+    def orders(self):
+        """Each joint's rotation order from its channels, e.g. "ZXY" ("" without rotation)."""
+        return ["".join(_ROTATIONS[c] for c in ch if c in _ROTATIONS) for ch in self.channels]
 
     @property
     def fps(self):
@@ -63,42 +130,231 @@ class Clip:
 
     @property
     def n_frames(self):
-        return self.motion.shape[0]
+        return self.joints.shape[0]
 
     @property
     def n_joints(self):
         return len(self.names)
 
+    @property
+    def duration(self):
+        """Seconds from the first frame to the last, (n_frames - 1) * frame_time."""
+        return max(self.n_frames - 1, 0) * self.frame_time
+
+    @property
+    def motion(self):
+        """(F, C) float32 raw channel values, computed from ``joints`` (a new array each time).
+
+        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees);
+        position channels: translation - OFFSET. For a clip as load() returned it (``joints``
+        unchanged), these are the file's values exactly.
+        """
+        loaded = getattr(self, "_loaded_motion", None)
+        if loaded is not None and loaded.shape[0] == self.n_frames:
+            # the file's values, as long as they still give exactly these joints
+            if np.array_equal(_joints_from_motion(loaded, self.offsets, self.channels).view(np.uint8),
+                              np.ascontiguousarray(self.joints).view(np.uint8)):
+                return loaded.copy()
+        return _motion_from_joints(self.joints, self.offsets, self.channels)
+
+    def world(self):
+        """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
+        from ._mocap import forward_kinematics
+
+        return forward_kinematics(self.joints, self.parents)
+
+    def positions(self, end_sites=True):
+        """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
+        ``end_sites`` order (only the joints with end_sites=False)."""
+        world = self.world()["m"]
+        joints = world[..., 3]
+        if not end_sites or len(self.end_sites) == 0:
+            return np.ascontiguousarray(joints)
+        parent = world[:, self.end_sites]
+        tips = np.einsum("fejk,ek->fej", parent[..., :3].astype(np.float64), self.end_offsets) + parent[..., 3]
+        return np.concatenate([joints, tips.astype(np.float32)], axis=1)
+
+    def rest_positions(self):
+        """(J + E, 3) float64 positions of the joints and End Sites in the rest pose (every
+        rotation identity, translations = OFFSET)."""
+        position = np.zeros((self.n_joints, 3))
+        for j, p in enumerate(self.parents.tolist()):
+            position[j] = self.offsets[j] + (position[p] if p >= 0 else 0)
+        return np.concatenate([position, position[self.end_sites] + self.end_offsets])
+
+    def height(self, axis=1):
+        """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
+        1, Y, BVH's up axis). The unit that errors are reported in."""
+        if axis not in (0, 1, 2):
+            raise ValueError(f"axis must be 0, 1 or 2 (X, Y or Z), got {axis!r}")
+        along = self.rest_positions()[:, axis]
+        return float(along.max() - along.min())
+
+    # ----------------------------------------------------------------- comparison, display --
+
+    def __eq__(self, other):
+        if not isinstance(other, Clip):
+            return NotImplemented
+        return (self.names == other.names and self.channels == other.channels and self.name == other.name
+                and self.frame_time == other.frame_time and self.joints.shape == other.joints.shape
+                and np.array_equal(self.parents, other.parents) and np.array_equal(self.offsets, other.offsets)
+                and np.array_equal(self.end_sites, other.end_sites)
+                and np.array_equal(self.end_offsets, other.end_offsets)
+                and np.array_equal(self.joints["q"], other.joints["q"])
+                and np.array_equal(self.joints["t"], other.joints["t"]))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return (f"<Clip {self.name!r}: {self.n_joints} joints, {self.n_frames} frames at {self.fps:.6g} fps, "
+                f"{self.duration:.6g} s>")
+
+    def _repr_html_(self, max_rows=200):
+        rows = []
+        for j in range(min(self.n_joints, max_rows)):
+            p = int(self.parents[j])
+            rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+                j, self.names[j], self.names[p] if p >= 0 else "", self.orders[j] or "-",
+                " ".join(self.channels[j]), " ".join(f"{v:.6g}" for v in self.offsets[j]))) + "</tr>")
+        if self.n_joints > max_rows:
+            rows.append(f"<tr><td colspan='6'>... {self.n_joints - max_rows} more joints</td></tr>")
+        head = "".join(f"<th>{h}</th>" for h in ("#", "joint", "parent", "order", "channels", "offset"))
+        return (f"<div><b>Clip {html.escape(repr(self.name))}</b>: {self.n_joints} joints, "
+                f"{len(self.end_sites)} End Sites, {self.n_frames} frames, {self.fps:.6g} fps, "
+                f"{self.duration:.6g} s, height {self.height():.6g}"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _channel_problem(channels):
+    """What is wrong with one joint's channel names, or None."""
+    for name in channels:
+        if name not in _ROTATIONS and name not in _POSITIONS:
+            return f"unknown channel {name!r}"
+    if len(set(channels)) != len(channels):
+        return "a channel appears twice"
+    rotations = sum(c in _ROTATIONS for c in channels)
+    if rotations not in (0, 3):
+        return f"a joint needs 0 or 3 rotation channels, got {rotations}"
+    return None
+
+
+# ------------------------------------------------------------------------ channels <-> joints --
+
+def _layout(channels):
+    """Columns of the raw channels: {order: (joint ids, (n, 3) rotation columns)} and the
+    position channels as (columns, joints, axes)."""
+    by_order, position = {}, ([], [], [])
+    column = 0
+    for j, ch in enumerate(channels):
+        order, rotation_columns = "", []
+        for name in ch:
+            if name in _POSITIONS:
+                position[0].append(column)
+                position[1].append(j)
+                position[2].append(_POSITIONS[name])
+            else:
+                order += _ROTATIONS[name]
+                rotation_columns.append(column)
+            column += 1
+        if order:
+            joint_ids, columns = by_order.setdefault(order, ([], []))
+            joint_ids.append(j)
+            columns.append(rotation_columns)
+    return by_order, tuple(np.array(p, np.int64) for p in position), column
+
+
+def _joints_from_motion(motion, offsets, channels):
+    from ._euler import euler_to_quat
+
+    by_order, (pos_columns, pos_joints, pos_axes), _ = _layout(channels)
+    joints = np.zeros((motion.shape[0], len(channels)), JOINT_QUAT)
+    joints["t"][..., :3] = offsets.astype(np.float32)
+    joints["q"][..., 3] = 1
+    if pos_columns.size:
+        joints["t"][:, pos_joints, pos_axes] += motion[:, pos_columns]
+    for order, (joint_ids, columns) in by_order.items():
+        angles = motion[:, np.array(columns)]  # (F, joints of this order, 3)
+        joints["q"][:, joint_ids] = euler_to_quat(angles, order, degrees=True)
+    return joints
+
+
+def _motion_from_joints(joints, offsets, channels):
+    from ._euler import quat_to_euler
+
+    by_order, (pos_columns, pos_joints, pos_axes), n_channels = _layout(channels)
+    motion = np.empty((joints.shape[0], n_channels), np.float32)
+    if pos_columns.size:
+        # the loader adds the float32 OFFSET: subtracting that same value gives back -17 as -17
+        offset32 = offsets.astype(np.float32).astype(np.float64)
+        motion[:, pos_columns] = joints["t"][:, pos_joints, pos_axes] - offset32[pos_joints, pos_axes]
+    for order, (joint_ids, columns) in by_order.items():
+        motion[:, np.array(columns)] = quat_to_euler(joints["q"][:, joint_ids], order, degrees=True)
+    return motion
+
+
+def joints_from_motion(motion, offsets, channels):
+    """(F, J) JOINT_QUAT local joints from raw channel values (see the module docstring)."""
+    motion = np.ascontiguousarray(motion, np.float32)
+    return _joints_from_motion(motion, np.asarray(offsets, np.float64), [tuple(c) for c in channels])
+
+
+# ----------------------------------------------------------------------------------- reading --
 
 class _Lines:
-    """The file's lines with 1-based numbers, and errors that name them."""
+    """The file's lines (ended by \\n, \\r\\n or \\r only) with 1-based numbers, read one at a time
+    from the bytes; errors name the line."""
 
-    def __init__(self, text, source):
-        self.lines = text.splitlines()
+    def __init__(self, data, source):
+        self.data = data
         self.source = source
-        self.i = 0
+        self.pos = 0  # byte offset of the next line
+        self.i = 0  # number of the last line read
+        self.cp1252_line = None
 
     def error(self, message, lineno=None):
         lineno = self.i if lineno is None else lineno
         return ValueError(f"{self.source}:{lineno}: {message}")
 
+    def _decode(self, raw):
+        if b"\x00" in raw:
+            raise self.error("not a text file (a NUL byte)")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            if self.cp1252_line is None:
+                self.cp1252_line = self.i
+                warnings.warn(f"{self.source}:{self.i}: not UTF-8; the HIERARCHY was read as cp1252", BVHWarning,
+                              stacklevel=5)
+            try:
+                return raw.decode("cp1252")
+            except UnicodeDecodeError:  # the five bytes cp1252 leaves undefined
+                return raw.decode("latin-1")
+
     def next_tokens(self, what):
-        """The tokens of the next non-blank line (and its number); a ValueError at end of file."""
-        while self.i < len(self.lines):
+        """The tokens of the next non-blank line; a ValueError at end of file."""
+        data = self.data
+        while self.pos < len(data):
+            found = _LINE_END.search(data, self.pos)
+            end = found.start() if found else len(data)
+            raw = data[self.pos:end]
+            self.pos = found.end() if found else len(data)
             self.i += 1
-            tokens = self.lines[self.i - 1].split()
+            tokens = self._decode(raw).split()
             if tokens:
                 return tokens
-        raise self.error(f"unexpected end of file, expected {what}", len(self.lines))
+        raise self.error(f"unexpected end of file, expected {what}")
 
 
 def _floats(lines, tokens, count, what):
     if len(tokens) != count:
         raise lines.error(f"{what} needs {count} numbers, got {len(tokens)}")
-    try:
-        return [float(t) for t in tokens]
-    except ValueError:
-        raise lines.error(f"{what}: not a number in {' '.join(tokens)!r}") from None
+    for t in tokens:
+        if not _NUMBER.fullmatch(t):
+            raise lines.error(f"{what}: not a number in {' '.join(tokens)!r}")
+    values = [float(t) for t in tokens]
+    if not all(np.isfinite(values)):
+        raise lines.error(f"{what}: not a finite number in {' '.join(tokens)!r}")
+    return values
 
 
 def _parse_hierarchy(lines):
@@ -159,20 +415,15 @@ def _parse_hierarchy(lines):
 
 
 def _channels(lines, tokens):
-    if len(tokens) < 2 or not tokens[1].isdigit():
-        raise lines.error("CHANNELS needs a count")
+    if len(tokens) < 2 or not re.fullmatch(r"[0-9]+", tokens[1], re.ASCII):
+        raise lines.error(f"CHANNELS needs a count (digits 0-9), got {' '.join(tokens[1:2])!r}")
     count = int(tokens[1])
     found = tuple(tokens[2:])
     if len(found) != count:
         raise lines.error(f"CHANNELS says {count} but lists {len(found)}")
-    for name in found:
-        if name not in _ROTATIONS and name not in _POSITIONS:
-            raise lines.error(f"unknown channel {name!r}")
-    if len(set(found)) != len(found):
-        raise lines.error("a channel appears twice")
-    rotations = [c for c in found if c in _ROTATIONS]
-    if len(rotations) not in (0, 3):
-        raise lines.error(f"a joint needs 0 or 3 rotation channels, got {len(rotations)}")
+    problem = _channel_problem(found)
+    if problem:
+        raise lines.error(problem)
     return found
 
 
@@ -190,58 +441,38 @@ def _header_value(lines, label):
 
 def _parse_motion(lines, n_channels):
     frames_text = _header_value(lines, "Frames")
-    try:
-        n_frames = int(frames_text)
-    except ValueError:
-        raise lines.error(f"Frames: not a whole number: {frames_text!r}") from None
-    if n_frames < 0:
-        raise lines.error("Frames: negative")
+    if not re.fullmatch(r"[0-9]+", frames_text, re.ASCII):
+        raise lines.error(f"Frames: not a whole number: {frames_text!r}")
+    n_frames = int(frames_text)
     time_text = _header_value(lines, "Frame Time")
-    try:
-        frame_time = float(time_text)
-    except ValueError:
-        raise lines.error(f"Frame Time: not a number: {time_text!r}") from None
+    if not _NUMBER.fullmatch(time_text):
+        raise lines.error(f"Frame Time: not a number: {time_text!r}")
+    frame_time = float(time_text)
+    low, high = FRAME_TIME_RANGE
     if not (frame_time > 0 and np.isfinite(frame_time)):
-        raise lines.error("Frame Time must be positive")
-    first = lines.i
-    body = lines.lines[first:]
-    try:
-        motion = np.loadtxt(body, dtype=np.float32, ndmin=2) if body else np.zeros((0, n_channels), np.float32)
-    except ValueError:
-        raise _motion_error(lines, first, n_channels) from None
-    if motion.shape[0] and motion.shape[1] != n_channels:
-        raise _motion_error(lines, first, n_channels)
-    if motion.shape[0] < n_frames:
-        raise lines.error(f"Frames: {n_frames} but the file ends after {motion.shape[0]} frames (truncated?)",
-                          len(lines.lines))
-    if motion.shape[0] > n_frames:
+        raise lines.error(f"Frame Time must be positive and finite, got {time_text}")
+    if not low <= frame_time <= high:
+        raise lines.error(f"Frame Time must be between {low:g} and {high:g} seconds (1,000,000 to 1/3600 frames "
+                          f"per second), got {time_text}")
+    motion, found, last, detail = _core._read_motion(lines.data, lines.pos, lines.i + 1, n_channels, n_frames)
+    if motion is None:  # (None, line, kind, detail)
+        line, kind = found, last
+        if kind == "count":
+            raise lines.error(f"a frame needs {n_channels} values, got {detail}", line)
+        token = detail.decode("utf-8", "backslashreplace")
+        if kind == "number":
+            raise lines.error(f"not a number: {token!r}", line)
+        raise lines.error(f"not a finite float32: {token!r}", line)
+    if found < n_frames:
+        raise lines.error(f"Frames: {n_frames} but the file ends after {found} frames (truncated?)", last)
+    if found > n_frames:
         # some exporters write one frame more than they declare: keep what is declared, say so
-        warnings.warn(f"{lines.source}: Frames: {n_frames} but the file holds {motion.shape[0]} frame lines; "
-                      f"the last {motion.shape[0] - n_frames} are ignored", BVHWarning, stacklevel=3)
-        motion = motion[:n_frames]
-    if motion.shape[0] == 0:
-        motion = motion.reshape(0, n_channels)
+        warnings.warn(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
+                      f"the last {found - n_frames} are ignored", BVHWarning, stacklevel=3)
     return frame_time, motion
 
 
-def _motion_error(lines, first, n_channels):
-    """Finds the first bad MOTION line (slow path, only when the fast parser refused)."""
-    for offset, line in enumerate(lines.lines[first:]):
-        tokens = line.split()
-        if not tokens:
-            continue
-        lineno = first + offset + 1
-        if len(tokens) != n_channels:
-            return lines.error(f"a frame needs {n_channels} values, got {len(tokens)}", lineno)
-        for t in tokens:
-            try:
-                float(t)
-            except ValueError:
-                return lines.error(f"not a number: {t!r}", lineno)
-    return lines.error("unreadable MOTION block", first)
-
-
-def _read_text(path_or_file):
+def _read_bytes(path_or_file):
     if isinstance(path_or_file, (str, os.PathLike)):
         with open(path_or_file, "rb") as f:
             data, source = f.read(), os.fspath(path_or_file)
@@ -249,138 +480,137 @@ def _read_text(path_or_file):
         data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
     else:
         raise TypeError(f"path_or_file must be a path or an open file, got {type(path_or_file).__name__}")
-    if isinstance(data, bytes):
-        try:
-            data = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ValueError(f"{source}: not a text file ({e})") from None
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogateescape")
+    elif not isinstance(data, bytes):
+        raise TypeError(f"path_or_file.read() must return str or bytes, got {type(data).__name__}")
     # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
-    return data.removeprefix("\ufeff"), str(source)
+    return data.removeprefix(b"\xef\xbb\xbf"), str(source)
 
 
 def load(path_or_file):
     """Read a BVH file (a path, or a file opened in text or binary mode) into a Clip.
 
     Raises ValueError with the file name and line number for a malformed or truncated file,
-    TypeError for an argument that is neither a path nor a file.
+    TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
+    for extra frame lines and for names that are not UTF-8 (read as cp1252).
     """
-    text, source = _read_text(path_or_file)
-    lines = _Lines(text, source)
+    data, source = _read_bytes(path_or_file)
+    lines = _Lines(data, source)
     names, parents, offsets, channels, end_sites, end_offsets = _parse_hierarchy(lines)
     n_channels = sum(len(c) for c in channels)
     frame_time, motion = _parse_motion(lines, n_channels)
     offsets = np.array(offsets, np.float64).reshape(-1, 3)
-    orders = ["".join(_ROTATIONS[c] for c in ch if c in _ROTATIONS) for ch in channels]
-    return Clip(
-        names=names,
-        parents=np.array(parents, np.int64),
-        offsets=offsets,
-        channels=channels,
-        orders=orders,
-        end_sites=np.array(end_sites, np.int64),
-        end_offsets=np.array(end_offsets, np.float64).reshape(-1, 3),
-        frame_time=frame_time,
-        motion=motion,
-        joints=joints_from_motion(motion, offsets, channels),
-    )
+    clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
+                frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
+                end_sites=np.array(end_sites, np.int64), end_offsets=np.array(end_offsets, np.float64).reshape(-1, 3),
+                name=os.path.splitext(os.path.basename(source))[0])
+    clip._loaded_motion = motion  # see Clip.motion: used only while it gives exactly these joints
+    return clip
 
 
-def joints_from_motion(motion, offsets, channels):
-    """(F, J) JOINT_QUAT local joints from raw channel values (see the module docstring)."""
-    from ._euler import euler_to_quat
+# ----------------------------------------------------------------------------------- writing --
 
-    n_frames, n_joints = motion.shape[0], len(channels)
-    joints = np.zeros((n_frames, n_joints), JOINT_QUAT)
-    joints["t"][..., :3] = offsets.astype(np.float32)
-    joints["q"][..., 3] = 1
-    column = 0
-    by_order = {}  # rotation order -> (joint indices, their three rotation columns each)
-    for j, ch in enumerate(channels):
-        order, rotation_columns = "", []
-        for name in ch:
-            if name in _POSITIONS:
-                joints["t"][:, j, _POSITIONS[name]] += motion[:, column]
-            else:
-                order += _ROTATIONS[name]
-                rotation_columns.append(column)
-            column += 1
-        if order:
-            joint_ids, columns = by_order.setdefault(order, ([], []))
-            joint_ids.append(j)
-            columns.append(rotation_columns)
-    for order, (joint_ids, columns) in by_order.items():
-        angles = motion[:, np.array(columns)]  # (F, joints of this order, 3)
-        joints["q"][:, joint_ids] = euler_to_quat(np.ascontiguousarray(angles), order)
-    return joints
+def _check_translations(clip, motion_joints):
+    """A joint without position channels must keep its OFFSET (BVH cannot say otherwise)."""
+    fixed = [j for j, ch in enumerate(clip.channels) if not any(c in _POSITIONS for c in ch)]
+    if not fixed or clip.n_frames == 0:
+        return
+    t = motion_joints["t"][:, fixed, :3].astype(np.float64)
+    offset = clip.offsets[fixed].astype(np.float32).astype(np.float64)
+    scale = max(1.0, float(np.abs(clip.offsets).max()))
+    bad = np.argwhere(~(np.abs(t - offset) <= 1e-5 * scale).all(axis=-1))
+    if bad.size:
+        f, j = int(bad[0, 0]), fixed[int(bad[0, 1])]
+        raise ValueError(f"clip.joints['t'] of joint {j} ({clip.names[j]!r}) differs from its OFFSET in frame {f} "
+                         f"({motion_joints['t'][f, j, :3].tolist()} vs {clip.offsets[j].tolist()}), and the joint "
+                         f"has no position channels to write it: give it Xposition Yposition Zposition channels")
 
 
 def save(clip, path_or_file):
-    """Write a Clip as BVH (its hierarchy and its raw motion channels).
+    """Write a Clip as BVH: its hierarchy, then ``clip.motion`` (computed from ``clip.joints``:
+    each joint's rotation as its Euler channels in its own order, in degrees, its position
+    channels as translation - OFFSET).
 
-    Values are written with 9 significant digits, so load(save(clip)) gives back the same
-    float32 motion; the frame time is written as repr(clip.frame_time).
+    Every value is the shortest decimal that reads back as the same float32 (-17 is written
+    "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
+    gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
+    the file's values for a clip as load() returned it). No recursion: any depth of hierarchy
+    saves (indentation stops growing at MAX_INDENT tabs).
+
+    Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
+    a writable file; ValueError for a zero or non-finite rotation or translation, or a joint
+    without position channels whose translation differs from its OFFSET.
     """
+    if not isinstance(clip, Clip):
+        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
+    if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
+        raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
+    _check_translations(clip, clip.joints)
+    motion = np.ascontiguousarray(clip.motion, np.float32)
+    body = _core._format_motion(motion)
+    if isinstance(body, int):
+        f, c = divmod(body, motion.shape[1])
+        column = 0
+        for j, ch in enumerate(clip.channels):
+            if c < column + len(ch):
+                break
+            column += len(ch)
+        raise ValueError(f"clip.joints hold a zero or non-finite rotation or a non-finite translation in frame {f}, "
+                         f"joint {j} ({clip.names[j]!r}): BVH cannot hold it")
     out = io.StringIO()
     out.write("HIERARCHY\n")
-    children = {j: [] for j in range(len(clip.names))}
+    children = [[] for _ in range(clip.n_joints)]
     roots = []
-    for j, p in enumerate(clip.parents):
-        (children[int(p)] if p >= 0 else roots).append(j)
-    ends = {}
-    for parent, offset in zip(clip.end_sites, clip.end_offsets):
-        ends.setdefault(int(parent), []).append(offset)
+    for j, p in enumerate(clip.parents.tolist()):
+        (children[p] if p >= 0 else roots).append(j)
+    ends = [[] for _ in range(clip.n_joints)]
+    for parent, offset in zip(clip.end_sites.tolist(), clip.end_offsets):
+        ends[parent].append(offset)
 
-    def number(v):
-        return f"{float(v):.9g}"
+    def numbers(values):
+        return " ".join(repr(float(v)).removesuffix(".0") for v in values)
 
-    def write_joint(j, depth):
-        pad = "\t" * depth
-        out.write(f"{pad}{'ROOT' if clip.parents[j] < 0 else 'JOINT'} {clip.names[j]}\n{pad}{{\n")
-        out.write(f"{pad}\tOFFSET {' '.join(number(v) for v in clip.offsets[j])}\n")
-        out.write(f"{pad}\tCHANNELS {len(clip.channels[j])}{''.join(' ' + c for c in clip.channels[j])}\n")
-        for child in children[j]:
-            write_joint(child, depth + 1)
-        for offset in ends.get(j, []):
-            out.write(f"{pad}\tEnd Site\n{pad}\t{{\n{pad}\t\tOFFSET {' '.join(number(v) for v in offset)}\n{pad}\t}}\n")
-        out.write(f"{pad}}}\n")
-
-    for root in roots:
-        write_joint(root, 0)
-    out.write(f"MOTION\nFrames: {clip.motion.shape[0]}\nFrame Time: {clip.frame_time!r}\n")
-    if clip.motion.size:
-        np.savetxt(out, clip.motion, fmt="%.9g", delimiter=" ")
-    text = out.getvalue()
+    # depth-first with an explicit stack: ("open", joint, depth) writes a joint and queues its
+    # children, End Sites and closing brace, in file order
+    stack = [("open", r, 0) for r in reversed(roots)]
+    while stack:
+        action, j, depth = stack.pop()
+        pad = "\t" * min(depth, MAX_INDENT)
+        if action == "open":
+            out.write(f"{pad}{'ROOT' if depth == 0 else 'JOINT'} {clip.names[j]}\n{pad}{{\n")
+            out.write(f"{pad}\tOFFSET {numbers(clip.offsets[j])}\n")
+            out.write(f"{pad}\tCHANNELS {len(clip.channels[j])}{''.join(' ' + c for c in clip.channels[j])}\n")
+            stack.append(("close", j, depth))
+            stack.extend(("open", c, depth + 1) for c in reversed(children[j]))
+        else:  # after the children: the End Sites, then the brace
+            inner = "\t" * min(depth + 1, MAX_INDENT)
+            for offset in ends[j]:
+                out.write(f"{inner}End Site\n{inner}{{\n{inner}\tOFFSET {numbers(offset)}\n{inner}}}\n")
+            out.write(f"{pad}}}\n")
+    out.write(f"MOTION\nFrames: {clip.n_frames}\nFrame Time: {clip.frame_time!r}\n")
+    text = out.getvalue().encode("utf-8") + body
     if isinstance(path_or_file, (str, os.PathLike)):
-        with open(path_or_file, "w", newline="\n") as f:
+        with open(path_or_file, "wb") as f:
             f.write(text)
+    elif isinstance(path_or_file, io.TextIOBase):
+        path_or_file.write(text.decode("utf-8"))
     else:
-        path_or_file.write(text)
+        try:
+            path_or_file.write(text)
+        except TypeError:  # a text file that is not an io.TextIOBase
+            path_or_file.write(text.decode("utf-8"))
 
 
 def resample(clip, fps):
     """The clip at `fps` frames per second: frames at exact multiples of 1 / fps covering the
     same duration, rotations slerped and translations lerped between the source frames around
-    each new time (jointmath.resample_joints). The raw motion channels are recomputed from the
-    resampled joints (positions = translation - OFFSET, Euler angles by quat_to_euler in each
-    joint's order), so the result saves as BVH. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+    each new time (jointmath.resample_joints). A new Clip with the same skeleton; it saves as
+    BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
     """
-    from ._euler import quat_to_euler
     from ._mocap import resample_joints
 
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
     joints = resample_joints(clip.joints, clip.frame_time, fps)
-    motion = np.empty((joints.shape[0], clip.motion.shape[1]), np.float32)
-    column = 0
-    for j, channels in enumerate(clip.channels):
-        rotation = [column + k for k, c in enumerate(channels) if c in _ROTATIONS]
-        if rotation:
-            motion[:, rotation] = quat_to_euler(joints["q"][:, j], clip.orders[j])
-        for k, c in enumerate(channels):
-            if c in _POSITIONS:
-                axis = _POSITIONS[c]
-                motion[:, column + k] = joints["t"][:, j, axis] - clip.offsets[j, axis]
-        column += len(channels)
-    return Clip(names=list(clip.names), parents=clip.parents.copy(), offsets=clip.offsets.copy(),
-                channels=list(clip.channels), orders=list(clip.orders), end_sites=clip.end_sites.copy(),
-                end_offsets=clip.end_offsets.copy(), frame_time=1.0 / float(fps), motion=motion, joints=joints)
+    return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps))

@@ -50,7 +50,7 @@ def test_small_file_structure_and_values():
     clip = bvh.load(io.StringIO(SMALL))
     assert clip.names == ["Hips", "Spine", "Leg"]
     assert clip.parents.tolist() == [-1, 0, 0]
-    assert clip.orders == ["ZXY", "XYZ", "YZX"]
+    assert clip.orders == ["ZXY", "XYZ", "YZX"] and clip.name == "<file>"
     np.testing.assert_array_equal(clip.offsets, [[1, 2, 3], [0, 5.5, 0], [0.5, -10, 0]])
     assert clip.end_sites.tolist() == [1] and clip.end_offsets.tolist() == [[0, 2, 0]]
     assert clip.frame_time == 0.0333333 and clip.fps == pytest.approx(30.00003)
@@ -119,6 +119,20 @@ MALFORMED = [
     (SMALL.replace("-10 -20 -30", "-10 -2O -30"), 25, "not a number: '-2O'"),
     (SMALL.replace("Frames: 2", "Frames: 3"), 25, "Frames: 3 but the file ends after 2 frames"),
     (SMALL[: SMALL.index("MOTION")], 20, "unexpected end of file, expected MOTION"),
+    # parser findings from fuzzing: each names its own line
+    (SMALL.replace("45 1.5 -90", "45 1e39 -90"), 24, "not a finite float32: '1e39'"),
+    (SMALL.replace("45 1.5 -90", "45 inf -90"), 24, "not a number: 'inf'"),
+    (SMALL.replace("45 1.5 -90", "45 nan -90"), 24, "not a number: 'nan'"),
+    (SMALL.replace("CHANNELS 3 Xrotation", "CHANNELS \u00b2 Xrotation"), 9, "CHANNELS needs a count"),
+    (SMALL.replace("45 1.5 -90", "45 \uff11.5 -90"), 24, "not a number: '\uff11.5'"),
+    (SMALL.replace("4 5 6 0", "4 1_000 6 0"), 25, "not a number: '1_000'"),
+    (SMALL.replace("Frames: 2", "Frames: 1_000"), 22, "Frames: not a whole number"),
+    (SMALL.replace("Frames: 2", "Frames: \uff12"), 22, "Frames: not a whole number"),
+    (SMALL.replace("Frame Time: .0333333", "Frame Time: 1e-320"), 23, "Frame Time must be between 1e-06 and 3600"),
+    (SMALL.replace("Frame Time: .0333333", "Frame Time: inf"), 23, "Frame Time: not a number"),
+    (SMALL.replace("Frame Time: .0333333", "Frame Time: -0.01"), 23, "Frame Time must be positive"),
+    (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 1e400"), 4, "OFFSET: not a finite number"),
+    (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 nan"), 4, "OFFSET: not a number"),
 ]
 
 
@@ -126,6 +140,37 @@ MALFORMED = [
 def test_malformed_files_name_the_line(text, line, message):
     with pytest.raises(ValueError, match=f"<file>:{line}: .*{message}" if line else message):
         bvh.load(io.BytesIO(text.encode()))
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\x1d", "\x1e", "\x85", "\u2028"])
+def test_only_newline_and_return_end_lines(separator):
+    """Other characters Python's splitlines() treats as breaks stay inside their line, so the
+    line numbers of later errors are right."""
+    text = SMALL.replace("ROOT Hips", f"ROOT Hips{separator}").replace("-10 -20 -30", "-10 -2O -30")
+    with pytest.raises(ValueError, match="<file>:25: not a number: '-2O'"):
+        bvh.load(io.BytesIO(text.encode()))
+    # \r alone ends a line like \n and \r\n (old Mac files), mixed in one file too
+    mixed = SMALL.replace("\n", "\r", 5).replace("-10 -20 -30", "-10 -2O -30")
+    with pytest.raises(ValueError, match="<file>:25: not a number: '-2O'"):
+        bvh.load(io.BytesIO(mixed.encode()))
+    np.testing.assert_array_equal(bvh.load(io.BytesIO(SMALL.replace("\n", "\r").encode())).joints,
+                                  bvh.load(io.StringIO(SMALL)).joints)
+
+
+def test_cp1252_name_is_read_with_a_warning():
+    text = SMALL.replace("JOINT Leg", "JOINT Leg\u00e9").encode("cp1252")
+    with pytest.warns(bvh.BVHWarning, match=r"<file>:15: not UTF-8; the HIERARCHY was read as cp1252"):
+        clip = bvh.load(io.BytesIO(text))
+    assert clip.names[2] == "Leg\u00e9"
+    np.testing.assert_array_equal(clip.joints, bvh.load(io.StringIO(SMALL)).joints)
+    # an error later in such a file still names its line
+    with pytest.warns(bvh.BVHWarning), pytest.raises(ValueError, match="<file>:25: not a number: '-2O'"):
+        bvh.load(io.BytesIO(text.replace(b"-10 -20 -30", b"-10 -2O -30")))
+
+
+def test_huge_frame_count_of_a_short_file_is_truncated_not_allocated():
+    with pytest.raises(ValueError, match=r"<file>:25: Frames: 1000000000000 but the file ends after 2 frames"):
+        bvh.load(io.StringIO(SMALL.replace("Frames: 2", "Frames: 1000000000000")))
 
 
 def test_extra_frame_lines_warn_and_are_dropped():
@@ -141,7 +186,7 @@ def test_bad_arguments(tmp_path):
     with pytest.raises(FileNotFoundError):
         bvh.load(tmp_path / "missing.bvh")
     (tmp_path / "binary.bvh").write_bytes(b"\xff\xfe\x00")
-    with pytest.raises(ValueError, match="not a text file"):
+    with pytest.raises(ValueError, match="binary.bvh:1: not a text file"):
         bvh.load(tmp_path / "binary.bvh")
 
 

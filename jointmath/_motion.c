@@ -1,0 +1,399 @@
+/*
+ * _motion.c - the MOTION block of a BVH file: text <-> float32 channel values, in one pass.
+ *
+ * Plain C on bytes (not a per-ISA kernel: parsing is branchy and memory-bound). jointmath/bvh.py
+ * reads the HIERARCHY and the two header lines in Python and hands the rest of the file here.
+ *
+ * Numbers: [+-] digits [. digits] [(e|E) [+-] digits], or with a leading dot (".5"); ASCII only
+ * (no "inf", "nan", "1_000", hexadecimal or full-width digits). Each is rounded correctly to
+ * float32 (round to nearest, ties to even), like strtof:
+ *   - fast path: up to 19 significant digits as an integer m and a power of ten k with
+ *     m <= 2^53 and |k| <= 22, so m and 10^|k| are exact doubles and d = m * 10^k (or m / 10^-k)
+ *     is the correctly rounded double of the decimal. Rounding d to float32 then gives the float32
+ *     nearest the decimal unless d is exactly halfway between two float32 (a double rounding
+ *     could then go the wrong way: if a float32 halfway point lay strictly between the decimal
+ *     and d, it would be a double nearer the decimal than d is), so that case, and results
+ *     outside the normal float32 range, take the slow path;
+ *   - slow path: strtof on a NUL-terminated copy of the token (C locale's decimal point).
+ * Typical mocap values ("-17.0000", "0.034512") all take the fast path.
+ *
+ * Lines end at \n, \r\n or \r only. Separators inside a line: space, tab, \v, \f.
+ */
+#include "_core.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static inline int is_separator(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
+static inline int is_line_end(char c) { return c == '\n' || c == '\r'; }
+
+/* The float32 nearest m * 10^k when the fast path decides it (returns 1), else 0. m != 0. */
+static int exact_float32(uint64_t m, int k, float *out) {
+    if (m > (1ull << 53) || k < -22 || k > 22)
+        return 0;
+    const double d = k >= 0 ? (double)m * POW10[k] : (double)m / POW10[-k];
+    if (!(d >= FLT_MIN && d <= FLT_MAX))
+        return 0;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    /* the 29 low mantissa bits a float32 drops: exactly 1000...0 means halfway between two */
+    if ((bits & ((1ull << 29) - 1)) == (1ull << 28))
+        return 0;
+    *out = (float)d;
+    return 1;
+}
+
+enum { NUMBER_OK = 0, NUMBER_INVALID = 1, NUMBER_NOT_FINITE = 2 };
+
+static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+/*
+ * Parses the number at *pp (see the file comment) into *out, moving *pp past it. The caller
+ * checks that a separator or line end follows. Up to 19 digits (leading zeros included) are
+ * gathered into an integer; longer numbers, and what the fast path cannot decide, go to strtof.
+ */
+static inline int parse_float32(const char **pp, const char *end, float *out) {
+    const char *s = *pp, *p = s;
+    int negative = 0;
+    if (p < end && (*p == '+' || *p == '-'))
+        negative = *p++ == '-';
+    uint64_t mantissa = 0;
+    int digits = 0, exponent = 0;
+    for (; p < end && is_digit(*p); p++, digits++)
+        mantissa = mantissa * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: unused then */
+    int any_digit = digits > 0;
+    if (p < end && *p == '.') {
+        const char *fraction = ++p;
+        for (; p < end && is_digit(*p); p++)
+            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
+        exponent = -(int)(p - fraction);
+        digits += (int)(p - fraction);
+        any_digit |= p > fraction;
+    }
+    if (!any_digit)
+        return NUMBER_INVALID;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        int exponent_negative = 0, written = 0;
+        if (p < end && (*p == '+' || *p == '-'))
+            exponent_negative = *p++ == '-';
+        const char *first = p;
+        for (; p < end && is_digit(*p); p++)
+            if (written < 100000)  /* far past float32's range either way: stop growing */
+                written = written * 10 + (*p - '0');
+        if (p == first)
+            return NUMBER_INVALID;
+        exponent += exponent_negative ? -written : written;
+    }
+    *pp = p;
+    float value;
+    if (mantissa == 0 && digits <= 19) {
+        value = 0.0f;
+    } else if (digits > 19 || !exact_float32(mantissa, exponent, &value)) {
+        const size_t length = (size_t)(p - s);
+        char small[64];
+        char *copy = length < sizeof small ? small : (char *)malloc(length + 1);
+        if (!copy)
+            return NUMBER_INVALID;
+        memcpy(copy, s, length);
+        copy[length] = '\0';
+        value = fabsf(strtof(copy, NULL));
+        if (copy != small)
+            free(copy);
+    }
+    if (!isfinite(value))
+        return NUMBER_NOT_FINITE;
+    *out = negative ? -value : value;
+    return NUMBER_OK;
+}
+
+/* What read_motion found wrong, for the Python side's message. */
+typedef struct {
+    Py_ssize_t line;      /* 1-based line number in the file */
+    int kind;             /* 0 none, 1 wrong value count, 2 not a number, 3 not finite */
+    Py_ssize_t count;     /* kind 1: the values found on that line */
+    const char *token;    /* kinds 2, 3: the token */
+    size_t token_length;
+} motion_error;
+
+/*
+ * Reads frame lines from text[0, size): each non-blank line holds exactly n_channels numbers.
+ * The first `rows` frames go to values (rows x n_channels, C order); later ones are checked and
+ * counted only. Returns the number of frame lines; *last_line is the number of the file's last
+ * line; on a bad line, error->kind is set and the scan stops there.
+ */
+static Py_ssize_t read_motion(const char *text, size_t size, Py_ssize_t first_line, Py_ssize_t n_channels,
+                              float *values, Py_ssize_t rows, float *scratch, Py_ssize_t *last_line,
+                              motion_error *error) {
+    const char *p = text, *end = text + size;
+    Py_ssize_t line = first_line, frames = 0;
+    while (p < end) {
+        float *row = frames < rows ? values + frames * n_channels : scratch;
+        Py_ssize_t count = 0;
+        int bad = NUMBER_OK;
+        const char *bad_token = NULL;
+        size_t bad_length = 0;
+        for (;;) {
+            while (p < end && is_separator(*p))
+                p++;
+            if (p == end || is_line_end(*p))
+                break;
+            const char *token = p;
+            int status = NUMBER_OK;
+            if (count < n_channels && bad == NUMBER_OK) {
+                status = parse_float32(&p, end, row + count);
+                if (status == NUMBER_OK && p < end && !is_separator(*p) && !is_line_end(*p))
+                    status = NUMBER_INVALID;  /* "1_000", "2O": the number stops inside the token */
+            }
+            while (p < end && !is_separator(*p) && !is_line_end(*p))
+                p++;
+            if (status != NUMBER_OK) {
+                bad = status;
+                bad_token = token;
+                bad_length = (size_t)(p - token);
+            }
+            count++;
+        }
+        if (count && (count != n_channels || bad != NUMBER_OK)) {
+            error->line = line;
+            error->kind = count != n_channels ? 1 : bad == NUMBER_INVALID ? 2 : 3;
+            error->count = count;
+            error->token = bad_token;
+            error->token_length = bad_length;
+            *last_line = line;
+            return frames;
+        }
+        frames += count != 0;
+        if (p == end)
+            break;
+        p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
+        line++;
+    }
+    /* a file that ends with a line break has no line after it */
+    *last_line = (size > 0 && is_line_end(end[-1])) ? line - 1 : line;
+    if (*last_line < first_line)
+        *last_line = first_line - 1;
+    return frames;
+}
+
+PyDoc_STRVAR(read_motion_doc,
+             "_read_motion(data, offset, first_line, n_channels, n_frames)\n--\n\n"
+             "Internal (jointmath.bvh): the frame lines of data[offset:], line first_line onwards.\n"
+             "Returns (values, frame_lines, last_line, None) with values float32 (R, n_channels),\n"
+             "R = min(n_frames, frame_lines), or (None, line, kind, detail) for a bad line: kind\n"
+             "'count' (detail: values found), 'number' or 'finite' (detail: the token, bytes).");
+
+static PyObject *py_read_motion(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer buffer;
+    Py_ssize_t offset, first_line, n_channels, n_frames;
+    if (!PyArg_ParseTuple(args, "y*nnnn", &buffer, &offset, &first_line, &n_channels, &n_frames))
+        return NULL;
+    PyObject *result = NULL;
+    float *scratch = NULL;
+    if (offset < 0 || offset > buffer.len || n_channels < 0 || n_frames < 0) {
+        PyErr_SetString(PyExc_ValueError, "internal: _read_motion takes offset within data, counts >= 0");
+        goto done;
+    }
+    const char *text = (const char *)buffer.buf + offset;
+    const size_t size = (size_t)(buffer.len - offset);
+    /* a frame takes at least 2 n_channels - 1 bytes plus a line break: a huge "Frames:" of a short
+       file is refused as truncated after the scan, without allocating for it first */
+    Py_ssize_t rows = n_frames;
+    if (n_channels > 0 && (size_t)rows > (size + 1) / (size_t)(2 * n_channels))
+        rows = (Py_ssize_t)((size + 1) / (size_t)(2 * n_channels));
+    if (n_channels == 0)
+        rows = 0;
+    npy_intp dims[2] = {rows, n_channels};
+    PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
+    scratch = (float *)malloc((size_t)(n_channels > 0 ? n_channels : 1) * sizeof(float));
+    if (!values || !scratch) {
+        Py_XDECREF(values);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    motion_error error = {0, 0, 0, NULL, 0};
+    Py_ssize_t last_line = 0;
+    PyThreadState *saved = jm_release_gil(size >= (1u << 16));
+    const Py_ssize_t frames = read_motion(text, size, first_line, n_channels, (float *)PyArray_DATA(values), rows,
+                                          scratch, &last_line, &error);
+    jm_restore_gil(saved);
+    if (error.kind == 0) {
+        if (frames < rows) {
+            /* fewer frame lines than rows: the caller reports the truncation; hand back what was read */
+            PyObject *head = PySequence_GetSlice((PyObject *)values, 0, frames);
+            Py_DECREF(values);
+            values = (PyArrayObject *)head;
+            if (!values)
+                goto done;
+        }
+        result = Py_BuildValue("(NnnO)", values, frames, last_line, Py_None);
+    } else {
+        Py_DECREF(values);
+        if (error.kind == 1)
+            result = Py_BuildValue("(Onsn)", Py_None, error.line, "count", error.count);
+        else
+            result = Py_BuildValue("(Onsy#)", Py_None, error.line, error.kind == 2 ? "number" : "finite",
+                                   error.token, (Py_ssize_t)error.token_length);
+    }
+done:
+    free(scratch);
+    PyBuffer_Release(&buffer);
+    return result;
+}
+
+/* ------------------------------------------------------------------------- writing -- */
+
+/* Whether the decimal m * 10^k reads back as x (fast path, else strtof on its text). */
+static int reads_back_as(uint64_t m, int k, float x) {
+    float value;
+    if (exact_float32(m, k, &value))
+        return value == x;
+    char text[48];
+    snprintf(text, sizeof text, "%llue%d", (unsigned long long)m, k);
+    return strtof(text, NULL) == x;
+}
+
+/*
+ * Writes the shortest decimal that reads back as the finite float32 x (correctly rounded) to
+ * out; returns its length (<= 17). Candidates with p = 1, 2, ... 9 significant digits: the
+ * p-digit decimal nearest x, and its neighbour when x sits within 1e-3 of a tie between the two
+ * (the scaled product is a rounded double), each checked by reads_back_as. Nine digits always
+ * read back for float32. Layout as repr of a float: -17 for -17.0, 0.001 for 1e-3, 1.5e-07 in
+ * exponent form below 1e-5 and from 1e16.
+ */
+static int format_float32(float x, char *out) {
+    char *p = out;
+    if (signbit(x))
+        *p++ = '-';
+    const double ax = fabs((double)x);
+    if (ax == 0) {
+        *p++ = '0';
+        return (int)(p - out);
+    }
+    int e10 = (int)floor(log10(ax));
+    if (ax >= pow(10.0, e10 + 1))  /* log10 rounded across a power of ten */
+        e10++;
+    else if (ax < pow(10.0, e10))
+        e10--;
+    uint64_t m = 0;
+    int k = 0, found = 0;
+    const float target = fabsf(x);
+    for (int digits = 1; digits <= 9 && !found; digits++) {
+        const int scale = digits - 1 - e10;  /* ax * 10^scale has `digits` digits before the point */
+        if (scale < -22 || scale > 22)
+            break;
+        const double scaled = scale >= 0 ? ax * POW10[scale] : ax / POW10[-scale];
+        const double nearest = nearbyint(scaled);
+        const double other = scaled >= nearest ? nearest + 1 : nearest - 1;
+        if (nearest >= 1 && reads_back_as((uint64_t)nearest, -scale, target)) {
+            m = (uint64_t)nearest, k = -scale, found = 1;
+        } else if (fabs(scaled - nearest) > 0.499 && other >= 1 && reads_back_as((uint64_t)other, -scale, target)) {
+            m = (uint64_t)other, k = -scale, found = 1;
+        }
+    }
+    if (!found) {
+        /* outside the fast path's powers of ten (|x| < 1e-13 or > 1e22): printf's exact digits */
+        char text[32];
+        for (int digits = 1; digits <= 9 && !found; digits++) {
+            snprintf(text, sizeof text, "%.*e", digits - 1, ax);
+            if (strtof(text, NULL) == target) {
+                char *exponent_at = strchr(text, 'e');
+                m = 0;
+                for (const char *c = text; c < exponent_at; c++)
+                    if (*c != '.')
+                        m = m * 10 + (uint64_t)(*c - '0');
+                k = atoi(exponent_at + 1) - (digits - 1);
+                found = 1;
+            }
+        }
+    }
+    while (m % 10 == 0) {
+        m /= 10;
+        k++;
+    }
+    char digits[24];
+    int n = 0;
+    for (uint64_t rest = m; rest; rest /= 10)
+        digits[n++] = (char)('0' + rest % 10);
+    /* digits[] is reversed; `leading` is the decimal exponent of the first digit */
+    const int leading = n - 1 + k;
+    if (leading >= -5 && leading < 16) {
+        if (leading < 0) {
+            *p++ = '0';
+            *p++ = '.';
+            for (int z = -1; z > leading; z--)
+                *p++ = '0';
+            for (int i = n - 1; i >= 0; i--)
+                *p++ = digits[i];
+        } else {
+            for (int i = n - 1, position = leading; i >= 0 || position >= 0; i--, position--) {
+                if (position == -1)
+                    *p++ = '.';
+                *p++ = i >= 0 ? digits[i] : '0';
+            }
+        }
+    } else {
+        *p++ = digits[n - 1];
+        if (n > 1) {
+            *p++ = '.';
+            for (int i = n - 2; i >= 0; i--)
+                *p++ = digits[i];
+        }
+        p += sprintf(p, "e%c%02d", leading < 0 ? '-' : '+', leading < 0 ? -leading : leading);
+    }
+    return (int)(p - out);
+}
+
+PyDoc_STRVAR(format_motion_doc,
+             "_format_motion(values)\n--\n\n"
+             "Internal (jointmath.bvh): a float32 (F, C) C-contiguous array as BVH frame lines,\n"
+             "values separated by a space, each line ended by \\n, each value the shortest decimal\n"
+             "that reads back as the same float32. Returns bytes, or the flat index (int) of the\n"
+             "first non-finite value, which BVH cannot hold.");
+
+static PyObject *py_format_motion(PyObject *self, PyObject *arg) {
+    (void)self;
+    if (!PyArray_Check(arg) || PyArray_TYPE((PyArrayObject *)arg) != NPY_FLOAT32 ||
+        PyArray_NDIM((PyArrayObject *)arg) != 2 || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)arg))
+        return PyErr_Format(PyExc_ValueError, "internal: _format_motion takes a C-contiguous float32 (F, C) array");
+    PyArrayObject *values = (PyArrayObject *)arg;
+    const npy_intp rows = PyArray_DIM(values, 0), columns = PyArray_DIM(values, 1);
+    const float *v = (const float *)PyArray_DATA(values);
+    const npy_intp n = rows * columns;
+    for (npy_intp i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return PyLong_FromSsize_t(i);
+    /* 18 bytes per value at most (a separator and "-1234567890000000"), one line break per row */
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, n * 18 + rows + 1);
+    if (!bytes)
+        return NULL;
+    char *start = PyBytes_AS_STRING(bytes), *p = start;
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    for (npy_intp r = 0; r < rows; r++) {
+        for (npy_intp c = 0; c < columns; c++) {
+            if (c)
+                *p++ = ' ';
+            p += format_float32(v[r * columns + c], p);
+        }
+        *p++ = '\n';
+    }
+    jm_restore_gil(saved);
+    if (_PyBytes_Resize(&bytes, p - start) < 0)
+        return NULL;
+    return bytes;
+}
+
+PyMethodDef jm_motion_methods[] = {
+    {"_read_motion", py_read_motion, METH_VARARGS, read_motion_doc},
+    {"_format_motion", py_format_motion, METH_O, format_motion_doc},
+    {NULL, NULL, 0, NULL},
+};

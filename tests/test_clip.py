@@ -1,0 +1,258 @@
+"""jointmath.bvh.Clip: one source of truth (skeleton + joints), save/load round trips of any
+clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
+import dataclasses
+import io
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import _job, bvh
+from jointmath import reference as ref
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def once(isa):
+    if isa != jm.available_isas()[-1]:
+        pytest.skip("file handling does not depend on the ISA path: run once")
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return bvh.load(_job.sample_path())
+
+
+def reload(clip):
+    out = io.BytesIO()
+    bvh.save(clip, out)
+    out.seek(0)
+    return bvh.load(out), out.getvalue()
+
+
+def assert_same_motion(a, b):
+    """Rotations within 1e-6 rad, translations within 1e-6 relative (of the skeleton's scale)."""
+    assert a.joints.shape == b.joints.shape
+    assert ref.angle_between(a.joints["q"], b.joints["q"].astype(np.float64)).max(initial=0) < 1e-6
+    scale = max(1.0, float(np.abs(b.joints["t"]).max(initial=0)))
+    np.testing.assert_allclose(a.joints["t"], b.joints["t"], rtol=0, atol=1e-6 * scale)
+
+
+def nearest_float32(text):
+    """The float32 nearest the decimal `text`, ties to even, by exact rational arithmetic
+    (NumPy's string -> float32 goes through float64 and can round twice)."""
+    exact = Fraction(text.decode() if isinstance(text, bytes) else text)
+    guess = np.float32(float(exact))
+    candidates = [np.nextafter(guess, np.float32(-np.inf)), guess, np.nextafter(guess, np.float32(np.inf))]
+    distances = [abs(Fraction(float(c)) - exact) if np.isfinite(c) else None for c in candidates]
+    best = min(d for d in distances if d is not None)
+    ties = [c for c, d in zip(candidates, distances) if d == best]
+    return min(ties, key=lambda c: int(c.view(np.uint32)) & 1)
+
+
+def random_quats(rng, shape):
+    q = rng.standard_normal(shape + (4,))
+    return (q / np.linalg.norm(q, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def test_save_writes_edited_joints(isa, sample):
+    """Edits through joints survive save/load: in place and through dataclasses.replace."""
+    rng = np.random.default_rng(1)
+    edited = dataclasses.replace(sample, joints=sample.joints.copy())
+    edited.joints["q"][:, 3:9] = random_quats(rng, (sample.n_frames, 6))
+    jm.translations(edited.joints)[:, 0] += [1.5, -2.0, 0.25]
+    again, _ = reload(edited)
+    assert_same_motion(again, edited)
+    # the original rotations are gone from the file: far from the edited ones
+    assert ref.angle_between(again.joints["q"][:, 3:9], sample.joints["q"][:, 3:9]).max() > 0.1
+    # blended with slerp_joints and replaced: also saved as blended
+    other = dataclasses.replace(sample, joints=sample.joints[::-1].copy())
+    blended = dataclasses.replace(sample, joints=jm.slerp_joints(sample.joints, other.joints, 0.5))
+    assert_same_motion(reload(blended)[0], blended)
+
+
+def test_motion_is_derived_from_joints(isa, sample):
+    loaded = bvh.load(_job.sample_path())
+    motion = loaded.motion
+    assert motion.dtype == np.float32 and motion.shape == (loaded.n_frames, sum(len(c) for c in loaded.channels))
+    # rebuilt from the derived motion, the joints come back
+    rebuilt = bvh.joints_from_motion(motion, loaded.offsets, loaded.channels)
+    assert ref.angle_between(rebuilt["q"], loaded.joints["q"].astype(np.float64)).max() < 1e-6
+    # an edit of joints shows in motion at once: they cannot disagree
+    loaded.joints["q"][:, 0] = [0, 0, 0, 1]
+    jm.translations(loaded.joints)[:, 0] = loaded.offsets[0] + [1, 2, 3]
+    root = loaded.motion[:, :6]
+    np.testing.assert_allclose(root[:, :3], np.tile([1, 2, 3], (loaded.n_frames, 1)), atol=1e-5)
+    np.testing.assert_allclose(root[:, 3:], 0, atol=1e-5)
+    assert not hasattr(dataclasses.fields(bvh.Clip), "motion")
+    assert "motion" not in {f.name for f in dataclasses.fields(bvh.Clip)}
+
+
+def test_loaded_clip_saves_the_file_values_exactly(once):
+    clip = bvh.load(DATA / "01_01.bvh")
+    again, text = reload(clip)
+    np.testing.assert_array_equal(again.motion, clip.motion)
+    np.testing.assert_array_equal(again.joints, clip.joints)
+    # shortest decimals: the CMU file's "-17.0000"-style values come back without noise
+    frames = text.split(b"Frame Time:")[1].split(b"\n", 2)[2]
+    tokens = frames.split()
+    assert b"0" in tokens and all(len(t) <= 15 for t in tokens[:5000])
+    assert all(not t.endswith(b".0") and b"0000001" not in t for t in tokens[:5000])
+
+
+def test_shortest_decimals_read_back_exactly(once):
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
+    values = bits.view(np.float32)
+    values = np.concatenate([values[np.isfinite(values)], np.float32([-17, 0, -0.0, 1e-45, 3.4028235e38, 1e-5,
+                                                                       123456789, 0.1, 1 / 3, 1e16, 1e15])])
+    text = jm._core._format_motion(values.reshape(1, -1))
+    tokens = text.split()
+    back = np.array([nearest_float32(t) for t in tokens[::13]], np.float32)
+    np.testing.assert_array_equal(back.view(np.uint32), values[::13].view(np.uint32))
+    assert tokens[-11:-5] == [b"-17", b"0", b"-0", b"1e-45", b"3.4028235e+38", b"0.00001"]
+
+    def significant(token):
+        return len(token.lower().split(b"e")[0].lstrip(b"-").replace(b".", b"").strip(b"0"))
+
+    # as short as NumPy's shortest repr (Dragon4) of every value
+    for token, value in zip(tokens[::97], values[::97]):
+        assert significant(token) <= significant(np.format_float_scientific(value, unique=True).encode())
+    # and our reader gives them back exactly too
+    read, frames, _, _ = jm._core._read_motion(text, 0, 1, len(values), 1)
+    assert frames == 1
+    np.testing.assert_array_equal(read[0].view(np.uint32), values.view(np.uint32))
+
+
+def test_reader_rounds_like_strtof(once):
+    """Decimals next to float32 halfway points, long mantissas, exponents: correctly rounded."""
+    rng = np.random.default_rng(3)
+    f = rng.standard_normal(3000).astype(np.float32)
+    up = np.nextafter(f, np.float32(np.inf))
+    halfway = (f.astype(np.float64) + up.astype(np.float64)) / 2  # exact in float64
+    texts = ([f"{h:.17g}" for h in halfway] + [f"{h:.25e}" for h in halfway[:1000]]
+             + [f"{v:.6f}" for v in rng.uniform(-400, 400, 3000)] + ["0.000000000000000000000000123456789",
+                                                                        "123456789012345678901234", "1e-46", "-.5e+3"])
+    values, frames, _, _ = jm._core._read_motion(" ".join(texts).encode(), 0, 1, len(texts), 1)
+    expected = np.array([nearest_float32(t) for t in texts], np.float32)
+    np.testing.assert_array_equal(values[0].view(np.uint32), expected.view(np.uint32))
+
+
+def test_packed_resampled_and_hand_built_clips_round_trip(isa, sample, tmp_path):
+    # packed and unpacked (load_packed): used to fail on reload ("ends after 0 frames")
+    result, packed, clip = _job.process_clip(sample)
+    unpacked = jm.load_packed(_job.save_packed(str(tmp_path / "c.npz"), clip, packed))
+    assert_same_motion(reload(unpacked)[0], unpacked)
+    resampled = bvh.resample(sample, 30)
+    again = reload(resampled)[0]
+    assert_same_motion(again, resampled)
+    assert again.fps == pytest.approx(30)
+    # by hand: a skeleton and joint records
+    rng = np.random.default_rng(2)
+    offsets = rng.uniform(-10, 10, (4, 3))
+    joints = jm.make_joints(random_quats(rng, (5, 4)), np.broadcast_to(offsets, (5, 4, 3)).copy())
+    jm.translations(joints)[:, 0] = rng.uniform(-100, 100, (5, 3))
+    channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),
+                ("Xrotation", "Yrotation", "Zrotation"), ("Yrotation", "Zrotation", "Xrotation", "Zposition"), ()]
+    jm.translations(joints)[:, 2, 2] += rng.uniform(-1, 1, 5).astype(np.float32)
+    joints["q"][:, 3] = [0, 0, 0, 1]  # no rotation channels: identity
+    hand = bvh.Clip(names=["root", "a", "b", "tip"], parents=[-1, 0, 1, 1], offsets=offsets, channels=channels,
+                    frame_time=0.04, joints=joints, end_sites=[3], end_offsets=[[0, 1, 0]])
+    again = reload(hand)[0]
+    assert_same_motion(again, hand)
+    assert again.names == hand.names and again.channels == hand.channels and again.orders == ["ZXY", "XYZ", "YZX", ""]
+
+
+def test_save_refuses_what_bvh_cannot_hold(once, sample):
+    broken = dataclasses.replace(sample, joints=sample.joints.copy())
+    broken.joints["q"][7, 4] = np.nan
+    with pytest.raises(ValueError, match=r"non-finite .* frame 7, joint 4 \('LeftFoot'\)"):
+        bvh.save(broken, io.BytesIO())
+    moved = dataclasses.replace(sample, joints=sample.joints.copy())
+    jm.translations(moved.joints)[3, 5] += 1  # joint 5 has rotation channels only
+    with pytest.raises(ValueError, match=r"joint 5 .* differs from its OFFSET in frame 3"):
+        bvh.save(moved, io.BytesIO())
+    with pytest.raises(TypeError, match="clip must be a jointmath.bvh.Clip"):
+        bvh.save(sample.joints, io.BytesIO())
+    with pytest.raises(TypeError, match="path_or_file must be a path or a file"):
+        bvh.save(sample, 3)
+
+
+def test_ten_thousand_deep_chain(once, tmp_path):
+    depth = 10_000
+    joints = jm.make_joints(np.tile([0, 0, 0, 1], (2, depth, 1)), np.tile([0, 1.0, 0], (2, depth, 1)))
+    chain = bvh.Clip(names=[f"j{i}" for i in range(depth)], parents=np.arange(-1, depth - 1),
+                     offsets=np.tile([0, 1.0, 0], (depth, 1)), channels=[("Zrotation", "Xrotation", "Yrotation")] * depth,
+                     frame_time=1 / 30, joints=joints, end_sites=[depth - 1], end_offsets=[[0, 1, 0]])
+    path = tmp_path / "chain.bvh"
+    bvh.save(chain, path)
+    assert path.stat().st_size < 3_000_000  # indentation stops growing at MAX_INDENT
+    again = bvh.load(path)
+    assert again.n_joints == depth and (again.parents == chain.parents).all()
+    assert again.height() == pytest.approx(depth + 1 - 1)  # root at y = 1 ... tip at depth + 1
+    assert again.positions()[1, -1, 1] == pytest.approx(depth + 1)
+
+
+def test_equality_repr_and_html(once, sample):
+    clip = bvh.load(_job.sample_path())
+    assert clip == clip and clip == bvh.load(_job.sample_path())
+    assert clip != dataclasses.replace(clip, frame_time=0.5)
+    changed = dataclasses.replace(clip, joints=clip.joints.copy())
+    changed.joints["q"][0, 0] *= -1
+    assert changed != clip and clip != "clip"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(clip)
+    text = repr(clip)
+    assert "\n" not in text and len(text) < 120
+    assert text == "<Clip 'sample_01_01': 31 joints, 381 frames at 120 fps, 3.16665 s>"
+    page = clip._repr_html_()
+    assert page.count("<tr>") == 1 + clip.n_joints
+    assert "<td>ZYX</td>" in page and "Xposition Yposition Zposition Zrotation Yrotation Xrotation" in page
+    assert "381 frames" in page and "120 fps" in page and "3.16665 s" in page
+
+
+def test_world_positions_and_height(isa, sample):
+    world = sample.world()
+    expected = ref.forward_kinematics(sample.joints, sample.parents)["m"]
+    assert world.dtype == jm.JOINT_MAT and world.shape == sample.joints.shape
+    np.testing.assert_allclose(world["m"], expected, atol=1e-3)
+    positions = sample.positions()
+    n_ends = len(sample.end_sites)
+    assert positions.shape == (sample.n_frames, sample.n_joints + n_ends, 3) and n_ends == 7
+    np.testing.assert_allclose(positions[:, :sample.n_joints], expected[..., 3], atol=1e-3)
+    tips = np.einsum("fejk,ek->fej", expected[:, sample.end_sites, :, :3], sample.end_offsets) \
+        + expected[:, sample.end_sites][..., 3]
+    np.testing.assert_allclose(positions[:, sample.n_joints:], tips, atol=1e-3)
+    assert sample.positions(end_sites=False).shape == (sample.n_frames, sample.n_joints, 3)
+    # rest pose: CMU skeletons are about 30 units tall (head tip to toe tips)
+    rest = sample.rest_positions()
+    assert sample.height() == pytest.approx(rest[:, 1].max() - rest[:, 1].min())
+    assert 25 < sample.height() < 40
+    with pytest.raises(ValueError, match="axis must be 0, 1 or 2"):
+        sample.height(3)
+
+
+def test_clip_checks_its_fields(once, sample):
+    with pytest.raises(ValueError, match=r"joints must have shape \(frames, 31\)"):
+        dataclasses.replace(sample, joints=sample.joints[:, :3])
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT"):
+        dataclasses.replace(sample, joints=np.zeros((3, 31, 8), np.float32))
+    with pytest.raises(ValueError, match=r"channels of joint 0 \('Hips'\): unknown channel 'Wrotation'"):
+        dataclasses.replace(sample, channels=[("Wrotation",)] + sample.channels[1:])
+    with pytest.raises(ValueError, match="frame_time must be a positive number"):
+        dataclasses.replace(sample, frame_time=0)
+
+
+def test_translations_accessor(isa):
+    joints = np.zeros((4, 3), jm.JOINT_QUAT)
+    xyz = np.arange(36, dtype=np.float32).reshape(4, 3, 3)
+    jm.translations(joints)[:] = xyz
+    np.testing.assert_array_equal(joints["t"][..., :3], xyz)
+    np.testing.assert_array_equal(joints["t"][..., 3], 0)
+    np.testing.assert_array_equal(jm.translations(joints), xyz)
+    assert jm.translations(joints).shape == (4, 3, 3)
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT"):
+        jm.translations(xyz)
