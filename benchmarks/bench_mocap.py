@@ -1,11 +1,20 @@
-"""The mocap path: loading a BVH clip to (F, J) quaternions, euler_to_quat, forward_kinematics.
+"""The mocap path: loading a BVH clip to (F, J) quaternions, saving it, euler_to_quat,
+forward_kinematics.
 
-Against peers measured in the same run: the PyPI `bvh` package followed by scipy's from_euler
-per joint (pip install bvh; skipped if absent), scipy's from_euler on 1,048,576 triples, and a
-per-joint NumPy (einsum) loop over the hierarchy for forward kinematics.
-Run: python benchmarks/bench_mocap.py [CLIP.bvh]
+Against peers measured in the same run: jointmath's own reader and writer at an earlier commit
+(--baseline, default 333125b: NumPy's loadtxt for the MOTION block, savetxt with %.9g; its
+bvh.py is read with `git show` and run on this build's kernels), the PyPI `bvh` package followed
+by scipy's from_euler per joint (pip install bvh; skipped if absent), scipy's from_euler on
+1,048,576 triples, and a per-joint NumPy (einsum) loop over the hierarchy for forward kinematics.
+Loading is also given in MB of file per second.
+Run: python benchmarks/bench_mocap.py [CLIP.bvh] [--baseline REF]
 """
 import argparse
+import importlib.util
+import io
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +22,7 @@ import numpy as np
 import jointmath as jm
 from jointmath import bvh as jm_bvh
 
-from timing import median_seconds, per_isa, print_table
+from timing import median_ratio, median_seconds, per_isa, print_table
 
 try:
     from scipy.spatial.transform import Rotation
@@ -24,7 +33,25 @@ try:
 except ImportError:
     pypi_bvh = None
 
-DEFAULT_CLIP = Path(__file__).resolve().parents[1] / "tests" / "data" / "01_01.bvh"  # CMU 01_01, in the repository
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CLIP = ROOT / "tests" / "data" / "01_01.bvh"  # CMU 01_01, in the repository
+
+
+def baseline_bvh(ref):
+    """jointmath/bvh.py as of git commit `ref`, as a module of this jointmath (so it runs on this
+    build's kernels), or None when git or the commit is not at hand."""
+    try:
+        source = subprocess.run(["git", "show", f"{ref}:jointmath/bvh.py"], cwd=ROOT, capture_output=True,
+                                check=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    name = "jointmath._bvh_baseline"
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = "jointmath"
+    sys.modules[name] = module
+    exec(compile(source, f"{ref}:jointmath/bvh.py", "exec"), module.__dict__)
+    return module
 
 
 def peer_load(path):
@@ -56,15 +83,36 @@ def einsum_forward_kinematics(joints, parents):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("clip", nargs="?", default=str(DEFAULT_CLIP), help="a BVH file (default: CMU 01_01.bvh)")
+    parser.add_argument("--baseline", default="333125b", help="git commit of the earlier reader (default 333125b)")
     args = parser.parse_args()
     print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
     clip = jm_bvh.load(args.clip)
     frames, joints = clip.n_frames, clip.n_joints
+    size = os.path.getsize(args.clip)
+    old = baseline_bvh(args.baseline)
 
-    rows = [("jointmath.bvh.load", median_seconds(lambda: jm_bvh.load(args.clip), repeats=7))]
+    def load():
+        return jm_bvh.load(args.clip)
+
+    rows = [("jointmath.bvh.load", median_seconds(load, repeats=15))]
+    if old is not None:
+        rows.append((f"jointmath.bvh.load at {args.baseline}", median_seconds(lambda: old.load(args.clip), repeats=7)))
     if pypi_bvh is not None and Rotation is not None:
         rows.append(("PyPI bvh + scipy from_euler", median_seconds(lambda: peer_load(args.clip), min_time=1, repeats=3)))
-    print_table(f"load {Path(args.clip).name} to (F, J) quaternions, per frame", frames, rows, "jointmath.bvh.load")
+    print_table(f"load {Path(args.clip).name} ({size / 1e6:.2f} MB) to (F, J) quaternions, per frame", frames, rows,
+                "jointmath.bvh.load")
+    for label, seconds in rows:
+        print(f"  {label:<34}{size / seconds / 1e6:>10.1f} MB/s of file")
+    if old is not None:
+        ratio = median_ratio(lambda: old.load(args.clip), load)
+        print(f"  time at {args.baseline} / time now, timed back to back: {ratio:.2f}x")
+
+    rows = [("jointmath.bvh.save", median_seconds(lambda: jm_bvh.save(clip, io.BytesIO()), repeats=7))]
+    if old is not None:
+        old_clip = old.load(args.clip)
+        rows.append((f"jointmath.bvh.save at {args.baseline}",
+                     median_seconds(lambda: old.save(old_clip, io.StringIO()), repeats=7)))
+    print_table(f"save {Path(args.clip).name}, per frame", frames, rows, "jointmath.bvh.save")
 
     n = 1 << 20
     angles = np.random.default_rng(0).uniform(-180, 180, (n, 3)).astype(np.float32)

@@ -54,6 +54,17 @@ enum { NUMBER_OK = 0, NUMBER_INVALID = 1, NUMBER_NOT_FINITE = 2 };
 
 static inline int is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 
+/* Reads a run of digits at *pp into mantissa (wrapping past 19 digits: the caller goes to strtof
+   then); returns how many. */
+static inline int read_digits(const char **pp, const char *end, uint64_t *mantissa) {
+    const char *p = *pp;
+    int count = 0;
+    for (; p < end && is_digit(*p); p++, count++)
+        *mantissa = *mantissa * 10 + (uint64_t)(*p - '0');
+    *pp = p;
+    return count;
+}
+
 /*
  * Parses the number at *pp (see the file comment) into *out, moving *pp past it. The caller
  * checks that a separator or line end follows. Up to 19 digits (leading zeros included) are
@@ -65,17 +76,14 @@ static inline int parse_float32(const char **pp, const char *end, float *out) {
     if (p < end && (*p == '+' || *p == '-'))
         negative = *p++ == '-';
     uint64_t mantissa = 0;
-    int digits = 0, exponent = 0;
-    for (; p < end && is_digit(*p); p++, digits++)
-        mantissa = mantissa * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: unused then */
+    int digits = read_digits(&p, end, &mantissa), exponent = 0;
     int any_digit = digits > 0;
     if (p < end && *p == '.') {
-        const char *fraction = ++p;
-        for (; p < end && is_digit(*p); p++)
-            mantissa = mantissa * 10 + (uint64_t)(*p - '0');
-        exponent = -(int)(p - fraction);
-        digits += (int)(p - fraction);
-        any_digit |= p > fraction;
+        p++;
+        const int fraction = read_digits(&p, end, &mantissa);
+        exponent = -fraction;
+        digits += fraction;
+        any_digit |= fraction > 0;
     }
     if (!any_digit)
         return NUMBER_INVALID;

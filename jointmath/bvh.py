@@ -263,18 +263,29 @@ def _layout(channels):
     return by_order, tuple(np.array(p, np.int64) for p in position), column
 
 
-def _joints_from_motion(motion, offsets, channels):
+def _joints_from_motion(motion, offsets, channels, chunk_values=1 << 14):
     from ._euler import euler_to_quat
 
     by_order, (pos_columns, pos_joints, pos_axes), _ = _layout(channels)
-    joints = np.zeros((motion.shape[0], len(channels)), JOINT_QUAT)
-    joints["t"][..., :3] = offsets.astype(np.float32)
-    joints["q"][..., 3] = 1
-    if pos_columns.size:
-        joints["t"][:, pos_joints, pos_axes] += motion[:, pos_columns]
-    for order, (joint_ids, columns) in by_order.items():
-        angles = motion[:, np.array(columns)]  # (F, joints of this order, 3)
-        joints["q"][:, joint_ids] = euler_to_quat(angles, order, degrees=True)
+    n_frames, n_joints = motion.shape[0], len(channels)
+    # np.empty and one write of every lane (a zeroed array would be written twice), and the
+    # temporaries in chunks of frames that stay in cache (and in reused heap memory)
+    joints = np.empty((n_frames, n_joints), JOINT_QUAT)
+    lanes = joints.view(np.float32).reshape(n_frames, n_joints, 8)
+    rest = np.concatenate([offsets.astype(np.float32), np.zeros((n_joints, 1), np.float32)], axis=1)
+    identity = sum(len(joint_ids) for joint_ids, _ in by_order.values()) != n_joints
+    groups = [(order, joint_ids, np.array(columns)) for order, (joint_ids, columns) in by_order.items()]
+    step = max(1, chunk_values // max(1, motion.shape[1]))
+    for start in range(0, n_frames, step):
+        frames = slice(start, start + step)
+        q, t = lanes[frames, :, :4], lanes[frames, :, 4:]
+        t[:] = rest
+        if pos_columns.size:
+            t[:, pos_joints, pos_axes] += motion[frames, pos_columns]
+        if identity:
+            q[:] = (0, 0, 0, 1)  # joints without rotation channels
+        for order, joint_ids, columns in groups:
+            q[:, joint_ids] = euler_to_quat(motion[frames, columns], order, degrees=True)
     return joints
 
 
