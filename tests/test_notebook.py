@@ -1,0 +1,33 @@
+"""examples/mocap_batch.ipynb runs from top to bottom (nbclient; pip install ".[notebook]")."""
+import os
+from pathlib import Path
+
+import pytest
+
+import jointmath
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("ipykernel")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_example_notebook_runs(isa, monkeypatch):
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
+    notebook = nbformat.read(EXAMPLES / "mocap_batch.ipynb", as_version=4)
+    assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), \
+        "the notebook is committed without outputs"
+    # the kernel imports the jointmath under test (an in-place build too), on the path it runs
+    package_root = str(Path(jointmath.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    monkeypatch.setenv("JOINTMATH_ISA", isa)
+    client = nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(EXAMPLES)}})
+    client.execute()  # raises CellExecutionError naming the cell that failed
+    outputs = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert "max rotation change through the file" in outputs
+    html = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
+            if "text/html" in o.get("data", {})]
+    assert html and "<table>" in html[0]["data"]["text/html"]

@@ -1,0 +1,30 @@
+"""Every ```python block of README.md runs as written, on its own, in a fresh interpreter (its
+own imports; data from the sample clip inside the package), in an empty temporary directory."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import jointmath
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8"), re.S | re.M)
+
+
+def test_readme_has_python_blocks():
+    assert len(BLOCKS) >= 7
+
+
+@pytest.mark.parametrize("number", range(len(BLOCKS)), ids=lambda n: f"block{n + 1}")
+def test_readme_block_runs(isa, number, tmp_path):
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
+    # the interpreter imports the jointmath under test (an in-place build too), on the path it runs
+    package_root = str(Path(jointmath.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=package_root, JOINTMATH_ISA=isa, MPLBACKEND="Agg")
+    done = subprocess.run([sys.executable, "-c", BLOCKS[number]], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, f"README python block {number + 1} failed:\n{BLOCKS[number]}\n{done.stderr}"
