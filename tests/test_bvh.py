@@ -1,6 +1,7 @@
 """BVH reading and writing, and Euler angles, on the real CMU clips and synthetic edge cases."""
 import io
 import pickle
+import re
 import warnings
 from pathlib import Path
 
@@ -333,3 +334,21 @@ def test_quat_to_euler_nan_stays_in_its_record(rng, dtype):
     assert np.isnan(got[bad]).all()
     good = np.delete(np.arange(37), bad)
     np.testing.assert_array_equal(got[good], jm.quat_to_euler(q[good], "ZXY"))
+
+
+def test_mutated_files_load_or_name_a_line(rng):
+    """Random byte edits anywhere in a file: a clip or a ValueError with file:line, nothing else."""
+    original = SMALL.encode()
+    alphabet = np.frombuffer(b"0123456789.-+eE \t\r\n_x\x00\xff\xc2\x85\x0c{}", np.uint8)
+    for _ in range(400):
+        data = bytearray(original)
+        for _ in range(int(rng.integers(1, 4))):
+            data[int(rng.integers(len(data)))] = int(rng.choice(alphabet))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", bvh.BVHWarning)
+                clip = bvh.load(io.BytesIO(bytes(data)))
+        except ValueError as e:
+            assert re.match(r"<file>:\d+: ", str(e)), str(e)
+        else:
+            assert np.isfinite(clip.joints["q"]).all() and np.isfinite(clip.joints["t"]).all()
