@@ -7,6 +7,8 @@
  * Numbers: [+-] digits [. digits] [(e|E) [+-] digits], or with a leading dot (".5"); ASCII only
  * (no "inf", "nan", "1_000", hexadecimal or full-width digits). Each is rounded correctly to
  * float32 (round to nearest, ties to even), like strtof:
+ *   - fastest path: a mantissa m <= 2^24 and a power of ten k with |k| <= 10 (e.g. "-0.037842"):
+ *     m and 10^|k| are exact floats, so m * 10^k or m / 10^-k in float32 is correctly rounded;
  *   - fast path: up to 19 significant digits as an integer m and a power of ten k with
  *     m <= 2^53 and |k| <= 22, so m and 10^|k| are exact doubles and d = m * 10^k (or m / 10^-k)
  *     is the correctly rounded double of the decimal. Rounding d to float32 then gives the float32
@@ -30,6 +32,16 @@
 
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static const float POW10F[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+/* The fast paths need each float and double operation rounded once, to its own type (not x87's
+   extended precision, which would round twice). */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define FAST_PATHS 1
+#else
+#define FAST_PATHS 0
+#endif
 
 static inline int is_separator(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 static inline int is_line_end(char c) { return c == '\n' || c == '\r'; }
@@ -104,7 +116,10 @@ static inline int parse_float32(const char **pp, const char *end, float *out) {
     float value;
     if (mantissa == 0 && digits <= 19) {
         value = 0.0f;
-    } else if (digits > 19 || !exact_float32(mantissa, exponent, &value)) {
+    } else if (FAST_PATHS && digits <= 19 && mantissa <= (1u << 24) && exponent >= -10 && exponent <= 10) {
+        /* m and 10^|k| are exact floats: one float32 operation rounds the decimal correctly */
+        value = exponent < 0 ? (float)mantissa / POW10F[-exponent] : (float)mantissa * POW10F[exponent];
+    } else if (digits > 19 || !FAST_PATHS || !exact_float32(mantissa, exponent, &value)) {
         const size_t length = (size_t)(p - s);
         char small[64];
         char *copy = length < sizeof small ? small : (char *)malloc(length + 1);
@@ -263,7 +278,7 @@ done:
 /* Whether the decimal m * 10^k reads back as x (fast path, else strtof on its text). */
 static int reads_back_as(uint64_t m, int k, float x) {
     float value;
-    if (exact_float32(m, k, &value))
+    if (FAST_PATHS && exact_float32(m, k, &value))
         return value == x;
     char text[48];
     snprintf(text, sizeof text, "%llue%d", (unsigned long long)m, k);
