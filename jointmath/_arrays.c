@@ -192,17 +192,18 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
         PyErr_SetString(PyExc_TypeError, "axis must be an int, got NoneType");
         goto done;
     }
-    if (axis < -(ndim - 1) || axis >= ndim - 1) {
+    /* counted as NumPy counts axes of q: -1 is the component axis, never the time axis */
+    if (axis < -ndim || axis > ndim - 2 || axis == -1) {
         PyObject *shape = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(q));
         PyErr_Format(PyExc_ValueError,
-                     "axis must name a leading axis of q (the time axis, in [%d, %d]; the last axis holds the "
+                     "axis must name a leading axis of q (the time axis: 0 ... %d or -%d ... -2; axis -1 holds the "
                      "components), got axis=%R for q of shape %R",
-                     -(ndim - 1), ndim - 2, slots[1], shape);
+                     ndim - 2, ndim, slots[1], shape);
         Py_XDECREF(shape);
         goto done;
     }
     if (axis < 0)
-        axis += ndim - 1;
+        axis += ndim;
 
     /* the time axis first: frames x joints (the other leading dims) x 4 */
     PyArray_Dims perm;

@@ -414,13 +414,16 @@ PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const
 }
 
 int jm_broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out) {
-    *n = n1 > n2 ? n1 : n2;
-    for (int i = 0; i < *n; i++) {
-        npy_intp d1 = i < *n - n1 ? 1 : s1[i - (*n - n1)], d2 = i < *n - n2 ? 1 : s2[i - (*n - n2)];
+    const int m = n1 > n2 ? n1 : n2;
+    npy_intp shape[NPY_MAXDIMS]; /* out may be s1 or s2 */
+    for (int i = 0; i < m; i++) {
+        npy_intp d1 = i < m - n1 ? 1 : s1[i - (m - n1)], d2 = i < m - n2 ? 1 : s2[i - (m - n2)];
         if (d1 != d2 && d1 != 1 && d2 != 1)
             return -1;
-        out[i] = d1 == 1 ? d2 : d1;
+        shape[i] = d1 == 1 ? d2 : d1;
     }
+    memcpy(out, shape, m * sizeof(npy_intp));
+    *n = m;
     return 0;
 }
 

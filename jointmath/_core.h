@@ -82,7 +82,8 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
  */
 PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core);
 
-/* NumPy broadcasting of two batch shapes into `out` (n1, n2 <= NPY_MAXDIMS); 0, or -1 (no error set). */
+/* NumPy broadcasting of two batch shapes into `out` (n1, n2 <= NPY_MAXDIMS; out may be s1 or s2);
+   0, or -1 (no error set). */
 int jm_broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out);
 
 /* How a kernel walks n records of an array: record i at base + i * stride (stride 0: one

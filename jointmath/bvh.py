@@ -310,7 +310,7 @@ def joints_from_motion(motion, offsets, channels):
             columns.append(rotation_columns)
     for order, (joint_ids, columns) in by_order.items():
         angles = motion[:, np.array(columns)]  # (F, joints of this order, 3)
-        joints["q"][:, joint_ids] = euler_to_quat(np.ascontiguousarray(angles), order)
+        joints["q"][:, joint_ids] = euler_to_quat(np.ascontiguousarray(angles), order, degrees=True)
     return joints
 
 
@@ -375,7 +375,7 @@ def resample(clip, fps):
     for j, channels in enumerate(clip.channels):
         rotation = [column + k for k, c in enumerate(channels) if c in _ROTATIONS]
         if rotation:
-            motion[:, rotation] = quat_to_euler(joints["q"][:, j], clip.orders[j])
+            motion[:, rotation] = quat_to_euler(joints["q"][:, j], clip.orders[j], degrees=True)
         for k, c in enumerate(channels):
             if c in _POSITIONS:
                 axis = _POSITIONS[c]
