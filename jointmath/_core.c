@@ -550,7 +550,7 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {
     PyObject *dims = PyArray_IntTupleFromIntp(ndim, shape);
     char text[32];
     snprintf(text, sizeof text, "%.4g", bytes);
-    PyErr_Format(PyExc_ValueError, "the result of shape %R (%zd-byte elements) needs %s bytes, more than can be allocated",
+    PyErr_Format(PyExc_ValueError, "an array of shape %R (%zd-byte elements) needs %s bytes, more than can be allocated",
                  dims, (Py_ssize_t)itemsize, text);
     Py_XDECREF(dims);
     return NULL;

@@ -123,8 +123,8 @@ int jm_walk_output(PyArrayObject *out, int type, int ndim, const npy_intp *shape
    differ) or w's array; releases w. A new reference, or NULL. */
 PyObject *jm_output_result(PyArrayObject *out, jm_walk *w);
 
-/* A new C-ordered array of `type` (a descr reference is stolen when descr is given); a result
-   too large to allocate is a ValueError saying how many bytes it needs. */
+/* A new C-ordered array of `type` (a result or a working copy); one too large to allocate is a
+   ValueError saying its shape and how many bytes it needs (not a MemoryError). */
 PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
 
 /* `out` checked for a plain-array function: None -> NULL (no error); else an ndarray of dtype

@@ -167,25 +167,27 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
         Py_DECREF(raw);
         return NULL;
     }
-    const int bits = PyDataType_ELSIZE(d) == 4 ? 10 : 20;
+    const int bits = PyDataType_ELSIZE(d) == 4 ? 10 : 20, ndim = PyArray_NDIM(raw);
+    if (ndim >= NPY_MAXDIMS) {
+        Py_DECREF(raw);
+        return PyErr_Format(PyExc_ValueError, "p has %d dimensions; at most %d fit the (..., 4) result", ndim,
+                            NPY_MAXDIMS - 1);
+    }
+    npy_intp dims[NPY_MAXDIMS];
+    memcpy(dims, PyArray_DIMS(raw), ndim * sizeof(npy_intp));
+    dims[ndim] = 4;
+    /* the result first: one too large to allocate says so before any copy of the codes */
+    PyArrayObject *q = jm_new_array(ndim + 1, dims, NPY_FLOAT32);
+    if (!q) {
+        Py_DECREF(raw);
+        return NULL;
+    }
     /* aligned, native, contiguous codes of the exact type the kernel reads */
     PyArrayObject *codes = (PyArrayObject *)PyArray_FromArray(
         raw, PyArray_DescrFromType(bits == 10 ? NPY_UINT32 : NPY_UINT64), NPY_ARRAY_CARRAY_RO);
     Py_DECREF(raw);
-    if (!codes)
-        return NULL;
-    const int ndim = PyArray_NDIM(codes);
-    npy_intp dims[NPY_MAXDIMS];
-    if (ndim >= NPY_MAXDIMS) {
-        Py_DECREF(codes);
-        return PyErr_Format(PyExc_ValueError, "p has %d dimensions; at most %d fit the (..., 4) result", ndim,
-                            NPY_MAXDIMS - 1);
-    }
-    memcpy(dims, PyArray_DIMS(codes), ndim * sizeof(npy_intp));
-    dims[ndim] = 4;
-    PyArrayObject *q = jm_new_array(ndim + 1, dims, NPY_FLOAT32);
-    if (!q) {
-        Py_DECREF(codes);
+    if (!codes) {
+        Py_DECREF(q);
         return NULL;
     }
     const npy_intp n = PyArray_SIZE(codes);
