@@ -174,7 +174,8 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
                             NPY_MAXDIMS - 1);
     }
     npy_intp dims[NPY_MAXDIMS];
-    memcpy(dims, PyArray_DIMS(raw), ndim * sizeof(npy_intp));
+    if (ndim) /* a 0-d array (one code) may have no dims pointer */
+        memcpy(dims, PyArray_DIMS(raw), ndim * sizeof(npy_intp));
     dims[ndim] = 4;
     /* the result first: one too large to allocate says so before any copy of the codes */
     PyArrayObject *q = jm_new_array(ndim + 1, dims, NPY_FLOAT32);
