@@ -82,6 +82,12 @@ typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const ch
    axes[k] in 0..2, intrinsic 1 for R = R0 R1 R2 (0: R2 R1 R0), degrees 1 for degrees (0: radians). */
 typedef void (*jm_euler_kernel)(const float *src, float *dst, size_t n, const int *axes, int intrinsic, int degrees);
 
+/* Sign continuity (continuity.c): n_frames frames of n_joints float[4] (or double[4]) quaternions,
+   strides in bytes per frame and per joint; prev: the frame before the first, or NULL. */
+typedef void (*jm_continuity_kernel)(const char *q, ptrdiff_t q_frame_stride, ptrdiff_t q_joint_stride, char *out,
+                                     ptrdiff_t out_frame_stride, ptrdiff_t out_joint_stride, const char *prev,
+                                     ptrdiff_t prev_joint_stride, size_t n_frames, size_t n_joints);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -105,6 +111,8 @@ typedef struct {
     jm_quat_blend_kernel nlerp_quats;
     jm_euler_kernel euler_to_quats;
     jm_euler_kernel quats_to_euler;
+    jm_continuity_kernel make_continuous;     /* continuity.c, float[4] */
+    jm_continuity_kernel make_continuous_f64; /* double[4] */
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -133,7 +141,11 @@ typedef struct {
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
     void jm_euler_to_quats_##isa(const float *, float *, size_t, const int *, int, int);         \
-    void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);
+    void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);         \
+    void jm_make_continuous_##isa(const char *, ptrdiff_t, ptrdiff_t, char *, ptrdiff_t, ptrdiff_t, const char *, \
+                                  ptrdiff_t, size_t, size_t);                                    \
+    void jm_make_continuous_f64_##isa(const char *, ptrdiff_t, ptrdiff_t, char *, ptrdiff_t, ptrdiff_t,          \
+                                      const char *, ptrdiff_t, size_t, size_t);
 
 /*
  * The paths built for the target architecture, in order from the baseline up (setup.py compiles

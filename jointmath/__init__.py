@@ -6,15 +6,16 @@ The C core picks the best SIMD path for this CPU at import; JOINTMATH_ISA=scalar
 """
 from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints, translations
-from ._arrays import matrix_to_quat, quat_to_matrix
-from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, pack_quats, unpack_joints, unpack_quats
+from ._core import make_continuous, matrix_to_quat, quat_to_matrix
+from ._core import pack_quats, unpack_quats
+from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, unpack_joints
 from ._extract import extract_rotation
-from ._euler import euler_to_quat, quat_to_euler
+from ._core import euler_to_quat, quat_to_euler
 from ._core import compose_mats
-from ._mocap import forward_kinematics, make_continuous, resample_joints
+from ._mocap import forward_kinematics, resample_joints
 from . import bvh
 from ._core import lerp_joints, slerp_joints
-from ._interp import nlerp, slerp
+from ._core import nlerp, slerp
 from . import reference
 from ._job import load_packed
 

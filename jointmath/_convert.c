@@ -1,10 +1,9 @@
 /*
- * _convert.c - boundary of the conversion kernels (csrc/convert.c): joints_to_mats,
- * mats_to_joints, and the float32 entry point of quat_to_matrix / matrix_to_quat.
+ * _convert.c - boundary of the conversion kernels (csrc/convert.c) on joint records:
+ * joints_to_mats and mats_to_joints (the plain-array quat_to_matrix / matrix_to_quat are in
+ * _arrays.c).
  */
 #include "_core.h"
-
-#include <string.h>
 
 PyDoc_STRVAR(joints_to_mats_doc,
              "joints_to_mats(joints, out=None)\n--\n\n"
@@ -48,45 +47,10 @@ static PyObject *py_mats_to_joints(PyObject *self, PyObject *const *args, Py_ssi
                        "jointmath.JOINT_QUAT", jm_active->mats_to_joints);
 }
 
-/* ------------------------------------------- float32 kernels for the array API -- */
-
-/*
- * _convert_float32(kernel_name, src, dst): runs a float kernel from one C-contiguous float32 array
- * to another. Called by jointmath/_arrays.py after it has checked and shaped the arguments;
- * the checks here only make a wrong internal call fail loudly instead of corrupting memory.
- */
-static PyObject *py_convert_float32(PyObject *self, PyObject *args) {
-    (void)self;
-    const char *name;
-    PyArrayObject *src, *dst;
-    if (!PyArg_ParseTuple(args, "sO!O!", &name, &PyArray_Type, &src, &PyArray_Type, &dst))
-        return NULL;
-    jm_map_kernel kernel;
-    npy_intp in_floats, out_floats;
-    if (strcmp(name, "quats_to_matrices") == 0) {
-        kernel = jm_active->quats_to_matrices, in_floats = 4, out_floats = 9;
-    } else if (strcmp(name, "matrices_to_quats") == 0) {
-        kernel = jm_active->matrices_to_quats, in_floats = 9, out_floats = 4;
-    } else {
-        return PyErr_Format(PyExc_ValueError, "unknown float32 kernel '%s'", name);
-    }
-    if (PyArray_TYPE(src) != NPY_FLOAT32 || PyArray_TYPE(dst) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(src) ||
-        !PyArray_IS_C_CONTIGUOUS(dst) || !PyArray_ISWRITEABLE(dst) || PyArray_SIZE(src) % in_floats ||
-        PyArray_SIZE(src) / in_floats != PyArray_SIZE(dst) / out_floats ||
-        PyArray_SIZE(dst) % out_floats || jm_may_overlap(src, dst))
-        return PyErr_Format(PyExc_ValueError, "_convert_float32: src/dst must be separate C-contiguous float32 "
-                                              "arrays of matching record counts");
-    size_t n = (size_t)(PyArray_SIZE(src) / in_floats);
-    if (n)
-        jm_run_kernel(kernel, PyArray_BYTES(src), in_floats * 4, PyArray_BYTES(dst), out_floats * 4, n);
-    Py_RETURN_NONE;
-}
-
 PyMethodDef jm_convert_methods[] = {
     {"joints_to_mats", (PyCFunction)(void (*)(void))py_joints_to_mats, METH_FASTCALL | METH_KEYWORDS,
      joints_to_mats_doc},
     {"mats_to_joints", (PyCFunction)(void (*)(void))py_mats_to_joints, METH_FASTCALL | METH_KEYWORDS,
      mats_to_joints_doc},
-    {"_convert_float32", py_convert_float32, METH_VARARGS, "Internal: run a float32 conversion kernel."},
     {NULL, NULL, 0, NULL},
 };

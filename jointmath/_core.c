@@ -9,6 +9,7 @@
 #define JM_CORE_MODULE /* this file imports the NumPy C API for the others */
 #include "_core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,14 +211,18 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
 
 /*
  * How a kernel walks an array as one run of records: base pointer and byte stride. 0-d and
- * 1-d arrays (sliced, negative or zero strides included) and C-contiguous arrays qualify;
- * anything else does not (the caller copies it).
+ * 1-d arrays (sliced, negative or zero strides included) and C-contiguous arrays qualify when
+ * their records sit at a float's alignment; anything else does not (the caller copies it).
  */
 int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride) {
     *base = PyArray_BYTES(a);
+    /* the kernels read and write floats (and the index kernels intp): records at a float's
+       alignment (record dtypes are packed structs, so NumPy's own flag says nothing) */
+    if ((uintptr_t)*base % sizeof(float))
+        return 0;
     if (PyArray_NDIM(a) <= 1) {
         *stride = PyArray_NDIM(a) ? PyArray_STRIDE(a, 0) : PyArray_ITEMSIZE(a);
-        return 1;
+        return *stride % (ptrdiff_t)sizeof(float) == 0;
     }
     *stride = PyArray_ITEMSIZE(a);
     return PyArray_IS_C_CONTIGUOUS(a);
@@ -333,6 +338,261 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
     return (PyObject *)dst;
 }
 
+/* ------------------------------------------------------- plain float arrays (array API) -- */
+
+const char *jm_core_text(int ncore, const npy_intp *core, char *buf) {
+    int len = sprintf(buf, "(...");
+    for (int d = 0; d < ncore; d++)
+        len += sprintf(buf + len, ", %d", (int)core[d]);
+    sprintf(buf + len, ")");
+    return buf;
+}
+
+/* The computation type of a dtype (NPY_FLOAT32 / NPY_FLOAT64), or -1 when it is not real. */
+static int float_type_of(PyArray_Descr *d) {
+    switch (d->kind) {
+    case 'f':
+        return PyDataType_ELSIZE(d) <= 4 ? NPY_FLOAT32 : PyDataType_ELSIZE(d) == 8 ? NPY_FLOAT64 : -1;
+    case 'b':
+    case 'i':
+    case 'u':
+        return NPY_FLOAT64;
+    default:
+        return -1;
+    }
+}
+
+PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core) {
+    PyArrayObject *a;
+    if (PyArray_Check(obj)) {
+        Py_INCREF(obj);
+        a = (PyArrayObject *)obj;
+    } else if (!(a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL))) {
+        /* ragged sequences and the like: NumPy's reason, under the argument's name */
+        if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyObject *type, *value, *tb;
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_Format(PyExc_TypeError, "%s must be an array_like of real numbers, got %s (%S)", arg,
+                         Py_TYPE(obj)->tp_name, value ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        return NULL;
+    }
+    const int type = float_type_of(PyArray_DESCR(a));
+    if (type < 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be an array_like of real numbers (float32, float64, float16, integers or bools), "
+                     "got dtype %S",
+                     arg, (PyObject *)PyArray_DESCR(a));
+        Py_DECREF(a);
+        return NULL;
+    }
+    if (PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
+        PyArrayObject *converted = (PyArrayObject *)PyArray_FromArray(
+            a, PyArray_DescrFromType(type), NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
+        Py_DECREF(a);
+        if (!converted)
+            return NULL;
+        a = converted;
+    }
+    const int ndim = PyArray_NDIM(a);
+    int ok = ndim >= ncore;
+    for (int d = 0; ok && d < ncore; d++)
+        ok = PyArray_DIM(a, ndim - ncore + d) == core[d];
+    if (!ok) {
+        char text[64];
+        PyObject *got = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(a));
+        PyErr_Format(PyExc_ValueError, "%s must have shape %s, got shape %R", arg, jm_core_text(ncore, core, text),
+                     got);
+        Py_XDECREF(got);
+        Py_DECREF(a);
+        return NULL;
+    }
+    return a;
+}
+
+int jm_broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out) {
+    const int m = n1 > n2 ? n1 : n2;
+    npy_intp shape[NPY_MAXDIMS]; /* out may be s1 or s2 */
+    for (int i = 0; i < m; i++) {
+        npy_intp d1 = i < m - n1 ? 1 : s1[i - (m - n1)], d2 = i < m - n2 ? 1 : s2[i - (m - n2)];
+        if (d1 != d2 && d1 != 1 && d2 != 1)
+            return -1;
+        shape[i] = d1 == 1 ? d2 : d1;
+    }
+    memcpy(out, shape, m * sizeof(npy_intp));
+    *n = m;
+    return 0;
+}
+
+/* Whether dims [from, ndim) of `a` are C-contiguous from the element size up and hold
+   exactly `bytes` (dims of length 1 may have any stride). */
+static int contiguous_tail(PyArrayObject *a, int from, npy_intp bytes) {
+    npy_intp inner = PyArray_ITEMSIZE(a);
+    for (int d = PyArray_NDIM(a) - 1; d >= from; d--) {
+        if (PyArray_DIM(a, d) > 1 && PyArray_STRIDE(a, d) != inner)
+            return 0;
+        inner *= PyArray_DIM(a, d);
+    }
+    return inner == bytes;
+}
+
+/* Whether the kernel can walk `a` in place as `batch` (see jm_walk_operand); fills base/stride. */
+static int walk_in_place(PyArrayObject *a, int ncore, npy_intp record_bytes, int batch_ndim, const npy_intp *batch,
+                         int flags, char **base, ptrdiff_t *stride) {
+    const int ndim = PyArray_NDIM(a);
+    *base = PyArray_BYTES(a);
+    if ((flags & JM_WALK_REPEAT) && PyArray_SIZE(a) * PyArray_ITEMSIZE(a) == record_bytes &&
+        contiguous_tail(a, ndim - ncore, record_bytes)) {
+        *stride = 0;
+        return 1;
+    }
+    if (ndim != batch_ndim + ncore || (batch_ndim && !PyArray_CompareLists(PyArray_DIMS(a), batch, batch_ndim)) ||
+        !contiguous_tail(a, batch_ndim, record_bytes))
+        return 0;
+    *stride = (ptrdiff_t)record_bytes;
+    if (batch_ndim == 1 && !(flags & JM_WALK_PACKED)) {
+        *stride = PyArray_STRIDE(a, 0);
+        return 1;
+    }
+    return contiguous_tail(a, 0, record_bytes * PyArray_MultiplyList(batch, batch_ndim)) ||
+           PyArray_MultiplyList(batch, batch_ndim) <= 1;
+}
+
+int jm_walk_operand(PyArrayObject *a, int type, int ncore, npy_intp record_bytes, int batch_ndim,
+                    const npy_intp *batch, int flags, jm_walk *w) {
+    if (PyArray_TYPE(a) == type && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a) &&
+        walk_in_place(a, ncore, record_bytes, batch_ndim, batch, flags, &w->base, &w->stride)) {
+        Py_INCREF(a);
+        w->array = a;
+        return 0;
+    }
+    npy_intp shape[NPY_MAXDIMS];
+    if (batch_ndim + ncore > NPY_MAXDIMS)
+        return PyErr_Format(PyExc_ValueError, "arrays may have at most %d dimensions", NPY_MAXDIMS), -1;
+    memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
+    for (int d = 0; d < ncore; d++)
+        shape[batch_ndim + d] = PyArray_DIM(a, PyArray_NDIM(a) - ncore + d);
+    PyArrayObject *copy = jm_new_array(batch_ndim + ncore, shape, type);
+    if (!copy || PyArray_CopyInto(copy, a) < 0) {
+        Py_XDECREF(copy);
+        return -1;
+    }
+    w->array = copy;
+    w->base = PyArray_BYTES(copy);
+    w->stride = (ptrdiff_t)record_bytes;
+    return 0;
+}
+
+int jm_walk_output(PyArrayObject *out, int type, int ndim, const npy_intp *shape, int batch_ndim,
+                   npy_intp record_bytes, int flags, const jm_walk *inputs, const npy_intp *input_record_bytes,
+                   int n_inputs, jm_walk *w) {
+    if (out && PyArray_ISALIGNED(out) &&
+        walk_in_place(out, ndim - batch_ndim, record_bytes, batch_ndim, shape, flags & JM_WALK_PACKED, &w->base,
+                      &w->stride)) {
+        int separate = 1;
+        for (int i = 0; separate && i < n_inputs; i++)
+            separate = !jm_may_overlap(out, inputs[i].array) ||
+                       (inputs[i].base == w->base && inputs[i].stride == w->stride && inputs[i].stride != 0 &&
+                        input_record_bytes[i] == record_bytes);
+        if (separate) {
+            Py_INCREF(out);
+            w->array = out;
+            return 0;
+        }
+    }
+    if (!(w->array = jm_new_array(ndim, shape, type)))
+        return -1;
+    w->base = PyArray_BYTES(w->array);
+    w->stride = (ptrdiff_t)record_bytes;
+    return 0;
+}
+
+PyObject *jm_output_result(PyArrayObject *out, jm_walk *w) {
+    PyArrayObject *result = w->array;
+    w->array = NULL;
+    if (out && result != out) {
+        int failed = PyArray_CopyInto(out, result) < 0;
+        Py_DECREF(result);
+        if (failed)
+            return NULL;
+        Py_INCREF(out);
+        return (PyObject *)out;
+    }
+    return (PyObject *)result;
+}
+
+PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {
+    PyArray_Descr *descr = PyArray_DescrFromType(type);
+    if (!descr)
+        return NULL;
+    const npy_intp itemsize = PyDataType_ELSIZE(descr);
+    double bytes = (double)itemsize;
+    npy_intp exact = itemsize;
+    int overflow = 0;
+    for (int d = 0; d < ndim; d++) {
+        bytes *= (double)shape[d];
+        if (shape[d] && exact > NPY_MAX_INTP / shape[d])
+            overflow = 1;
+        else
+            exact *= shape[d];
+    }
+    PyArrayObject *a = NULL;
+    if (!overflow || bytes == 0)
+        a = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, shape, NULL, NULL, 0, NULL);
+    else
+        Py_DECREF(descr);
+    if (a || (!overflow && !PyErr_ExceptionMatches(PyExc_MemoryError)))
+        return a;
+    PyErr_Clear();
+    PyObject *dims = PyArray_IntTupleFromIntp(ndim, shape);
+    char text[32];
+    snprintf(text, sizeof text, "%.4g", bytes);
+    PyErr_Format(PyExc_ValueError, "an array of shape %R (%zd-byte elements) needs %s bytes, more than can be allocated",
+                 dims, (Py_ssize_t)itemsize, text);
+    Py_XDECREF(dims);
+    return NULL;
+}
+
+int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, PyArrayObject **out) {
+    *out = NULL;
+    if (!out_obj || out_obj == Py_None)
+        return 0;
+    PyArray_Descr *descr = PyArray_DescrFromType(type); /* builtin descriptors live forever */
+    Py_DECREF(descr);
+    if (jm_check_out(out_obj, descr, type == NPY_FLOAT32 ? "float32" : "float64", ndim, shape) < 0)
+        return -1;
+    *out = (PyArrayObject *)out_obj;
+    return 0;
+}
+
+/* TRANSITIONAL (float64 kernels): see _core.h. */
+PyObject *jm_float64_transitional(const char *func, PyObject *args, PyArrayObject *dst) {
+    static PyObject *routes; /* jointmath._arrays._FLOAT64_TRANSITIONAL, kept for the process */
+    if (!routes) {
+        PyObject *module = PyImport_ImportModule("jointmath._arrays");
+        if (!module)
+            return NULL;
+        routes = PyObject_GetAttrString(module, "_FLOAT64_TRANSITIONAL");
+        Py_DECREF(module);
+        if (!routes)
+            return NULL;
+    }
+    PyObject *route = PyDict_GetItemString(routes, func);
+    if (!route)
+        return PyErr_Format(PyExc_RuntimeError, "no float64 route for %s", func);
+    PyObject *result = PyObject_Call(route, args, NULL);
+    if (!result || !dst)
+        return result;
+    int failed = PyArray_CopyInto(dst, (PyArrayObject *)result) < 0;
+    Py_DECREF(result);
+    if (failed)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_gil_releases(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -376,7 +636,8 @@ PyMODINIT_FUNC PyInit__core(void) {
                    PyModule_AddFunctions(module, jm_compose_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_interp_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_euler_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_motion_methods) < 0))
+                   PyModule_AddFunctions(module, jm_motion_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_arrays_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -70,6 +70,86 @@ void jm_run_kernel(jm_map_kernel kernel, const char *src, ptrdiff_t ss, char *ds
 PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in_descr, const char *in_name,
                          PyObject *out_obj, PyArray_Descr *out_descr, const char *out_name, jm_map_kernel kernel);
 
+/* ----------------------------------------------------- plain float arrays (array API) -- */
+
+/*
+ * `obj`, array_like as NumPy's ufuncs take it (arrays, NumPy scalars, lists, tuples, Python
+ * numbers), as a new reference to an aligned, native-byte-order float32 or float64 ndarray whose
+ * shape ends in `core` (ncore dims): float32 and float16 give float32; float64, integers and
+ * bools give float64. A native aligned float32/float64 ndarray is returned itself (no copy, any
+ * strides). Complex, object, string, datetime, void and long double data raise a TypeError
+ * naming `arg`; a shape not ending in `core` a ValueError naming `arg`.
+ */
+PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core);
+
+/* NumPy broadcasting of two batch shapes into `out` (n1, n2 <= NPY_MAXDIMS; out may be s1 or s2);
+   0, or -1 (no error set). */
+int jm_broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out);
+
+/* How a kernel walks n records of an array: record i at base + i * stride (stride 0: one
+   record repeated). `array` is the reference that keeps the memory alive. */
+typedef struct {
+    PyArrayObject *array;
+    char *base;
+    ptrdiff_t stride;
+} jm_walk;
+
+#define JM_WALK_PACKED 1 /* the kernel needs the records one after another (stride = record size) */
+#define JM_WALK_REPEAT 2 /* an operand holding a single record is repeated (stride 0) */
+
+/*
+ * Fills `w` with how a kernel walks `a` (ncore trailing core dims, records of record_bytes) as
+ * the batch shape `batch`: `a` itself when it has dtype `type` and its records can be walked in
+ * place (0-d/1-d batch at any stride unless JM_WALK_PACKED, or C-contiguous; one record
+ * repeated under JM_WALK_REPEAT), else a C-ordered copy cast to `type` and broadcast to `batch`.
+ * 0, or -1 with an error set. jm_walk_release drops the reference.
+ */
+int jm_walk_operand(PyArrayObject *a, int type, int ncore, npy_intp record_bytes, int batch_ndim,
+                    const npy_intp *batch, int flags, jm_walk *w);
+static inline void jm_walk_release(jm_walk *w) { Py_CLEAR(w->array); }
+
+/*
+ * The destination of a kernel writing records of record_bytes (shape = batch + core dims,
+ * ndim in all): `out` itself when it is given, aligned, walkable (as jm_walk_operand) and
+ * overlaps none of the n_inputs inputs except one walked record for record on the same memory
+ * with records of the same size (read before written); else a new C-ordered array of `type`
+ * (too large to allocate: a ValueError saying how large). 0 or -1.
+ */
+int jm_walk_output(PyArrayObject *out, int type, int ndim, const npy_intp *shape, int batch_ndim,
+                   npy_intp record_bytes, int flags, const jm_walk *inputs, const npy_intp *input_record_bytes,
+                   int n_inputs, jm_walk *w);
+
+/* The result of a call that wrote into `w`: `out` (after copying w's array into it when they
+   differ) or w's array; releases w. A new reference, or NULL. */
+PyObject *jm_output_result(PyArrayObject *out, jm_walk *w);
+
+/* A new C-ordered array of `type` (a result or a working copy); one too large to allocate is a
+   ValueError saying its shape and how many bytes it needs (not a MemoryError). */
+PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
+
+/* `out` checked for a plain-array function: None -> NULL (no error); else an ndarray of dtype
+   `type` (float32/float64) and exactly `shape`, writeable; -1 with an error set otherwise. */
+int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, PyArrayObject **out);
+
+/*
+ * TRANSITIONAL (float64 kernels). The array API takes a float32 and a float64 kernel per
+ * function. The float64 kernels (jm_kernel_table fields *_f64) are not on this branch yet:
+ * JM_F64(field) stands for jm_active->field##_f64 and is NULL until they are merged; a NULL
+ * float64 kernel runs jm_float64_transitional instead, which calls the float64 route of
+ * jointmath/_arrays.py (_FLOAT64_TRANSITIONAL[func](*args)) and copies its result into `dst`
+ * (dst NULL: returns the result itself). When the kernels land: define JM_F64(field) as
+ * (jm_active->field##_f64), delete this hook and _arrays.py's table.
+ */
+#define JM_F64(field) NULL
+PyObject *jm_float64_transitional(const char *func, PyObject *args, PyArrayObject *dst);
+/* the float64 kernel types of csrc/jointmath.h once merged (identical typedefs may repeat in C11) */
+typedef void (*jm_euler_f64_kernel)(const double *src, double *dst, size_t n, const int *axes, int intrinsic,
+                                    int degrees);
+typedef size_t (*jm_pack_f64_kernel)(const double *q, void *codes, size_t n, size_t *first_invalid);
+
+/* "(..., 3, 3)" for core {3, 3}: into buf (at least 64 bytes). */
+const char *jm_core_text(int ncore, const npy_intp *core, char *buf);
+
 /* The method tables of the kernel families, added to the module at import. */
 extern PyMethodDef jm_convert_methods[];
 extern PyMethodDef jm_pack_methods[];
@@ -78,5 +158,6 @@ extern PyMethodDef jm_compose_methods[];
 extern PyMethodDef jm_interp_methods[];
 extern PyMethodDef jm_euler_methods[];
 extern PyMethodDef jm_motion_methods[];  /* BVH MOTION text, jointmath/_motion.c */
+extern PyMethodDef jm_arrays_methods[];
 
 #endif /* JM_CORE_H */

@@ -1,51 +1,15 @@
 /*
- * _extract.c - boundary of the rotation extraction kernels (csrc/extract.c): the float32 entry
- * point that jointmath/_extract.py calls after checking and shaping the arguments.
+ * _extract.c - boundary of the rotation extraction kernels (csrc/extract.c): every argument of
+ * extract_rotation is checked here (jointmath/_extract.py holds the docstring and the
+ * keyword-only signature).
  */
 #include "_core.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Names a Python object's type for error messages. */
 #define TYPE_NAME(obj) (Py_TYPE(obj)->tp_name)
-
-/* The float dtype of a plain array argument: NPY_FLOAT32 / NPY_FLOAT64, or -1 with an error. */
-static int float_array_type(PyObject *obj, const char *arg, int core_ndim, const npy_intp *core, const char *shape_text) {
-    if (!PyArray_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a numpy array of float32 or float64, got %s", arg, TYPE_NAME(obj));
-        return -1;
-    }
-    PyArrayObject *a = (PyArrayObject *)obj;
-    const int type = PyArray_TYPE(a);
-    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
-        PyErr_Format(PyExc_TypeError, "%s must have dtype float32 or float64, got dtype %S", arg,
-                     (PyObject *)PyArray_DESCR(a));
-        return -1;
-    }
-    const int ndim = PyArray_NDIM(a);
-    int ok = ndim >= core_ndim;
-    for (int d = 0; ok && d < core_ndim; d++)
-        ok = PyArray_DIM(a, ndim - core_ndim + d) == core[d];
-    if (!ok) {
-        PyObject *got = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(a));
-        PyErr_Format(PyExc_ValueError, "%s must have shape %s, got shape %R", arg, shape_text, got);
-        Py_XDECREF(got);
-        return -1;
-    }
-    return type;
-}
-
-/* NumPy broadcasting of two batch shapes into `out` (at most NPY_MAXDIMS); 0 or -1. */
-static int broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out) {
-    *n = n1 > n2 ? n1 : n2;
-    for (int i = 0; i < *n; i++) {
-        npy_intp d1 = i < *n - n1 ? 1 : s1[i - (*n - n1)], d2 = i < *n - n2 ? 1 : s2[i - (*n - n2)];
-        if (d1 != d2 && d1 != 1 && d2 != 1)
-            return -1;
-        out[i] = d1 == 1 ? d2 : d1;
-    }
-    return 0;
-}
 
 /*
  * How the kernel walks `arr` (batch dims == the call's batch shape, then `core_ndim` dims of
@@ -67,6 +31,8 @@ static int batch_records(PyArrayObject *arr, int core_ndim, npy_intp record_byte
         return 0;
     *base = PyArray_BYTES(arr);
     *stride = batch_ndim == 1 ? PyArray_STRIDE(arr, 0) : record_bytes;
+    if ((uintptr_t)*base % sizeof(float) || *stride % (ptrdiff_t)sizeof(float)) /* kernels read floats */
+        return 0;
     return batch_ndim <= 1 || PyArray_IS_C_CONTIGUOUS(arr);
 }
 
@@ -137,6 +103,7 @@ static PyObject *extract_float64(PyObject *a, PyObject *q0, int method, Py_ssize
  * float64 input runs jointmath._extract64.
  */
 static PyObject *extract_rotation(PyObject *const *slots);
+static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0);
 
 static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -158,30 +125,41 @@ static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_s
 
 /* The checks and the float32 run of extract_rotation; slots as jm_parse_args filled them. */
 static PyObject *extract_rotation(PyObject *const *slots) {
-    PyObject *a_obj = slots[0], *q0_obj = slots[1] == Py_None ? NULL : slots[1], *max_iter_obj = slots[2];
-    PyObject *tol_obj = slots[3] == Py_None ? NULL : slots[3], *out_obj = slots[4] == Py_None ? NULL : slots[4];
+    PyObject *a_obj = slots[0], *q0_obj = slots[1] == Py_None ? NULL : slots[1];
     static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};
 
-    /* a: JOINT_MAT records or a float array (..., 3, 3) */
+    /* a: JOINT_MAT records or an array_like (..., 3, 3); q0: an array_like (..., 4) whose batch
+       shape broadcasts against a's (converted to a's dtype) */
     const int records = PyArray_Check(a_obj) && jm_joint_mat_descr &&
                         PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)a_obj), jm_joint_mat_descr);
-    int type = NPY_FLOAT32;
-    if (!records && (type = float_array_type(a_obj, "a", 2, mat_core, "(..., 3, 3)")) < 0)
+    PyArrayObject *a = records ? (Py_INCREF(a_obj), (PyArrayObject *)a_obj) : jm_float_operand(a_obj, "a", 2, mat_core);
+    if (!a)
         return NULL;
-    PyArrayObject *a = (PyArrayObject *)a_obj;
+    PyArrayObject *q0 = NULL;
+    if (q0_obj && !(q0 = jm_float_operand(q0_obj, "q0", 1, quat_core))) {
+        Py_DECREF(a);
+        return NULL;
+    }
+    PyObject *result_obj = extract_checked(slots, a, records, q0);
+    Py_DECREF(a);
+    Py_XDECREF(q0);
+    return result_obj;
+}
+
+/* The rest of extract_rotation's checks and its run, on the converted a and q0. */
+static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0) {
+    PyObject *max_iter_obj = slots[2];
+    PyObject *tol_obj = slots[3] == Py_None ? NULL : slots[3], *out_obj = slots[4] == Py_None ? NULL : slots[4];
+    static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};
+    const int type = records ? NPY_FLOAT32 : PyArray_TYPE(a);
     const int a_batch_ndim = PyArray_NDIM(a) - (records ? 0 : 2);
     int batch_ndim = a_batch_ndim;
     npy_intp batch[NPY_MAXDIMS + 1];
     if (a_batch_ndim) /* a 0-d array may have no dims pointer */
         memcpy(batch, PyArray_DIMS(a), a_batch_ndim * sizeof(npy_intp));
-
-    /* q0: a float array (..., 4) whose batch shape broadcasts against a's */
-    PyArrayObject *q0 = (PyArrayObject *)q0_obj;
     if (q0) {
-        if (float_array_type(q0_obj, "q0", 1, quat_core, "(..., 4)") < 0)
-            return NULL;
-        if (broadcast_shapes(a_batch_ndim, PyArray_DIMS(a), PyArray_NDIM(q0) - 1, PyArray_DIMS(q0), &batch_ndim,
-                             batch) < 0 || batch_ndim > NPY_MAXDIMS - 2) {
+        if (jm_broadcast_shapes(a_batch_ndim, PyArray_DIMS(a), PyArray_NDIM(q0) - 1, PyArray_DIMS(q0), &batch_ndim,
+                                batch) < 0 || batch_ndim > NPY_MAXDIMS - 2) {
             PyObject *qs = PyArray_IntTupleFromIntp(PyArray_NDIM(q0) - 1, PyArray_DIMS(q0));
             PyObject *as = PyArray_IntTupleFromIntp(a_batch_ndim, PyArray_DIMS(a));
             PyErr_Format(PyExc_ValueError, "q0 must broadcast against a: batch shapes %R and %R do not", qs, as);
@@ -201,8 +179,8 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     const Py_ssize_t max_iter = PyNumber_AsSsize_t(max_iter_obj, NULL); /* clipped on overflow */
     if (max_iter == -1 && PyErr_Occurred())
         return NULL;
-    if (max_iter < 0 || max_iter > MAX_ITER_LIMIT)
-        return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %zd", max_iter);
+    if (max_iter < 0 || max_iter > MAX_ITER_LIMIT) /* the value as given, not as clipped */
+        return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %R", max_iter_obj);
     double tol = 2e-7; /* the documented float32 default (float64's is the reference's) */
     if (tol_obj) {
         if (PyBool_Check(tol_obj) || PyArray_IsScalar(tol_obj, Bool) ||
@@ -210,8 +188,12 @@ static PyObject *extract_rotation(PyObject *const *slots) {
               PyArray_IsScalar(tol_obj, Integer)))
             return PyErr_Format(PyExc_TypeError, "tol must be a real number, got %s", TYPE_NAME(tol_obj));
         tol = PyFloat_AsDouble(tol_obj);
-        if (tol == -1.0 && PyErr_Occurred())
-            return NULL;
+        if (tol == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int too large for a double */
+                return NULL;
+            PyErr_Clear();
+            tol = INFINITY;
+        }
         if (!(tol >= 0 && tol <= 1e30)) /* NaN fails too */
             return PyErr_Format(PyExc_ValueError, "tol must be finite and >= 0, got %R", tol_obj);
     }
@@ -242,7 +224,7 @@ static PyObject *extract_rotation(PyObject *const *slots) {
     PyArrayObject *out = (PyArrayObject *)out_obj;
 
     if (type == NPY_FLOAT64)
-        return extract_float64(a_obj, q0_obj, method, max_iter, tol_obj, out, return_iterations);
+        return extract_float64((PyObject *)a, (PyObject *)q0, method, max_iter, tol_obj, out, return_iterations);
 
     /* float32: records the kernel walks (views when possible), the result, the counts */
     char *a_base, *q0_base = NULL, *out_base;

@@ -28,10 +28,11 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     sums to >= 0) is checked, and a saddle is left by the Ritz update (a half turn about the
     eigenvector of the largest eigenvalue).
 
-    a: float32/float64 array (..., 3, 3), or a JOINT_MAT array (...) whose 3x3 part is used
-    (computed in float32). Any layout; never modified.
-    q0: optional (..., 4) starting quaternions (x, y, z, w), e.g. the previous frame's result;
-    broadcast against a's batch shape; converted to a's dtype; need not be unit (q0 = 0 starts
+    a: array_like (..., 3, 3) (float32 and float16 compute in float32; float64, integers and bools
+    in float64, as NumPy's ufuncs), or a JOINT_MAT array (...) whose 3x3 part is used (computed
+    in float32). Any layout, byte order or alignment; never modified.
+    q0: optional array_like (..., 4) starting quaternions (x, y, z, w), e.g. the previous frame's
+    result; broadcast against a's batch shape; converted to a's dtype; need not be unit (q0 = 0 starts
     from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
     paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
     positive multiple of a rotation starts at that rotation (A = 0: the identity).
@@ -77,9 +78,9 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     float64 runs the same methods in NumPy (jointmath._extract64). The float32 kernels run
     without the GIL when matrices * (max_iter + 1) >= 16,384.
 
-    Raises TypeError for a, q0, out of the wrong type or dtype, a non-str method, a non-integer
-    max_iter or a non-real tol; ValueError for wrong shapes, batch shapes that do not broadcast,
-    an unknown method, max_iter or tol out of range (tol must be finite, <= 1e30), or a
-    read-only out.
+    Raises TypeError for complex, object or string a or q0 (naming it), out of the wrong type or
+    dtype, a non-str method, a non-integer max_iter or a non-real tol; ValueError for wrong
+    shapes, batch shapes that do not broadcast, an unknown method, max_iter or tol out of range
+    (tol must be finite, <= 1e30; either reported as given), or a read-only out.
     """
     return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations, method)

@@ -6,7 +6,7 @@ update's axis. Called by jointmath/_extract.c after it has checked the arguments
 """
 import numpy as np
 
-from ._arrays import matrix_to_quat
+from ._core import matrix_to_quat
 
 CURVATURE_MARGIN = 2.0**-14  # csrc/extract.c's, relative to A scaled to a largest |element| in [1, 2)
 

@@ -1,7 +1,7 @@
 /*
  * _interp.c - boundary of the interpolation kernels (csrc/interp.c): slerp_joints and
- * lerp_joints on JOINT_QUAT arrays, the float32 entry point of slerp / nlerp on (..., 4)
- * arrays (jointmath/_interp.py), and the libm baseline the benchmarks compare against.
+ * lerp_joints on JOINT_QUAT arrays, slerp / nlerp on (..., 4) arrays, and the libm baseline the
+ * benchmarks compare against.
  */
 #include "_core.h"
 
@@ -63,8 +63,10 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
         Py_DECREF(raw);
         return NULL;
     }
-    PyArrayObject *idx = raw; /* an aligned, contiguous intp array is used as it is */
-    if (private_copy || PyArray_TYPE(raw) != NPY_INTP || !PyArray_IS_C_CONTIGUOUS(raw) || !PyArray_ISALIGNED(raw)) {
+    PyArrayObject *idx = raw; /* an aligned, contiguous, native intp array is used as it is; any other
+                                 integer dtype or byte order is converted (values, not bytes) */
+    if (private_copy || PyArray_TYPE(raw) != NPY_INTP || !PyArray_ISNOTSWAPPED(raw) || !PyArray_IS_C_CONTIGUOUS(raw) ||
+        !PyArray_ISALIGNED(raw)) {
         idx = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
                                                NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST |
                                                    (private_copy ? NPY_ARRAY_ENSURECOPY : 0));
@@ -258,92 +260,194 @@ static PyObject *py_slerp_joints_libm(PyObject *self, PyObject *const *args, Py_
     return blend_joints("_slerp_joints_libm", args, nargs, kwnames, jm_slerp_joints_libm, NULL);
 }
 
-/* ------------------------------------------- float32 kernels for the array API -- */
+/* ------------------------------------------------------ slerp / nlerp on (..., 4) arrays -- */
 
-/* A C-contiguous float32 array of 1 or n records of `floats` floats: its record stride (0 for
-   one record, which is then repeated), or -1. */
-static ptrdiff_t broadcast_stride(PyArrayObject *a, npy_intp n, npy_intp floats) {
-    if (PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(a))
-        return -1;
-    if (PyArray_SIZE(a) == floats)
-        return 0;
-    return PyArray_SIZE(a) == n * floats ? (ptrdiff_t)(floats * 4) : -1;
-}
-
-/* No input overlaps out except one holding exactly out's elements (read before written). */
-static int separate_or_same(PyArrayObject *in, PyArrayObject *out) {
-    return !jm_may_overlap(in, out) || (PyArray_BYTES(in) == PyArray_BYTES(out) && PyArray_SIZE(in) == PyArray_SIZE(out));
-}
-
-/* Every fraction in [0, 1] (NaN refused), else a ValueError naming the first one outside. */
-static int check_fractions(PyArrayObject *t) {
-    const float *v = (const float *)PyArray_DATA(t);
-    const npy_intp n = PyArray_SIZE(t);
-    int inside = 1;
-    for (npy_intp i = 0; i < n; i++)
-        inside &= v[i] >= 0.0f && v[i] <= 1.0f;
-    if (inside)
-        return 0;
-    for (npy_intp i = 0; i < n; i++)
-        if (!(v[i] >= 0.0f && v[i] <= 1.0f)) {
-            PyObject *f = PyFloat_FromDouble(v[i]);
+/* Every fraction of n (at base + i * stride, float32 or float64 by esize) in [0, 1] (NaN
+   refused), else a ValueError naming the first one outside. Values are read with memcpy: no
+   alignment is assumed. */
+static int check_fractions(const char *base, ptrdiff_t stride, npy_intp n, npy_intp esize) {
+    for (npy_intp i = 0; i < n; i++) {
+        double v;
+        if (esize == 4) {
+            float f;
+            memcpy(&f, base + i * stride, sizeof f);
+            v = f;
+        } else {
+            memcpy(&v, base + i * stride, sizeof v);
+        }
+        if (!(v >= 0.0 && v <= 1.0)) {
+            PyObject *f = PyFloat_FromDouble(v);
             if (f)
                 PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
             Py_XDECREF(f);
-            break;
+            return -1;
         }
-    return -1;
+    }
+    return 0;
+}
+
+/* Leading shapes that do not broadcast: a ValueError showing all three. */
+static void broadcast_error(PyArrayObject *a, PyArrayObject *b, int t_ndim, const npy_intp *t_dims) {
+    PyObject *sa = PyArray_IntTupleFromIntp(PyArray_NDIM(a) - 1, PyArray_DIMS(a));
+    PyObject *sb = PyArray_IntTupleFromIntp(PyArray_NDIM(b) - 1, PyArray_DIMS(b));
+    PyObject *st = PyArray_IntTupleFromIntp(t_ndim, t_dims);
+    if (sa && sb && st)
+        PyErr_Format(PyExc_ValueError,
+                     "q0, q1 and t do not broadcast together: leading shapes %R, %R and t shape %R", sa, sb, st);
+    Py_XDECREF(sa);
+    Py_XDECREF(sb);
+    Py_XDECREF(st);
 }
 
 /*
- * _blend_float32(kernel_name, q0, q1, t, out): kernel "slerp" or "nlerp" from float32 q0, q1
- * (C-contiguous, 1 or n quaternions) and t (C-contiguous float32, 1 or n values, checked to be
- * in [0, 1]) into out (C-contiguous float32, n quaternions; through a temporary when it
- * overlaps an input other than record for record). jointmath/_interp.py checks and broadcasts
- * the arguments first; the layout checks here only make a wrong internal call fail loudly.
+ * The body of slerp and nlerp: q0, q1 (..., 4) and t broadcast like NumPy (the result dtype is
+ * float64 when either quaternion input computes in float64, else float32; t is converted to
+ * it), out= checked, then the float32 or float64 kernel.
  */
-static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
-    (void)self;
-    const char *name;
-    PyArrayObject *q0, *q1, *t, *out;
-    if (!PyArg_ParseTuple(args, "sO!O!O!O!", &name, &PyArray_Type, &q0, &PyArray_Type, &q1, &PyArray_Type, &t,
-                          &PyArray_Type, &out))
+static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                             jm_quat_blend_kernel k32, jm_quat_blend_kernel k64) {
+    static const char *const names[] = {"q0", "q1", "t", "out"};
+    static const npy_intp quat_core[1] = {4};
+    PyObject *slots[4];
+    if (jm_parse_args(func, args, nargs, kwnames, names, 4, 3, slots) < 0)
         return NULL;
-    jm_quat_blend_kernel kernel;
-    if (strcmp(name, "slerp") == 0)
-        kernel = jm_active->slerp_quats;
-    else if (strcmp(name, "nlerp") == 0)
-        kernel = jm_active->nlerp_quats;
-    else
-        return PyErr_Format(PyExc_ValueError, "unknown float32 kernel '%s'", name);
-    const npy_intp n = PyArray_SIZE(out) / 4;
-    const ptrdiff_t s0 = broadcast_stride(q0, n, 4), s1 = broadcast_stride(q1, n, 4), ts = broadcast_stride(t, n, 1);
-    if (PyArray_TYPE(out) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out) ||
-        PyArray_SIZE(out) % 4 || s0 < 0 || s1 < 0 || ts < 0)
-        return PyErr_Format(PyExc_ValueError, "_blend_float32: q0, q1, t and out must be C-contiguous float32 arrays "
-                                              "of 1 or n records each, out writeable");
-    if (check_fractions(t) < 0)
-        return NULL;
-    PyArrayObject *dst = out;
-    if (!separate_or_same(q0, out) || !separate_or_same(q1, out) || !separate_or_same(t, out)) {
-        dst = (PyArrayObject *)PyArray_NewLikeArray(out, NPY_CORDER, NULL, 0);
-        if (!dst)
-            return NULL;
+    PyArrayObject *a = NULL, *b = NULL, *t = NULL, *out;
+    jm_walk wa = {NULL, NULL, 0}, wb = {NULL, NULL, 0}, wt = {NULL, NULL, 0}, dst = {NULL, NULL, 0};
+    PyObject *result = NULL;
+    if (!(a = jm_float_operand(slots[0], "q0", 1, quat_core)) || !(b = jm_float_operand(slots[1], "q1", 1, quat_core)))
+        goto done;
+    const int type = PyArray_TYPE(a) == NPY_FLOAT64 || PyArray_TYPE(b) == NPY_FLOAT64 ? NPY_FLOAT64 : NPY_FLOAT32;
+    const npy_intp esize = type == NPY_FLOAT32 ? 4 : 8;
+
+    /* t: a Python float or int (the common case, checked in double and kept in a local), or
+       any array_like of real numbers (checked after conversion to the kernel's dtype) */
+    float t32;
+    double t64;
+    int t_ndim = 0;
+    const npy_intp *t_dims = NULL;
+    PyObject *t_obj = slots[2];
+    if (PyFloat_CheckExact(t_obj) || PyLong_CheckExact(t_obj)) {
+        t64 = PyFloat_AsDouble(t_obj);
+        if (t64 == -1.0 && PyErr_Occurred())
+            goto done;
+        if (!(t64 >= 0.0 && t64 <= 1.0)) {
+            PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", t_obj);
+            goto done;
+        }
+        t32 = (float)t64;
+        wt.base = type == NPY_FLOAT32 ? (char *)&t32 : (char *)&t64;
+    } else {
+        if (!(t = jm_float_operand(t_obj, "t", 0, NULL)))
+            goto done;
+        t_ndim = PyArray_NDIM(t);
+        t_dims = PyArray_DIMS(t);
     }
-    if (n) {
-        const int release = n >= GIL_RELEASE_MIN_RECORDS;
-        PyThreadState *saved = jm_release_gil(release);
-        kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(dst), 16,
-               (size_t)n);
+
+    int batch_ndim;
+    npy_intp batch[NPY_MAXDIMS + 1];
+    if (jm_broadcast_shapes(PyArray_NDIM(a) - 1, PyArray_DIMS(a), PyArray_NDIM(b) - 1, PyArray_DIMS(b), &batch_ndim,
+                            batch) < 0 ||
+        jm_broadcast_shapes(batch_ndim, batch, t_ndim, t_dims, &batch_ndim, batch) < 0) {
+        broadcast_error(a, b, t_ndim, t_dims);
+        goto done;
+    }
+    if (batch_ndim >= NPY_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError, "q0, q1 and t broadcast to %d leading dimensions; at most %d fit the result",
+                     batch_ndim, NPY_MAXDIMS - 1);
+        goto done;
+    }
+    batch[batch_ndim] = 4;
+    if (jm_float_out(slots[3], type, batch_ndim + 1, batch, &out) < 0)
+        goto done;
+
+    const npy_intp record_bytes[3] = {4 * esize, 4 * esize, esize};
+    if (jm_walk_operand(a, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wa) < 0 ||
+        jm_walk_operand(b, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wb) < 0 ||
+        (t && jm_walk_operand(t, type, 0, esize, batch_ndim, batch, JM_WALK_REPEAT, &wt) < 0))
+        goto done;
+    const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
+    if (t && check_fractions(wt.base, wt.stride, wt.stride ? n : 1, esize) < 0)
+        goto done;
+    const jm_walk inputs[3] = {wa, wb, wt};
+    if (jm_walk_output(out, type, batch_ndim + 1, batch, batch_ndim, 4 * esize, 0, inputs, record_bytes, t ? 3 : 2,
+                       &dst) < 0)
+        goto done;
+    jm_quat_blend_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
+    if (n && kernel) {
+        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+        kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride, (size_t)n);
         jm_restore_gil(saved);
+    } else if (n) { /* TRANSITIONAL (float64 kernels) */
+        PyObject *call = PyTuple_Pack(3, (PyObject *)wa.array, (PyObject *)wb.array, t ? (PyObject *)wt.array : t_obj);
+        PyObject *ok = call ? jm_float64_transitional(func, call, dst.array) : NULL;
+        Py_XDECREF(call);
+        if (!ok)
+            goto done;
+        Py_DECREF(ok);
     }
-    if (dst != out) {
-        int copied = PyArray_CopyInto(out, dst);
-        Py_DECREF(dst);
-        if (copied < 0)
-            return NULL;
-    }
-    Py_RETURN_NONE;
+    result = jm_output_result(out, &dst);
+done:
+    jm_walk_release(&wa);
+    jm_walk_release(&wb);
+    jm_walk_release(&wt);
+    jm_walk_release(&dst);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    Py_XDECREF(t);
+    return result;
+}
+
+PyDoc_STRVAR(slerp_doc,
+             "slerp(q0, q1, t, out=None)\n--\n\n"
+             "Spherical linear interpolation between quaternion arrays.\n\n"
+             "q0, q1: array_like (..., 4) of unit quaternions (x, y, z, w); their leading shapes\n"
+             "broadcast like NumPy. float32 (and float16) compute in float32; float64, integers\n"
+             "and bools in float64 (either input float64: float64). They are not normalised:\n"
+             "other inputs give w0 q0 + w1 q1 with the weights of their raw dot product, which is\n"
+             "no slerp (normalise them first, or use nlerp, which takes any scale).\n"
+             "t: fraction(s) in [0, 1]: a float, or an array_like broadcasting with the leading\n"
+             "shapes (one fraction per element, as resampling a clip needs; one per frame of\n"
+             "(frames, joints, 4) arrays is t[:, None]); converted to the result dtype.\n"
+             "out: optional writeable array of the broadcast shape (..., 4) and the result dtype;\n"
+             "it is returned.\n\n"
+             "Returns slerp(q0, q1, t) along the shortest arc (q1 negated where q0 . q1 < 0); t = 0\n"
+             "gives q0 exactly and t = 1 the end of that arc exactly, q1 or -q1 (where\n"
+             "q0 . q1 < 0), element by element, so slerp(q0, q1, linspace(0, 1, n)) stays on one\n"
+             "hemisphere up to its last sample (a dot product within rounding of 0 is a tie either\n"
+             "sign may win). Nearly parallel pairs fall back to lerp; identical and antipodal\n"
+             "pairs never give NaN. float32 runs the SIMD kernel: max abs component error\n"
+             "<= 5e-7 against a float64 slerp and | |q| - 1 | <= 1e-6 for unit inputs (a single\n"
+             "t uses the faster fixed-t weights of slerp_joints, an array of t the per-element\n"
+             "formula: the two agree within that bound, not bit for bit); float64 computes in\n"
+             "float64.\n\n"
+             "Raises TypeError for complex, object or string inputs (naming the argument) and a\n"
+             "bad out dtype; ValueError for shapes that are not (..., 4) or do not broadcast, t\n"
+             "outside [0, 1] or NaN, and a bad out shape or read-only out.");
+
+static PyObject *py_slerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    return blend_quats("slerp", args, nargs, kwnames, jm_active->slerp_quats, JM_F64(slerp_quats));
+}
+
+PyDoc_STRVAR(nlerp_doc,
+             "nlerp(q0, q1, t, out=None)\n--\n\n"
+             "Normalised linear interpolation normalize((1 - t) q0 +- t q1) between quaternion\n"
+             "arrays.\n\n"
+             "Arguments, dtypes, broadcasting, shortest arc, exact endpoints (t = 1: q1 or -q1)\n"
+             "and errors as for slerp. Same arc as slerp but not at constant angular speed, and\n"
+             "cheaper.\n\n"
+             "q0 and q1 may have any finite scale, each its own (float32 from the smallest\n"
+             "denormal 2^-149 to FLT_MAX, float64 over its whole range): the result is\n"
+             "normalize((1 - t) q0 +- t q1) as written, so equal scales give the nlerp of the\n"
+             "unit quaternions; t = 0 and t = 1 still return q0 and +-q1 themselves,\n"
+             "unnormalised. Two zero quaternions give NaN. float32 runs the SIMD kernel: max abs\n"
+             "component error <= 3e-7 against a float64 nlerp at any scale (lanes whose float32\n"
+             "sums could overflow or underflow are computed in double); float64 computes in\n"
+             "float64 from mantissas and exponents.");
+
+static PyObject *py_nlerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    return blend_quats("nlerp", args, nargs, kwnames, jm_active->nlerp_quats, JM_F64(nlerp_quats));
 }
 
 PyMethodDef jm_interp_methods[] = {
@@ -352,6 +456,7 @@ PyMethodDef jm_interp_methods[] = {
     {"_slerp_joints_libm", (PyCFunction)(void (*)(void))py_slerp_joints_libm, METH_FASTCALL | METH_KEYWORDS,
      "_slerp_joints_libm(joints, blend, t, out=None)\n--\n\n"
      "Internal: the commonly used libm slerp (acos, sin), one joint at a time, as the benchmark baseline."},
-    {"_blend_float32", py_blend_float32, METH_VARARGS, "Internal: run a float32 slerp / nlerp kernel."},
+    {"slerp", (PyCFunction)(void (*)(void))py_slerp, METH_FASTCALL | METH_KEYWORDS, slerp_doc},
+    {"nlerp", (PyCFunction)(void (*)(void))py_nlerp, METH_FASTCALL | METH_KEYWORDS, nlerp_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -12,7 +12,8 @@ from importlib import resources
 import numpy as np
 
 from . import bvh, reference
-from ._mocap import forward_kinematics, make_continuous
+from ._core import make_continuous
+from ._mocap import forward_kinematics
 from ._pack import pack_joints, unpack_joints
 
 SAMPLE = "sample_01_01.bvh"

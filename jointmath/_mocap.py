@@ -1,8 +1,8 @@
-"""Mocap workflow pieces on joint arrays: forward kinematics and sign continuity."""
+"""Mocap workflow pieces on joint arrays: forward kinematics and resampling (sign continuity,
+make_continuous, is in C: jointmath/_arrays.c)."""
 import numpy as np
 
 from . import _core
-from ._arrays import _float_array
 from ._records import JOINT_MAT, JOINT_QUAT, checked_joints
 
 
@@ -43,35 +43,6 @@ def forward_kinematics(joints, parents):
     world = np.empty(local.shape, JOINT_MAT)
     _core._forward_kinematics(local, parents, world)
     return world.reshape(joints.shape)
-
-
-def make_continuous(q, axis=0, prev=None):
-    """Quaternions with signs flipped so that neighbours along `axis` have q[i] . q[i-1] >= 0.
-
-    q and -q are the same rotation; exporters emit either at random, and interpolating between
-    neighbours of opposite sign takes the long way round. q: float32/float64 array (..., 4);
-    axis: the time axis (not the last one). prev: optional quaternions of the frame before the
-    first (q's shape without `axis`, e.g. the last frame of the previous chunk), so a long clip
-    can be processed in pieces: the first frame is then aligned to prev too.
-
-    Returns a new array of q's dtype and shape; q is not modified.
-    """
-    q = _float_array(q, "q", (4,))
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not -(q.ndim - 1) <= axis < q.ndim - 1:
-        raise ValueError(f"axis must be an axis of q other than the last (the components), got {axis!r}")
-    moved = np.moveaxis(q, axis, 0)
-    dots = np.sum(moved[1:].astype(np.float64) * moved[:-1], axis=-1)
-    if prev is not None:
-        prev = _float_array(prev, "prev", (4,))
-        if prev.shape != moved.shape[1:]:
-            raise ValueError(f"prev must have shape {moved.shape[1:]} (q's without axis {axis}), got {prev.shape}")
-        first = np.sum(moved[:1].astype(np.float64) * prev, axis=-1)
-        dots = np.concatenate([first, dots])
-    else:
-        dots = np.concatenate([np.ones((1,) + moved.shape[1:-1]), dots])
-    # flipping q[i] by s[i] makes s[i-1] s[i] (q[i-1] . q[i]) >= 0 with s[i] = s[i-1] sign(dot)
-    signs = np.cumprod(np.where(dots < 0, -1, 1), axis=0).astype(q.dtype)
-    return np.moveaxis(moved * signs[..., None], 0, axis)
 
 
 def resample_times(n_frames, frame_time, fps):

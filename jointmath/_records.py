@@ -14,18 +14,32 @@ JOINT_MAT = np.dtype([("m", np.float32, (3, 4))])
 _core._register_dtypes(JOINT_QUAT, JOINT_MAT)
 
 
+def _real_array(a, name):
+    """``a`` as an ndarray of real numbers (floats, integers, bools), else a TypeError naming it."""
+    try:
+        array = np.asarray(a)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{name} must be an array_like of real numbers, got {type(a).__name__} ({error})") from None
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array_like of real numbers (float32, float64, integers or bools), "
+                        f"got dtype {array.dtype}")
+    return array
+
+
 def make_joints(q, t=None):
     """A JOINT_QUAT array from quaternions ``q`` (..., 4) and optional translations ``t`` (..., 3).
 
-    Both are converted to float32; ``t`` defaults to zero. The result has shape ``q.shape[:-1]``.
+    Both are array_like of real numbers, converted to float32; ``t`` defaults to zero. The result
+    has shape ``q.shape[:-1]``. Raises TypeError (naming the argument) for complex, object or
+    string input, ValueError for wrong shapes.
     """
-    q = np.asarray(q)
+    q = _real_array(q, "q")
     if q.ndim < 1 or q.shape[-1] != 4:
         raise ValueError(f"q must have shape (..., 4), got shape {q.shape}")
     joints = np.zeros(q.shape[:-1], JOINT_QUAT)
     joints["q"] = q
     if t is not None:
-        t = np.asarray(t)
+        t = _real_array(t, "t")
         if t.shape != q.shape[:-1] + (3,):
             raise ValueError(f"t must have shape {q.shape[:-1] + (3,)}, got shape {t.shape}")
         joints["t"][..., :3] = t
@@ -43,7 +57,10 @@ def translations(joints):
 
 
 def checked_joints(joints, name="joints"):
-    """`joints` itself if it is an ndarray of dtype JOINT_QUAT, else a TypeError naming `name`."""
+    """`joints` itself if it is an ndarray of dtype JOINT_QUAT (one record of one: as a 0-d array),
+    else a TypeError naming `name`."""
+    if isinstance(joints, np.void) and joints.dtype == JOINT_QUAT:
+        return np.asarray(joints)
     if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:
         got = f"dtype {joints.dtype}" if isinstance(joints, np.ndarray) else type(joints).__name__
         raise TypeError(f"{name} must be a numpy array of dtype jointmath.JOINT_QUAT, got {got}")

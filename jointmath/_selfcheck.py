@@ -45,8 +45,8 @@ def _checks(joints, rng):
          3 / (2 * 1022**2), lambda: jm.pack_quats(joints["q"])),
         ("compose_mats    max abs element error", np.abs(composed["m"] - reference.compose_mats(mats, mats[::-1])["m"]).max(),
          1e-5, lambda: jm.compose_mats(mats, mats, out=out_m)),
-        ("euler_to_quat   max angle error (rad)", reference.angle_between(jm.euler_to_quat(angles, "ZXY"), reference.euler_to_quat(angles, "ZXY")).max(),
-         1e-6, lambda: jm.euler_to_quat(angles, "ZXY")),
+        ("euler_to_quat   max angle error (rad)", reference.angle_between(jm.euler_to_quat(angles, "ZXY", degrees=True), reference.euler_to_quat(angles, "ZXY", degrees=True)).max(),
+         1e-6, lambda: jm.euler_to_quat(angles, "ZXY", degrees=True)),
         ("extract_rotation max angle error (rad)", reference.angle_between(jm.extract_rotation(a), reference.matrix_to_quat(reference.polar_rotation(a))).max(),
          1e-5, lambda: jm.extract_rotation(a)),
     ]

@@ -250,7 +250,7 @@ def _euler_axes(order):
     return [_AXES[c] for c in order.lower()], order.isupper()
 
 
-def euler_to_quat(angles, order, degrees=True):
+def euler_to_quat(angles, order, degrees=False):
     """(..., 3) Tait-Bryan angles -> (..., 4) unit quaternions, in float64.
 
     Uppercase orders are intrinsic ("ZXY": R = Rz(a0) Rx(a1) Ry(a2), as BVH channels and scipy's
@@ -267,7 +267,7 @@ def euler_to_quat(angles, order, degrees=True):
     return quat_multiply(quat_multiply(e0, e1), e2) if intrinsic else quat_multiply(quat_multiply(e2, e1), e0)
 
 
-def quat_to_euler(q, order, degrees=True):
+def quat_to_euler(q, order, degrees=False):
     """(..., 4) quaternions -> (..., 3) Tait-Bryan angles in [-180, 180) degrees (or radians), float64.
 
     The angles of `order` (see euler_to_quat) that give back the rotation of q, with the

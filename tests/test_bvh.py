@@ -246,7 +246,7 @@ def test_euler_to_quat_matches_scipy(rng, order):
     for dtype, bound in ((np.float32, 1e-6), (np.float64, 1e-12)):
         given = angles.astype(dtype)
         expected = Rotation.from_euler(order, given.astype(np.float64), degrees=True).as_quat()
-        q = jm.euler_to_quat(given, order)
+        q = jm.euler_to_quat(given, order, degrees=True)
         assert q.dtype == dtype
         assert ref.angle_between(q, expected).max() < bound
     expected = Rotation.from_euler(order, angles, degrees=True).as_quat()
@@ -263,10 +263,10 @@ def test_quat_to_euler_matches_scipy_including_gimbal_lock(rng, order):
     q = np.concatenate([q, locked])
     with pytest.warns(UserWarning, match="Gimbal lock"):
         expected = Rotation.from_quat(q).as_euler(order, degrees=True)
-    got = jm.quat_to_euler(q, order)
+    got = jm.quat_to_euler(q, order, degrees=True)
     difference = (got - expected + 180) % 360 - 180
     assert np.abs(difference).max() < 1e-9
-    assert ref.angle_between(jm.euler_to_quat(got, order), q).max() < 1e-12
+    assert ref.angle_between(jm.euler_to_quat(got, order, degrees=True), q).max() < 1e-12
     assert axes  # every order exercised
 
 
@@ -287,8 +287,10 @@ def test_euler_bad_arguments():
             jm.euler_to_quat(a, order)
     with pytest.raises(ValueError, match=r"angles must have shape \(\.\.\., 3\)"):
         jm.euler_to_quat(np.zeros((4, 4)), "XYZ")
-    with pytest.raises(TypeError, match="angles must be a numpy array"):
-        jm.euler_to_quat([[0, 0, 0]], "XYZ")
+    with pytest.raises(TypeError, match="angles must be an array_like of real numbers .*, got dtype complex128"):
+        jm.euler_to_quat([[0, 0, 1j]], "XYZ")
+    with pytest.raises(TypeError, match="q must be an array_like of real numbers .*, got dtype <U1"):
+        jm.quat_to_euler([["a", "b", "c", "d"]], "XYZ")
     with pytest.raises(ValueError, match="a list of orders needs one per joint: 2 orders"):
         jm.euler_to_quat(np.zeros((5, 3, 3)), ["XYZ", "ZXY"])
 
@@ -310,17 +312,17 @@ def test_euler_sizes_and_layouts(rng, n):
 @pytest.mark.parametrize("order", ORDERS)
 def test_quat_to_euler_float32_kernel(rng, order):
     q = np.concatenate([rng.standard_normal((3000, 4)), np.zeros((1, 4)) + [0, 0, 0, 1]]).astype(np.float32)
-    got = jm.quat_to_euler(q, order)
+    got = jm.quat_to_euler(q, order, degrees=True)
     assert got.dtype == np.float32
     expected = Rotation.from_quat(q.astype(np.float64)).as_euler(order, degrees=True)
     # away from gimbal lock the angles match scipy; everywhere they reproduce the rotation
     regular = np.abs(expected[:, 1]) < 89
     difference = np.radians(np.abs((got - expected + 180) % 360 - 180))
     assert difference[regular].max() < 1e-6
-    assert ref.angle_between(ref.euler_to_quat(got.astype(np.float64), order), q).max() < 1e-6
+    assert ref.angle_between(ref.euler_to_quat(got.astype(np.float64), order, degrees=True), q).max() < 1e-6
     radians = jm.quat_to_euler(q, order, degrees=False)
     assert np.abs(radians - np.radians(got.astype(np.float64)))[regular].max() < 1e-6
-    locked = jm.euler_to_quat(np.array([[30, 90, 0], [-45, -90, 0]], np.float32), order)
+    locked = jm.euler_to_quat(np.array([[30, 90, 0], [-45, -90, 0]], np.float32), order, degrees=True)
     assert ref.angle_between(jm.euler_to_quat(jm.quat_to_euler(locked, order), order), locked).max() < 1e-6
 
 

@@ -103,8 +103,11 @@ def test_make_continuous(rng):
     np.testing.assert_array_equal(jm.make_continuous(np.swapaxes(flipped, 0, 1), axis=1), np.swapaxes(fixed, 0, 1))
     with pytest.raises(ValueError, match="prev must have shape"):
         jm.make_continuous(flipped, prev=flipped[0, 0])
-    with pytest.raises(ValueError, match="axis must be an axis of q other than the last"):
-        jm.make_continuous(flipped, axis=2)
+    for axis in (2, -1, 3, -4):  # the component axis, or no axis of q
+        with pytest.raises(ValueError, match=rf"axis must name a leading axis of q .*got axis={axis} "):
+            jm.make_continuous(flipped, axis=axis)
+    # float64 runs its own kernel: the same signs
+    np.testing.assert_array_equal(jm.make_continuous(flipped.astype(np.float64)), fixed)
 
 
 def test_resample_joints_exact_ratios(rng):

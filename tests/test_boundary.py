@@ -1,0 +1,215 @@
+"""The NumPy boundary of the plain-array functions: array_like inputs as NumPy's ufuncs take them,
+one return form for single elements, errors of the right kind naming the argument."""
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import jointmath as jm
+from jointmath import reference as ref
+
+from adversarial import random_unit_quats
+
+# every plain-array function, called on one array argument of its core shape
+UNARY = {
+    "quat_to_matrix": (jm.quat_to_matrix, "q", (4,)),
+    "matrix_to_quat": (jm.matrix_to_quat, "m", (3, 3)),
+    "euler_to_quat": (lambda a: jm.euler_to_quat(a, "ZXY"), "angles", (3,)),
+    "quat_to_euler": (lambda q: jm.quat_to_euler(q, "xyz"), "q", (4,)),
+    "pack_quats": (jm.pack_quats, "q", (4,)),
+    "make_continuous": (jm.make_continuous, "q", (4,)),
+    "slerp q0": (lambda q: jm.slerp(q, np.array([0, 0, 0, 1], np.float32), 0.5), "q0", (4,)),
+    "nlerp q1": (lambda q: jm.nlerp(np.array([0, 0, 0, 1], np.float32), q, 0.5), "q1", (4,)),
+    "extract_rotation": (jm.extract_rotation, "a", (3, 3)),
+}
+
+
+def nested_tuples(a):
+    return tuple(nested_tuples(x) for x in a) if isinstance(a, np.ndarray) else a
+
+
+def sample(core, n=3):
+    """n records of a core shape that every function accepts (unit quaternions, rotations, angles)."""
+    rng = np.random.default_rng(7)
+    if core == (3, 3):
+        return jm.quat_to_matrix(random_unit_quats(rng, n, np.float64))
+    if core == (3,):
+        return rng.uniform(-3, 3, (n, 3))
+    return random_unit_quats(rng, n, np.float64)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_array_like_follows_numpy(name):
+    func, arg, core = UNARY[name]
+    x = sample(core)
+    as64, as32 = func(x), func(x.astype(np.float32))
+    if name == "pack_quats":  # codes: the same from either dtype
+        np.testing.assert_array_equal(as64, as32)
+    else:
+        assert as64.dtype == np.float64 and as32.dtype == np.float32
+    # lists, tuples and a big-endian copy give the same numbers as the array itself
+    np.testing.assert_array_equal(func(x.tolist()), as64)
+    np.testing.assert_array_equal(func(nested_tuples(x)), as64)
+    np.testing.assert_array_equal(func(x.astype(">f8")), as64)
+    np.testing.assert_array_equal(func(x.astype(np.float32).astype(">f4")), as32)
+    # float16 computes in float32; integers and bools in float64
+    assert func(x.astype(np.float16)).dtype == (np.uint32 if name == "pack_quats" else np.float32)
+    ints = np.rint(x * 2).astype(np.int16)
+    ints.reshape(-1)[-1] = 1  # nothing zero or degenerate for packing
+    assert func(ints).dtype == (np.uint32 if name == "pack_quats" else np.float64)
+    np.testing.assert_array_equal(func(ints), func(ints.astype(np.float64)))
+    for bad, dtype in [(x.astype(np.complex128), "complex128"), (x.astype(object), "object"),
+                       (x.astype(str), "<U"), (np.zeros(x.shape, "M8[s]"), "datetime64"),
+                       (x.astype(np.longdouble), "float128")]:
+        with pytest.raises(TypeError, match=rf"{arg} must be an array_like of real numbers .*got dtype {dtype}"):
+            func(bad)
+    with pytest.raises(TypeError, match=rf"{arg} must be an array_like of real numbers"):
+        func([[1, 2], [3]])  # ragged
+    with pytest.raises(ValueError, match=rf"{arg} must have shape \(\.\.\.(, \d)+\), got shape \(3, 5\)"):
+        func(np.zeros((3, 5)))
+    # inputs are never written
+    before = x.copy()
+    func(x)
+    np.testing.assert_array_equal(x, before)
+
+
+def test_float32_input_is_used_without_a_copy():
+    q = random_unit_quats(np.random.default_rng(1), 1 << 16)
+    out = np.empty((1 << 16, 3, 3), np.float32)
+    jm.quat_to_matrix(q, out=out)  # warm up
+
+    def peak(arg):
+        tracemalloc.start()
+        jm.quat_to_matrix(arg, out=out)
+        used = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return used
+
+    assert peak(q) < 4096  # the native aligned array is read in place
+    assert peak(q.astype(">f4")) >= q.nbytes  # a byte-swapped one is converted (this test can fail)
+    out = out[::2]
+    assert peak(q[::2]) < 4096  # a 1-d stride is walked, not copied (out too)
+
+
+def test_one_return_form_for_single_elements(rng):
+    q = random_unit_quats(rng, 1)[0]
+    for dtype in (np.float32, np.float64):
+        for bits, code_type in ((10, np.uint32), (20, np.uint64)):
+            code = jm.pack_quats(q.astype(dtype), bits=bits)
+            assert type(code) is code_type  # a NumPy scalar, as np.add returns for 0-d results
+            assert code == jm.pack_quats(q[None].astype(dtype), bits=bits)[0]
+            for form in (code, np.asarray(code), int(code) if False else code.astype(code_type), [code]):
+                back = jm.unpack_quats(form)
+                assert back.shape == np.shape(form) + (4,)
+                assert ref.angle_between(back.reshape(4).astype(np.float64), q.astype(np.float64)) < 0.01
+    joints = jm.make_joints(random_unit_quats(rng, 3), rng.uniform(-1, 1, (3, 3)))
+    for one in (joints[1], joints[1:2].reshape(())):  # a record of an array, a 0-d array
+        for bits in (10, 20):
+            packed = jm.pack_joints(one, bits=bits)
+            assert packed.shape == ()
+            for form in (packed, packed[()]):  # the 0-d array and its record
+                back = jm.unpack_joints(form)
+                assert back.shape == () and back["t"].tolist() == joints[1]["t"].tolist()
+
+
+def test_empty_inputs_give_empty_outputs():
+    for dtype in (np.float32, np.float64):
+        assert jm.euler_to_quat(np.zeros((5, 0, 3), dtype), []).shape == (5, 0, 4)
+        assert jm.quat_to_euler(np.zeros((5, 0, 4), dtype), []).shape == (5, 0, 3)
+        assert jm.euler_to_quat(np.zeros((0, 3), dtype), "XYZ").dtype == dtype
+        assert jm.make_continuous(np.zeros((0, 2, 4), dtype)).shape == (0, 2, 4)
+        assert jm.slerp(np.zeros((0, 4), dtype), np.zeros((0, 4), dtype), 0.5).shape == (0, 4)
+        assert jm.pack_quats(np.zeros((2, 0, 4), dtype)).shape == (2, 0)
+
+
+def test_degrees_default_is_radians_as_scipy():
+    q = jm.euler_to_quat([0, 0, np.pi / 2], "XYZ")
+    np.testing.assert_allclose(q, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-15)
+    np.testing.assert_allclose(jm.euler_to_quat([0, 0, 90], "XYZ", degrees=True), q, atol=1e-15)
+    np.testing.assert_allclose(jm.quat_to_euler(q, "XYZ"), [0, 0, np.pi / 2], atol=1e-15)
+    np.testing.assert_allclose(jm.quat_to_euler(q, "XYZ", degrees=True), [0, 0, 90], atol=1e-12)
+
+
+def test_extract_rotation_huge_arguments_name_themselves():
+    a = np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"tol must be finite and >= 0, got 1000000000"):
+        jm.extract_rotation(a, tol=10**400)
+    with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\], got 1000000000"):
+        jm.extract_rotation(a, max_iter=10**400)
+    with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\], got -1000000000"):
+        jm.extract_rotation(a, max_iter=-10**400)
+
+
+def test_codes_of_any_unsigned_spelling_and_the_names_in_errors():
+    code = jm.pack_quats(np.array([0, 0, 0, 1], np.float32), bits=20)
+    np.testing.assert_array_equal(jm.unpack_quats(np.array([code], "Q")), [[0, 0, 0, 1]])
+    with pytest.raises(TypeError, match=r"p must hold uint32 or uint64 codes .*got dtype int64"):
+        jm.unpack_quats(np.array([5]))
+    for bad in ([1, 2], np.zeros(2, jm.JOINT_QUAT), np.zeros(2, np.uint32)):
+        with pytest.raises(TypeError, match="packed must be a numpy array of dtype jointmath.PACKED_JOINT"):
+            jm.unpack_joints(bad)
+
+
+def test_make_joints_refuses_complex_and_strings():
+    with pytest.raises(TypeError, match=r"q must be an array_like of real numbers .*got dtype complex128"):
+        jm.make_joints(np.array([[0, 0, 0, 1 + 1j]]))
+    with pytest.raises(TypeError, match=r"t must be an array_like of real numbers .*got dtype complex64"):
+        jm.make_joints([[0, 0, 0, 1]], np.zeros((1, 3), np.complex64))
+    with pytest.raises(TypeError, match=r"q must be an array_like of real numbers .*got dtype <U1"):
+        jm.make_joints([["a", "b", "c", "d"]])
+    assert jm.make_joints([[0, 0, 0, 1]], [[1, 2, 3]])["t"].tolist() == [[1, 2, 3, 0]]
+
+
+def test_results_too_large_to_allocate_say_how_large():
+    huge = np.broadcast_to(np.float32(0), (1 << 24, 1 << 24, 4))  # no memory of its own
+    q = np.broadcast_to(np.array([0, 0, 0, 1], np.float32), (1 << 24, 1 << 24, 4))
+    for call in (lambda: jm.quat_to_matrix(q), lambda: jm.make_continuous(q),
+                 lambda: jm.slerp(q[:, :1], q[:1], 0.5), lambda: jm.pack_quats(huge),
+                 lambda: jm.unpack_quats(np.broadcast_to(np.uint32(0), (1 << 24, 1 << 24)))):
+        with pytest.raises(ValueError, match=r"an array of shape \(16777216, 16777216.*\) .* needs [0-9.e+]+ bytes, "
+                                             r"more than can be allocated"):
+            call()
+    # a stride-0 run of 2^58 quaternions is read in place; its matrices need more bytes than an intp counts
+    with pytest.raises(ValueError, match=r"an array of shape \(288230376151711744, 3, 3\) \(4-byte elements\) "
+                                         r"needs 1\.038e\+19 bytes"):
+        jm.quat_to_matrix(np.broadcast_to(np.zeros(4, np.float32), (1 << 58, 4)))
+
+
+def test_make_continuous_matches_the_numpy_definition(rng):
+    q = random_unit_quats(rng, 6 * 7 * 5).reshape(6, 7, 5, 4)
+    q *= np.where(rng.random((6, 7, 5, 1)) < 0.5, -1, 1).astype(np.float32)
+    for dtype in (np.float32, np.float64):
+        x = q.astype(dtype)
+        for axis in (0, 1, 2, -2, -3, -4):
+            moved = np.moveaxis(x, axis, 0)
+            dots = np.sum(moved[1:].astype(np.float64) * moved[:-1], axis=-1)
+            signs = np.cumprod(np.concatenate([np.ones((1,) + moved.shape[1:-1]), np.where(dots < 0, -1, 1)]), axis=0)
+            expected = np.moveaxis(moved * signs[..., None].astype(dtype), 0, axis)
+            got = jm.make_continuous(x, axis=axis)
+            assert got.dtype == dtype and got.shape == x.shape
+            np.testing.assert_array_equal(got, expected)
+            # in two chunks with prev
+            cut = moved.shape[0] // 2
+            first = jm.make_continuous(np.moveaxis(moved[:cut], 0, axis), axis=axis)
+            second = jm.make_continuous(np.moveaxis(moved[cut:], 0, axis), axis=axis,
+                                        prev=np.take(first, -1, axis=axis))
+            np.testing.assert_array_equal(np.concatenate([first, second], axis=axis), expected)
+    for bad in (True, 1.0, "0", None):
+        with pytest.raises(TypeError, match="axis must be an int"):
+            jm.make_continuous(q, axis=bad)
+    with pytest.raises(ValueError, match=r"axis must name a leading axis of q .*got axis=-1 for q of shape"):
+        jm.make_continuous(q, axis=-1)
+    with pytest.raises(ValueError, match=r"prev must have shape \(7, 5, 4\) \(q's without axis 0\), got shape"):
+        jm.make_continuous(q, prev=q[0, 0])
+
+
+def test_index_of_any_integer_dtype_and_byte_order(rng):
+    joints = jm.make_joints(random_unit_quats(rng, 4 * 9).reshape(4, 9, 4))
+    blend = jm.make_joints(random_unit_quats(rng, 4 * 9).reshape(4, 9, 4))
+    index = [1, 2, 7]
+    expected = jm.slerp_joints(joints, blend, 0.4, index=np.array(index, np.intp))
+    for dtype in ("<i8", ">i8", ">i4", "u1", ">u2", "i1"):
+        for func in (jm.slerp_joints, jm.lerp_joints):
+            got = func(joints, blend, 0.4, index=np.array(index, dtype))
+            np.testing.assert_array_equal(got, func(joints, blend, 0.4, index=np.array(index, np.intp)))
+    np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.4, index=np.array(index, ">i8")), expected)
