@@ -82,6 +82,10 @@ typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const ch
    axes[k] in 0..2, intrinsic 1 for R = R0 R1 R2 (0: R2 R1 R0), degrees 1 for degrees (0: radians). */
 typedef void (*jm_euler_kernel)(const float *src, float *dst, size_t n, const int *axes, int intrinsic, int degrees);
 
+/* The same on packed double[3] angles and double[4] quaternions. */
+typedef void (*jm_euler_f64_kernel)(const double *src, double *dst, size_t n, const int *axes, int intrinsic,
+                                    int degrees);
+
 /* The kernels of one ISA. */
 typedef struct {
     const char *name;
@@ -105,6 +109,10 @@ typedef struct {
     jm_quat_blend_kernel nlerp_quats;
     jm_euler_kernel euler_to_quats;
     jm_euler_kernel quats_to_euler;
+    jm_map_kernel quats_to_matrices_f64; /* double[4] -> double[3][3] (convert.c) */
+    jm_map_kernel matrices_to_quats_f64; /* double[3][3] -> double[4] */
+    jm_euler_f64_kernel euler_to_quats_f64; /* euler.c */
+    jm_euler_f64_kernel quats_to_euler_f64;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -133,7 +141,11 @@ typedef struct {
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
     void jm_euler_to_quats_##isa(const float *, float *, size_t, const int *, int, int);         \
-    void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);
+    void jm_quats_to_euler_##isa(const float *, float *, size_t, const int *, int, int);         \
+    void jm_quats_to_matrices_f64_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);    \
+    void jm_matrices_to_quats_f64_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);    \
+    void jm_euler_to_quats_f64_##isa(const double *, double *, size_t, const int *, int, int);   \
+    void jm_quats_to_euler_f64_##isa(const double *, double *, size_t, const int *, int, int);
 
 /*
  * The paths built for the target architecture, in order from the baseline up (setup.py compiles

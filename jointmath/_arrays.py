@@ -1,11 +1,11 @@
 """The plain-float-array API: argument checks and float32/float64 routing.
 
-float32 arrays run the SIMD kernels of the running ISA path; float64 arrays are computed in
-float64 by jointmath.reference. Inputs are never written; ``out`` is validated before use.
+float32 and float64 arrays run the SIMD kernels of the running ISA path (float64 through the
+kernels' _f64 twins, in float64). Inputs are never written; ``out`` is validated before use.
 """
 import numpy as np
 
-from . import _core, reference
+from . import _core
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -38,16 +38,13 @@ def _checked_out(out, shape, dtype):
     return out
 
 
-def _map(kernel, reference_func, a, out, out_shape):
-    """Runs a float32 kernel (or the float64 reference) from ``a`` into ``out`` or a new array."""
+def _map(kernel, a, out, out_shape):
+    """Runs a float kernel (float32, or its float64 twin) from ``a`` into ``out`` or a new array."""
     out = _checked_out(out, out_shape, a.dtype)
-    if a.dtype == np.float64:
-        result = reference_func(a)
-    else:
-        src = np.ascontiguousarray(a)
-        direct = out is not None and out.flags.c_contiguous and not np.may_share_memory(out, src)
-        result = out if direct else np.empty(out_shape, np.float32)
-        _core._convert_float32(kernel, src, result)
+    src = np.ascontiguousarray(a)
+    direct = out is not None and out.flags.c_contiguous and not np.may_share_memory(out, src)
+    result = out if direct else np.empty(out_shape, a.dtype)
+    _core._convert_float32(kernel, src, result)
     if out is None or result is out:
         return result
     out[...] = result
@@ -68,7 +65,7 @@ def quat_to_matrix(q, out=None):
     (2.5e-7 measured, benchmarks/convert_numerics.py).
     """
     q = _float_array(q, "q", (4,))
-    return _map("quats_to_matrices", reference.quat_to_matrix, q, out, q.shape[:-1] + (3, 3))
+    return _map("quats_to_matrices", q, out, q.shape[:-1] + (3, 3))
 
 
 def matrix_to_quat(m, out=None):
@@ -85,4 +82,4 @@ def matrix_to_quat(m, out=None):
     angle error <= 1e-6 rad and | |q| - 1 | <= 1e-6, including 180-degree rotations.
     """
     m = _float_array(m, "m", (3, 3))
-    return _map("matrices_to_quats", reference.matrix_to_quat, m, out, m.shape[:-2] + (4,))
+    return _map("matrices_to_quats", m, out, m.shape[:-2] + (4,))

@@ -1,6 +1,6 @@
 /*
  * _convert.c - boundary of the conversion kernels (csrc/convert.c): joints_to_mats,
- * mats_to_joints, and the float32 entry point of quat_to_matrix / matrix_to_quat.
+ * mats_to_joints, and the float32 / float64 entry point of quat_to_matrix / matrix_to_quat.
  */
 #include "_core.h"
 
@@ -48,12 +48,13 @@ static PyObject *py_mats_to_joints(PyObject *self, PyObject *const *args, Py_ssi
                        "jointmath.JOINT_QUAT", jm_active->mats_to_joints);
 }
 
-/* ------------------------------------------- float32 kernels for the array API -- */
+/* ------------------------------------------- float kernels for the array API -- */
 
 /*
- * _convert_float32(kernel_name, src, dst): runs a float kernel from one C-contiguous float32 array
- * to another. Called by jointmath/_arrays.py after it has checked and shaped the arguments;
- * the checks here only make a wrong internal call fail loudly instead of corrupting memory.
+ * _convert_float32(kernel_name, src, dst): runs a float kernel from one C-contiguous array to
+ * another, both float32 (the float32 kernel) or both float64 (its _f64 twin). Called by
+ * jointmath/_arrays.py after it has checked and shaped the arguments; the checks here only make
+ * a wrong internal call fail loudly instead of corrupting memory.
  */
 static PyObject *py_convert_float32(PyObject *self, PyObject *args) {
     (void)self;
@@ -61,24 +62,27 @@ static PyObject *py_convert_float32(PyObject *self, PyObject *args) {
     PyArrayObject *src, *dst;
     if (!PyArg_ParseTuple(args, "sO!O!", &name, &PyArray_Type, &src, &PyArray_Type, &dst))
         return NULL;
+    const int f64 = PyArray_TYPE(src) == NPY_FLOAT64;
     jm_map_kernel kernel;
     npy_intp in_floats, out_floats;
     if (strcmp(name, "quats_to_matrices") == 0) {
-        kernel = jm_active->quats_to_matrices, in_floats = 4, out_floats = 9;
+        kernel = f64 ? jm_active->quats_to_matrices_f64 : jm_active->quats_to_matrices, in_floats = 4, out_floats = 9;
     } else if (strcmp(name, "matrices_to_quats") == 0) {
-        kernel = jm_active->matrices_to_quats, in_floats = 9, out_floats = 4;
+        kernel = f64 ? jm_active->matrices_to_quats_f64 : jm_active->matrices_to_quats, in_floats = 9, out_floats = 4;
     } else {
         return PyErr_Format(PyExc_ValueError, "unknown float32 kernel '%s'", name);
     }
-    if (PyArray_TYPE(src) != NPY_FLOAT32 || PyArray_TYPE(dst) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(src) ||
+    const int type = f64 ? NPY_FLOAT64 : NPY_FLOAT32;
+    const npy_intp item = f64 ? 8 : 4;
+    if (PyArray_TYPE(src) != type || PyArray_TYPE(dst) != type || !PyArray_IS_C_CONTIGUOUS(src) ||
         !PyArray_IS_C_CONTIGUOUS(dst) || !PyArray_ISWRITEABLE(dst) || PyArray_SIZE(src) % in_floats ||
         PyArray_SIZE(src) / in_floats != PyArray_SIZE(dst) / out_floats ||
         PyArray_SIZE(dst) % out_floats || jm_may_overlap(src, dst))
-        return PyErr_Format(PyExc_ValueError, "_convert_float32: src/dst must be separate C-contiguous float32 "
-                                              "arrays of matching record counts");
+        return PyErr_Format(PyExc_ValueError, "_convert_float32: src/dst must be separate C-contiguous arrays, both "
+                                              "float32 or both float64, of matching record counts");
     size_t n = (size_t)(PyArray_SIZE(src) / in_floats);
     if (n)
-        jm_run_kernel(kernel, PyArray_BYTES(src), in_floats * 4, PyArray_BYTES(dst), out_floats * 4, n);
+        jm_run_kernel(kernel, PyArray_BYTES(src), in_floats * item, PyArray_BYTES(dst), out_floats * item, n);
     Py_RETURN_NONE;
 }
 
@@ -87,6 +91,6 @@ PyMethodDef jm_convert_methods[] = {
      joints_to_mats_doc},
     {"mats_to_joints", (PyCFunction)(void (*)(void))py_mats_to_joints, METH_FASTCALL | METH_KEYWORDS,
      mats_to_joints_doc},
-    {"_convert_float32", py_convert_float32, METH_VARARGS, "Internal: run a float32 conversion kernel."},
+    {"_convert_float32", py_convert_float32, METH_VARARGS, "Internal: run a float32 or float64 conversion kernel."},
     {NULL, NULL, 0, NULL},
 };

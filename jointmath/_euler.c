@@ -5,8 +5,9 @@
 #include "_core.h"
 
 /*
- * _euler_float32(src, axes, intrinsic, degrees, to_quat) -> float32 (..., 4) quaternions from
- * (..., 3) angles (to_quat true) or (..., 3) angles from (..., 4) quaternions.
+ * _euler_float32(src, axes, intrinsic, degrees, to_quat) -> (..., 4) quaternions from (..., 3)
+ * angles (to_quat true) or (..., 3) angles from (..., 4) quaternions, float32 (the float32
+ * kernels) or float64 (their _f64 twins), the result in src's dtype.
  */
 static PyObject *py_euler_float32(PyObject *self, PyObject *args) {
     (void)self;
@@ -16,10 +17,11 @@ static PyObject *py_euler_float32(PyObject *self, PyObject *args) {
                           &degrees, &to_quat))
         return NULL;
     const int ndim = PyArray_NDIM(src_in), in_len = to_quat ? 3 : 4, out_len = to_quat ? 4 : 3;
-    if (PyArray_TYPE(src_in) != NPY_FLOAT32 || ndim < 1 || PyArray_DIM(src_in, ndim - 1) != in_len ||
+    const int type = PyArray_TYPE(src_in);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || ndim < 1 || PyArray_DIM(src_in, ndim - 1) != in_len ||
         axes[0] == axes[1] || axes[1] == axes[2] || axes[0] == axes[2] || (unsigned)axes[0] > 2 || (unsigned)axes[1] > 2 ||
         (unsigned)axes[2] > 2)
-        return PyErr_Format(PyExc_ValueError, "internal: _euler_float32 takes float32 (..., %d) and 3 distinct axes",
+        return PyErr_Format(PyExc_ValueError, "internal: _euler_float32 takes float32 or float64 (..., %d) and 3 distinct axes",
                             in_len);
     PyArrayObject *src = (PyArrayObject *)PyArray_GETCONTIGUOUS(src_in);
     if (!src)
@@ -28,18 +30,20 @@ static PyObject *py_euler_float32(PyObject *self, PyObject *args) {
     for (int d = 0; d < ndim; d++)
         dims[d] = PyArray_DIM(src, d);
     dims[ndim - 1] = out_len;
-    PyArrayObject *dst = (PyArrayObject *)PyArray_SimpleNew(ndim, dims, NPY_FLOAT32);
+    PyArrayObject *dst = (PyArrayObject *)PyArray_SimpleNew(ndim, dims, type);
     if (!dst) {
         Py_DECREF(src);
         return NULL;
     }
     const size_t n = (size_t)(PyArray_SIZE(src) / in_len);
-    jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
-    const float *in = (const float *)PyArray_DATA(src);
-    float *out = (float *)PyArray_DATA(dst);
     if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel(in, out, n, axes, intrinsic, degrees);
+        if (type == NPY_FLOAT64)
+            (to_quat ? jm_active->euler_to_quats_f64 : jm_active->quats_to_euler_f64)(
+                (const double *)PyArray_DATA(src), (double *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
+        else
+            (to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler)(
+                (const float *)PyArray_DATA(src), (float *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
         jm_restore_gil(saved);
     }
     Py_DECREF(src);

@@ -1,6 +1,6 @@
 """Euler angles <-> quaternions for the six Tait-Bryan orders.
 
-float32 runs the SIMD kernels (csrc/euler.c); float64 computes in float64 (jointmath.reference).
+float32 and float64 run the SIMD kernels (csrc/euler.c), float64 in float64.
 """
 import numpy as np
 
@@ -10,15 +10,11 @@ from ._arrays import _float_array
 
 def _euler_to_quat_one_order(angles, order, degrees):
     axes, intrinsic = reference._euler_axes(order)
-    if angles.dtype == np.float64:
-        return reference.euler_to_quat(angles, order, degrees)
     return _core._euler_float32(angles, tuple(axes), intrinsic, bool(degrees), True)
 
 
 def _quat_to_euler_one_order(q, order, degrees):
     axes, intrinsic = reference._euler_axes(order)
-    if q.dtype == np.float64:
-        return reference.quat_to_euler(q, order, degrees)
     return _core._euler_float32(q, tuple(axes), intrinsic, bool(degrees), False)
 
 
