@@ -1254,35 +1254,6 @@ JM_INLINE vd vd_scale_pow2(vd *v, int n) {
 }
 
 /*
- * vd_rsqrt: 1/sqrt(a) to about 1 ulp (measured <= 1.5 ulp) for a in [2^-120, 2^120], far cheaper
- * than a square root and a division on the SIMD paths: a hardware estimate (rsqrtps on the
- * float conversion, 12 bits, on SSE / AVX2; rsqrt14pd on AVX-512; frsqrte, 8 bits, on NEON)
- * then two third-order corrections y' = y (1 + e/2 + 3e^2/8), e = 1 - a y^2 (12 -> 36 -> 108
- * bits). Outside that range (zero, inf, NaN, or beyond float range on SSE / AVX2) the result is
- * not 1/sqrt(a): callers scale a into it first (vd_scale_pow2). The scalar path divides exactly.
- */
-JM_INLINE vd vd_rsqrt(vd a) {
-#if JM_ISA == JM_ISA_SCALAR
-    return 1.0 / sqrt(a);
-#else
-#if JM_ISA == JM_ISA_AVX512
-    vd y = _mm512_rsqrt14_pd(a);
-#elif JM_ISA == JM_ISA_AVX2
-    vd y = _mm256_cvtps_pd(_mm_rsqrt_ps(_mm256_cvtpd_ps(a)));
-#elif JM_ISA == JM_ISA_SSE
-    vd y = _mm_cvtps_pd(_mm_rsqrt_ps(_mm_cvtpd_ps(a)));
-#else
-    vd y = vrsqrteq_f64(a);
-#endif
-    for (int step = 0; step < 2; step++) {
-        vd e = vd_fnmadd(vd_mul(a, y), y, vd_set1(1.0));
-        y = vd_fmadd(vd_mul(y, e), vd_fmadd(e, vd_set1(0.375), vd_set1(0.5)), y);
-    }
-    return y;
-#endif
-}
-
-/*
  * vd_load_quads: for i in [0, JM_WD) read doubles [0, 4) at (base + i * stride) and return them
  * transposed: c0 lane i = first double of record i, ..., c3 lane i = fourth double.
  * vd_store_quads writes the inverse. stride is in bytes and may be anything (records of any
