@@ -216,8 +216,9 @@ void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const
  * three-part pi/2 (k p1 and k p2 exact for |k| < 2^20, so for |a| < 2^21 rad r is within
  * 2^-52 |r| + 2^-70 of the exact reduction). The quadrant comes from f = k/4 - round(k/4) in
  * {0, 1/4, +-1/2, -1/4} (exact): no integer lanes.
- * Accuracy: within 2.5e-16 of sin(h), cos(h) (measured 1.3e-16, tests/test_float64.py through
- * euler_to_quat). A NaN or infinite angle gives NaN.
+ * Accuracy: about 1 ulp of sin(h), cos(h) (the polynomials' < 1 ulp plus the reduction's
+ * rounding); checked through euler_to_quat (tests/test_float64.py). A NaN or infinite angle
+ * gives NaN.
  */
 JM_INLINE void half_angle_sin_cos_f64(vd a, int degrees, vd *sin_h, vd *cos_h) {
     vd h = vd_mul(a, vd_set1(0.5)), k, r;
@@ -273,7 +274,8 @@ JM_INLINE void times_elementary_f64(vd p[4], int a, vd s, vd c) {
  * euler_to_quats_f64: euler_to_quats on double[3] angles and double[4] quaternions: q = e0 e1 e2
  * (intrinsic) or e2 e1 e0 (extrinsic), the first factor as it is, then right products by
  * the other two (times_elementary_f64). Accuracy, float64: rotation angle error <= 4e-15 rad
- * against an extended-precision evaluation (2.3e-15 measured) for angles within +-720 degrees
+ * against an extended-precision evaluation (7.1e-16 measured over 720,000 triples, every order
+ * and path) for angles within +-720 degrees
  * (radians: +-4 pi), and up to 2^40 degrees or 2^20 radians, on every path
  * (tests/test_float64.py). A NaN or infinite angle gives a NaN quaternion in its own record.
  */
@@ -299,7 +301,8 @@ JM_INLINE void euler_f64_block(const char *src, char *dst, const int *axes, int 
  * atan(u) directly for u <= 0.66, else pi/4 + atan((small - big) / (small + big)) (the
  * difference exact: small > big / 2), by Cephes' rational approximation u + u z P(z) / Q(z),
  * z = u^2 (relative error 1.4e-16 on [-0.21, 0.66], checked against mpmath); then the octant.
- * atan2(0, 0) = 0. Within 4.5e-16 abs of atan2.
+ * atan2(0, 0) = 0. A few ulp of the result: the quotients and octant steps add up to four
+ * roundings at magnitudes <= pi.
  */
 JM_INLINE vd atan2_f64(vd y, vd x) {
     vd ay = vd_abs(y), ax = vd_abs(x);
@@ -331,9 +334,9 @@ JM_INLINE vd atan2_f64(vd y, vd x) {
  * jointmath.reference: the middle angle within 1e-7 rad of +-pi/2, tested as
  * |(c, d)| < tan(5e-8) |(a, b)| or the reverse; there the third angle is 0 and the first carries
  * the rest.
- * Accuracy, float64 (tests/test_float64.py, every path): the rotation of the angles, through
- * euler_to_quat, within 1e-14 rad of q's away from the lock band and at exact lock (middle angle
- * +-pi/2 to rounding). Inside the band the rule itself moves the rotation: setting the third
+ * Accuracy, float64 (tests/test_float64.py, every path): the rotation of the angles (evaluated
+ * in extended precision) within 1e-14 rad of q's away from the lock band and at exact lock
+ * (middle angle +-pi/2 to rounding); 1.0e-15 measured over 360,000 quaternions, every order. Inside the band the rule itself moves the rotation: setting the third
  * angle to 0 while the middle one is delta from +-pi/2 changes the rotation by up to about
  * delta * |third angle| (<= 1e-7 * pi), in every precision (scipy's as_euler alike); this is
  * the lock rule's cost, not rounding.

@@ -47,9 +47,11 @@ def euler_to_quat(angles, order, degrees=True):
     lowercase for extrinsic rotations (scipy's convention too). For (..., J, 3) arrays, a list
     of J orders gives each joint its own.
 
-    Returns (..., 4) in the dtype of `angles`. float32 runs the SIMD kernel: rotation error
-    <= 1e-6 rad against scipy (float64) for angles up to 720 degrees on every path; float64
-    computes in float64. A NaN or infinite angle gives a NaN quaternion in its own record.
+    Returns (..., 4) in the dtype of `angles`. float32 and float64 run the SIMD kernels: rotation
+    error <= 1e-6 rad in float32 against scipy (float64) for angles up to 720 degrees on every
+    path; <= 4e-15 rad in float64 against an extended-precision evaluation (7.1e-16 measured;
+    exact reduction up to 2^40 degrees or 2^20 radians). A NaN or infinite angle gives a NaN
+    quaternion in its own record.
 
     Raises TypeError (angles not a float array) or ValueError (angles not (..., 3), an order
     that is not one of the twelve, or a list of orders not one per joint).
@@ -73,7 +75,11 @@ def quat_to_euler(q, order, degrees=True):
     rotation within 1e-6 rad everywhere, also through euler_to_quat in float32 (7.6e-7 measured,
     middle angles next to +-90 degrees included; near the lock the outer angles are
     ill-conditioned and float32 may split them differently from scipy, never the rotation).
-    float64 computes in float64.
+    float64 runs the SIMD kernel too: the angles reproduce the rotation within 1e-14 rad
+    (1.0e-15 measured against an extended-precision evaluation) at any scale, away from gimbal
+    lock and at exact lock; inside the lock band (middle angle within 1e-7 rad of +-90 degrees
+    but not on it) setting the third angle to 0 moves the rotation by up to about twice the
+    middle angle's distance from +-90 degrees (<= 2e-7 rad, the rule's cost in any precision).
 
     Raises TypeError (q not a float array) or ValueError (q not (..., 4), an order that is not
     one of the twelve, or a list of orders not one per joint).
