@@ -132,3 +132,95 @@ void JM_FN(jm_quats_to_matrices)(const char *src, ptrdiff_t ss, char *dst, ptrdi
 void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(matrices_to_quats_block, src, ss, 36, dst, ds, 16, n);
 }
+
+/* ------------------------------------------------------------------- float64 -- */
+
+/* the squares of q's components in sq, and |q|^2 = xx + (yy + (zz + ww)) */
+JM_INLINE vd squares_f64(const vd q[4], vd sq[4]) {
+    for (int i = 0; i < 4; i++)
+        sq[i] = vd_mul(q[i], q[i]);
+    return vd_add(sq[0], vd_add(sq[1], vd_add(sq[2], sq[3])));
+}
+
+/* whether | |q|^2 - 1 | < 2^-28 (false for NaN): every quaternion normalised in float64 */
+JM_INLINE vdmask is_near_unit_f64(vd norm2) {
+    return vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(0x1p-28));
+}
+
+/*
+ * quat_to_rotation_f64: quat_to_rotation on float64 lanes, the same formula (ten products, the
+ * diagonal as a difference of squares, one scaling by h = 1 / |q|^2 each).
+ * For nearly unit q (| |q|^2 - 1 | < 2^-28, every quaternion normalised in float64) h is
+ * 2 - |q|^2: exact (Sterbenz), relative error (|q|^2 - 1)^2 < 2^-56. Any other q (a float32
+ * quaternion widened to float64 included) is first multiplied by the power of two that puts
+ * its largest |component| in [1, 2) (vd_scale_pow2, exact) and h is a correctly rounded
+ * division: every finite non-zero q, from 2^-1074 to DBL_MAX, gives its rotation; a zero q
+ * gives NaN (0 * 1/0), an inf or NaN component NaN, in its own record only (that step runs for
+ * blocks holding such a q; a lane's result never depends on its neighbours).
+ * Accuracy, float64: max abs element error <= 1e-15 against an extended-precision evaluation,
+ * unit q and any finite non-zero scale, every path (tests/test_float64.py; 4.5e-16 measured over
+ * 300,000 unit quaternions, 1.3e-16 over 2^-1074 ... DBL_MAX).
+ */
+JM_INLINE void quat_to_rotation_f64(vd x, vd y, vd z, vd w, vd r[9]) {
+    vd q[4] = {x, y, z, w}, sq[4];
+    vd norm2 = squares_f64(q, sq);
+    vdmask near_unit = is_near_unit_f64(norm2);
+    vd h;
+    if (JM_UNLIKELY(md_any(md_not(near_unit)))) {
+        vd scaled[4] = {x, y, z, w};
+        vd_scale_pow2(scaled, 4);
+        for (int i = 0; i < 4; i++)
+            q[i] = vd_select(near_unit, q[i], scaled[i]);
+        norm2 = squares_f64(q, sq);
+        h = vd_select(near_unit, vd_sub(vd_set1(2.0), norm2), vd_div(vd_set1(1.0), norm2));
+    } else {
+        h = vd_sub(vd_set1(2.0), norm2);
+    }
+    x = q[0], y = q[1], z = q[2], w = q[3];
+    vd xx = sq[0], yy = sq[1], zz = sq[2], ww = sq[3];
+    vd xy = vd_mul(x, y), xz = vd_mul(x, z), yz = vd_mul(y, z);
+    vd wx = vd_mul(w, x), wy = vd_mul(w, y), wz = vd_mul(w, z);
+    vd s = vd_add(h, h);
+    r[0] = vd_mul(vd_sub(vd_add(ww, xx), vd_add(yy, zz)), h);
+    r[1] = vd_mul(vd_sub(xy, wz), s);
+    r[2] = vd_mul(vd_add(xz, wy), s);
+    r[3] = vd_mul(vd_add(xy, wz), s);
+    r[4] = vd_mul(vd_sub(vd_add(ww, yy), vd_add(xx, zz)), h);
+    r[5] = vd_mul(vd_sub(yz, wx), s);
+    r[6] = vd_mul(vd_sub(xz, wy), s);
+    r[7] = vd_mul(vd_add(yz, wx), s);
+    r[8] = vd_mul(vd_sub(vd_add(ww, zz), vd_add(xx, yy)), h);
+}
+
+/*
+ * double[4] -> double[3][3]. A 72-byte matrix is written as the dquads at doubles 0..3, 4..7
+ * and 5..8: the last overlaps the second by three doubles of equal value and stays inside the
+ * record.
+ */
+JM_INLINE void quats_to_matrices_f64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds) {
+    vd q[4], r[9];
+    vd_load_quads(src, ss, &q[0], &q[1], &q[2], &q[3]);
+    quat_to_rotation_f64(q[0], q[1], q[2], q[3], r);
+    vd_store_quads(dst, ds, r[0], r[1], r[2], r[3]);
+    vd_store_quads(dst + 32, ds, r[4], r[5], r[6], r[7]);
+    vd_store_quads(dst + 40, ds, r[5], r[6], r[7], r[8]);
+}
+
+/* double[3][3] -> double[4], reading the same three dquads (rotation_to_quat_f64). */
+JM_INLINE void matrices_to_quats_f64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds) {
+    vd r[9], again5, again6, again7, q[4];
+    vd_load_quads(src, ss, &r[0], &r[1], &r[2], &r[3]);
+    vd_load_quads(src + 32, ss, &r[4], &r[5], &r[6], &r[7]);
+    vd_load_quads(src + 40, ss, &again5, &again6, &again7, &r[8]);
+    (void)again5, (void)again6, (void)again7;
+    rotation_to_quat_f64(r, q);
+    vd_store_quads(dst, ds, q[0], q[1], q[2], q[3]);
+}
+
+void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+    JM_FOR_BLOCKS_D(quats_to_matrices_f64_block, src, ss, 32, dst, ds, 72, n);
+}
+
+void JM_FN(jm_matrices_to_quats_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+    JM_FOR_BLOCKS_D(matrices_to_quats_f64_block, src, ss, 72, dst, ds, 32, n);
+}

@@ -59,4 +59,45 @@ JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
     *qw = v_mul(w, inv_norm);
 }
 
+/*
+ * rotation_to_quat_f64: rotation_to_quat on float64 lanes, for the float64 kernels.
+ *
+ * The same largest-divisor candidates, case choice (ties to the lowest of x, y, z, w) and
+ * positive divisor component; the four entries 4 c d (d the divisor component) are then
+ * normalised in one step: scaled by a power of two (vd_scale_pow2, exact) so that the sum of
+ * squares, in [1, 16), can neither overflow nor underflow, then multiplied by 1 / its square root
+ * (a square root and a division: an estimate with two third-order corrections instead measured
+ * 3-25 % slower on sse / avx2 / avx512, 1,024 matrices). Finite input
+ * gives a finite unit quaternion; NaN input NaN.
+ * Accuracy, float64, rotation input (the float64 rounding of a rotation): angle error
+ * <= 2e-15 rad and | |q| - 1 | <= 1e-15 against an extended-precision evaluation, including
+ * case boundaries and 180-degree rotations (tests/test_float64.py; 3.8e-16 rad and 3.2e-16
+ * measured over 300,000 rotations).
+ */
+JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
+    vd one = vd_set1(1.0);
+    vd t_x = vd_add(vd_sub(one, r[4]), vd_sub(r[0], r[8]));
+    vd t_y = vd_add(vd_sub(one, r[0]), vd_sub(r[4], r[8]));
+    vd t_z = vd_add(vd_sub(one, r[0]), vd_sub(r[8], r[4]));
+    vd t_w = vd_add(vd_add(one, r[0]), vd_add(r[4], r[8]));
+    vd xy_sum = vd_add(r[1], r[3]), xz_sum = vd_add(r[2], r[6]), yz_sum = vd_add(r[5], r[7]);
+    vd wx_diff = vd_sub(r[7], r[5]), wy_diff = vd_sub(r[2], r[6]), wz_diff = vd_sub(r[3], r[1]);
+
+    vdmask is_x = md_and(vd_ge(t_x, t_y), md_and(vd_ge(t_x, t_z), vd_ge(t_x, t_w)));
+    vdmask is_y = md_and(md_not(is_x), md_and(vd_ge(t_y, t_z), vd_ge(t_y, t_w)));
+    vdmask is_z = md_and(md_not(md_or(is_x, is_y)), vd_ge(t_z, t_w));
+
+    /* the table of rotation_to_quat: entry (case, component) = 4 * component * divisor */
+    q[0] = vd_select(is_x, t_x, vd_select(is_y, xy_sum, vd_select(is_z, xz_sum, wx_diff)));
+    q[1] = vd_select(is_x, xy_sum, vd_select(is_y, t_y, vd_select(is_z, yz_sum, wy_diff)));
+    q[2] = vd_select(is_x, xz_sum, vd_select(is_y, yz_sum, vd_select(is_z, t_z, wz_diff)));
+    q[3] = vd_select(is_x, wx_diff, vd_select(is_y, wy_diff, vd_select(is_z, wz_diff, t_w)));
+
+    vd_scale_pow2(q, 4);
+    vd norm2 = vd_fmadd(q[0], q[0], vd_fmadd(q[1], q[1], vd_fmadd(q[2], q[2], vd_mul(q[3], q[3]))));
+    vd inv_norm = vd_div(one, vd_sqrt(norm2));
+    for (int i = 0; i < 4; i++)
+        q[i] = vd_mul(q[i], inv_norm);
+}
+
 #endif /* JM_QUAT_MATH_H */

@@ -1052,22 +1052,368 @@ JM_INLINE vi v_round_quotient(vf a, vf b, vf c, vf *rest) {
 }
 #endif
 
+/* ------------------------------------------------------------- float64 lanes -- */
+/*
+ * vd: a vector of JM_WD doubles (double itself on the scalar path); vdmask: the result of a
+ * lane-wise comparison of vd, consumed by vd_select and the md_* mask ops.
+ *
+ *   path     JM_WD   vd               vdmask
+ *   scalar   1       double           int
+ *   sse      2       __m128d          __m128d
+ *   avx2     4       __m256d          __m256d
+ *   avx512   8       __m512d          __mmask8
+ *   neon     2       float64x2_t      uint64x2_t
+ *
+ * The ops mirror the float32 ones (v_add -> vd_add, m_and -> md_and, ...) with the same
+ * semantics: vd_min / vd_max return b when the two compare equal or either is NaN (minpd /
+ * maxpd); comparisons are ordered (false with a NaN); vd_select(m, a, b) takes a where m is set.
+ * vd_fmadd / vd_fnmadd are fused on AVX2, AVX-512 and NEON and a separate multiply and add on
+ * SSE and the scalar path (one more rounding: every float64 bound holds with either).
+ * Records of four doubles ("dquads", 32 bytes) move between memory and lanes with
+ * vd_load_quads / vd_store_quads: lane i belongs to record i of the block on EVERY path (no
+ * permutation, unlike the float32 AVX-512 order), by plain loads, shuffles and stores.
+ */
+#if JM_ISA == JM_ISA_AVX512
+#define JM_WD 8
+typedef __m512d vd;
+typedef __mmask8 vdmask;
+JM_INLINE vd vd_set1(double a) { return _mm512_set1_pd(a); }
+JM_INLINE vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
+JM_INLINE vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+JM_INLINE vd vd_mul(vd a, vd b) { return _mm512_mul_pd(a, b); }
+JM_INLINE vd vd_div(vd a, vd b) { return _mm512_div_pd(a, b); }
+JM_INLINE vd vd_min(vd a, vd b) { return _mm512_min_pd(a, b); }
+JM_INLINE vd vd_max(vd a, vd b) { return _mm512_max_pd(a, b); }
+JM_INLINE vd vd_sqrt(vd a) { return _mm512_sqrt_pd(a); }
+JM_INLINE vd vd_fmadd(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }   /* a*b + c */
+JM_INLINE vd vd_fnmadd(vd a, vd b, vd c) { return _mm512_fnmadd_pd(a, b, c); } /* c - a*b */
+/* to the nearest integer, ties to even */
+JM_INLINE vd vd_round(vd a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+JM_INLINE vd vd_xor(vd a, vd b) { return _mm512_xor_pd(a, b); }
+JM_INLINE vd vd_and(vd a, vd b) { return _mm512_and_pd(a, b); }
+JM_INLINE vdmask vd_gt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }
+JM_INLINE vdmask vd_ge(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_GE_OQ); }
+JM_INLINE vdmask vd_lt(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_LT_OQ); }
+JM_INLINE vdmask vd_eq(vd a, vd b) { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
+JM_INLINE vdmask md_and(vdmask a, vdmask b) { return (vdmask)(a & b); }
+JM_INLINE vdmask md_or(vdmask a, vdmask b) { return (vdmask)(a | b); }
+JM_INLINE vdmask md_not(vdmask a) { return (vdmask)~a; }
+JM_INLINE int md_any(vdmask m) { return m != 0; }
+JM_INLINE vd vd_select(vdmask m, vd a, vd b) { return _mm512_mask_blend_pd(m, b, a); }
+#elif JM_ISA == JM_ISA_AVX2
+#define JM_WD 4
+typedef __m256d vd;
+typedef __m256d vdmask;
+JM_INLINE vd vd_set1(double a) { return _mm256_set1_pd(a); }
+JM_INLINE vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
+JM_INLINE vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+JM_INLINE vd vd_mul(vd a, vd b) { return _mm256_mul_pd(a, b); }
+JM_INLINE vd vd_div(vd a, vd b) { return _mm256_div_pd(a, b); }
+JM_INLINE vd vd_min(vd a, vd b) { return _mm256_min_pd(a, b); }
+JM_INLINE vd vd_max(vd a, vd b) { return _mm256_max_pd(a, b); }
+JM_INLINE vd vd_sqrt(vd a) { return _mm256_sqrt_pd(a); }
+JM_INLINE vd vd_fmadd(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+JM_INLINE vd vd_fnmadd(vd a, vd b, vd c) { return _mm256_fnmadd_pd(a, b, c); }
+JM_INLINE vd vd_round(vd a) { return _mm256_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+JM_INLINE vd vd_xor(vd a, vd b) { return _mm256_xor_pd(a, b); }
+JM_INLINE vd vd_and(vd a, vd b) { return _mm256_and_pd(a, b); }
+JM_INLINE vdmask vd_gt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }
+JM_INLINE vdmask vd_ge(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_GE_OQ); }
+JM_INLINE vdmask vd_lt(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_LT_OQ); }
+JM_INLINE vdmask vd_eq(vd a, vd b) { return _mm256_cmp_pd(a, b, _CMP_EQ_OQ); }
+JM_INLINE vdmask md_and(vdmask a, vdmask b) { return _mm256_and_pd(a, b); }
+JM_INLINE vdmask md_or(vdmask a, vdmask b) { return _mm256_or_pd(a, b); }
+JM_INLINE vdmask md_not(vdmask a) { return _mm256_xor_pd(a, _mm256_castsi256_pd(_mm256_set1_epi32(-1))); }
+JM_INLINE int md_any(vdmask m) { return _mm256_movemask_pd(m) != 0; }
+JM_INLINE vd vd_select(vdmask m, vd a, vd b) { return _mm256_blendv_pd(b, a, m); }
+#elif JM_ISA == JM_ISA_SSE
+#define JM_WD 2
+typedef __m128d vd;
+typedef __m128d vdmask;
+JM_INLINE vd vd_set1(double a) { return _mm_set1_pd(a); }
+JM_INLINE vd vd_add(vd a, vd b) { return _mm_add_pd(a, b); }
+JM_INLINE vd vd_sub(vd a, vd b) { return _mm_sub_pd(a, b); }
+JM_INLINE vd vd_mul(vd a, vd b) { return _mm_mul_pd(a, b); }
+JM_INLINE vd vd_div(vd a, vd b) { return _mm_div_pd(a, b); }
+JM_INLINE vd vd_min(vd a, vd b) { return _mm_min_pd(a, b); }
+JM_INLINE vd vd_max(vd a, vd b) { return _mm_max_pd(a, b); }
+JM_INLINE vd vd_sqrt(vd a) { return _mm_sqrt_pd(a); }
+JM_INLINE vd vd_fmadd(vd a, vd b, vd c) { return _mm_add_pd(_mm_mul_pd(a, b), c); }
+JM_INLINE vd vd_fnmadd(vd a, vd b, vd c) { return _mm_sub_pd(c, _mm_mul_pd(a, b)); }
+JM_INLINE vd vd_round(vd a) { return _mm_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+JM_INLINE vd vd_xor(vd a, vd b) { return _mm_xor_pd(a, b); }
+JM_INLINE vd vd_and(vd a, vd b) { return _mm_and_pd(a, b); }
+JM_INLINE vdmask vd_gt(vd a, vd b) { return _mm_cmpgt_pd(a, b); }
+JM_INLINE vdmask vd_ge(vd a, vd b) { return _mm_cmpge_pd(a, b); }
+JM_INLINE vdmask vd_lt(vd a, vd b) { return _mm_cmplt_pd(a, b); }
+JM_INLINE vdmask vd_eq(vd a, vd b) { return _mm_cmpeq_pd(a, b); }
+JM_INLINE vdmask md_and(vdmask a, vdmask b) { return _mm_and_pd(a, b); }
+JM_INLINE vdmask md_or(vdmask a, vdmask b) { return _mm_or_pd(a, b); }
+JM_INLINE vdmask md_not(vdmask a) { return _mm_xor_pd(a, _mm_castsi128_pd(_mm_set1_epi32(-1))); }
+JM_INLINE int md_any(vdmask m) { return _mm_movemask_pd(m) != 0; }
+JM_INLINE vd vd_select(vdmask m, vd a, vd b) { return _mm_blendv_pd(b, a, m); }
+#elif JM_ISA == JM_ISA_NEON
+#define JM_WD 2
+typedef float64x2_t vd;
+typedef uint64x2_t vdmask;
+JM_INLINE vd vd_set1(double a) { return vdupq_n_f64(a); }
+JM_INLINE vd vd_add(vd a, vd b) { return vaddq_f64(a, b); }
+JM_INLINE vd vd_sub(vd a, vd b) { return vsubq_f64(a, b); }
+JM_INLINE vd vd_mul(vd a, vd b) { return vmulq_f64(a, b); }
+JM_INLINE vd vd_div(vd a, vd b) { return vdivq_f64(a, b); }
+/* minpd / maxpd semantics (b when the two compare equal or either is NaN), not fmin's */
+JM_INLINE vd vd_min(vd a, vd b) { return vbslq_f64(vcltq_f64(a, b), a, b); }
+JM_INLINE vd vd_max(vd a, vd b) { return vbslq_f64(vcgtq_f64(a, b), a, b); }
+JM_INLINE vd vd_sqrt(vd a) { return vsqrtq_f64(a); }
+JM_INLINE vd vd_fmadd(vd a, vd b, vd c) { return vfmaq_f64(c, a, b); }
+JM_INLINE vd vd_fnmadd(vd a, vd b, vd c) { return vfmsq_f64(c, a, b); }
+JM_INLINE vd vd_round(vd a) { return vrndnq_f64(a); }
+JM_INLINE vd vd_xor(vd a, vd b) { return vreinterpretq_f64_u64(veorq_u64(vreinterpretq_u64_f64(a), vreinterpretq_u64_f64(b))); }
+JM_INLINE vd vd_and(vd a, vd b) { return vreinterpretq_f64_u64(vandq_u64(vreinterpretq_u64_f64(a), vreinterpretq_u64_f64(b))); }
+JM_INLINE vdmask vd_gt(vd a, vd b) { return vcgtq_f64(a, b); }
+JM_INLINE vdmask vd_ge(vd a, vd b) { return vcgeq_f64(a, b); }
+JM_INLINE vdmask vd_lt(vd a, vd b) { return vcltq_f64(a, b); }
+JM_INLINE vdmask vd_eq(vd a, vd b) { return vceqq_f64(a, b); }
+JM_INLINE vdmask md_and(vdmask a, vdmask b) { return vandq_u64(a, b); }
+JM_INLINE vdmask md_or(vdmask a, vdmask b) { return vorrq_u64(a, b); }
+JM_INLINE vdmask md_not(vdmask a) { return vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(a))); }
+JM_INLINE int md_any(vdmask m) { return vmaxvq_u32(vreinterpretq_u32_u64(m)) != 0; }
+JM_INLINE vd vd_select(vdmask m, vd a, vd b) { return vbslq_f64(m, a, b); }
+#else
+#define JM_WD 1
+typedef double vd;
+typedef int vdmask;
+JM_INLINE vd vd_set1(double a) { return a; }
+JM_INLINE vd vd_add(vd a, vd b) { return a + b; }
+JM_INLINE vd vd_sub(vd a, vd b) { return a - b; }
+JM_INLINE vd vd_mul(vd a, vd b) { return a * b; }
+JM_INLINE vd vd_div(vd a, vd b) { return a / b; }
+JM_INLINE vd vd_min(vd a, vd b) { return a < b ? a : b; } /* b when equal or either is NaN, like minpd */
+JM_INLINE vd vd_max(vd a, vd b) { return a > b ? a : b; } /* likewise, like maxpd */
+JM_INLINE vd vd_sqrt(vd a) { return sqrt(a); }
+/* plain mul+add, as the float32 scalar path (fma is a library call on baseline x86-64) */
+JM_INLINE vd vd_fmadd(vd a, vd b, vd c) { return a * b + c; }
+JM_INLINE vd vd_fnmadd(vd a, vd b, vd c) { return c - a * b; }
+JM_INLINE vd vd_round(vd a) { return nearbyint(a); } /* the default mode: to nearest, ties to even */
+JM_INLINE vd vd_xor(vd a, vd b) {
+    uint64_t ia, ib;
+    memcpy(&ia, &a, 8);
+    memcpy(&ib, &b, 8);
+    ia ^= ib;
+    memcpy(&a, &ia, 8);
+    return a;
+}
+JM_INLINE vd vd_and(vd a, vd b) {
+    uint64_t ia, ib;
+    memcpy(&ia, &a, 8);
+    memcpy(&ib, &b, 8);
+    ia &= ib;
+    memcpy(&a, &ia, 8);
+    return a;
+}
+JM_INLINE vdmask vd_gt(vd a, vd b) { return a > b; }
+JM_INLINE vdmask vd_ge(vd a, vd b) { return a >= b; }
+JM_INLINE vdmask vd_lt(vd a, vd b) { return a < b; }
+JM_INLINE vdmask vd_eq(vd a, vd b) { return a == b; }
+JM_INLINE vdmask md_and(vdmask a, vdmask b) { return a & b; }
+JM_INLINE vdmask md_or(vdmask a, vdmask b) { return a | b; }
+JM_INLINE vdmask md_not(vdmask a) { return !a; }
+JM_INLINE int md_any(vdmask m) { return m != 0; }
+JM_INLINE vd vd_select(vdmask m, vd a, vd b) { return m ? a : b; }
+#endif
+
+/* a double from its IEEE-754 bit pattern */
+JM_INLINE double jm_double_from_bits(uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+JM_INLINE vd vd_abs(vd a) { return vd_and(a, vd_set1(jm_double_from_bits(0x7fffffffffffffffull))); }
+JM_INLINE vd vd_negate(vd a) { return vd_xor(a, vd_set1(-0.0)); }
+
+/*
+ * vd_scale_pow2: v_scale_pow2 for doubles. Multiplies v[0..n) by the power of two that puts the
+ * largest |v[i]| in [1, 2) and returns that largest |v[i]| as it was. Exact, so anything computed
+ * from the result is the same for every scale of the input (2^-1074 ... DBL_MAX), and sums of
+ * squares neither overflow nor underflow. A subnormal largest is first lifted by 2^64 (exactly);
+ * the scale 2^-e of the exponent-only value 2^e comes from flipping its 11 exponent bits
+ * (E -> 2047 - E is 2^(1 - e)) and halving. All zero: unchanged (the scale is capped at
+ * 2^1022). An inf: NaN (inf * 0); a NaN stays NaN.
+ */
+JM_INLINE vd vd_scale_pow2(vd *v, int n) {
+    vd largest = vd_abs(v[0]);
+    for (int i = 1; i < n; i++)
+        largest = vd_max(largest, vd_abs(v[i]));
+    const vd exponent_bits = vd_set1(jm_double_from_bits(0x7ff0000000000000ull));
+    vd lift = vd_select(vd_ge(largest, vd_set1(0x1p-1022)), vd_set1(1.0), vd_set1(0x1p64));
+    vd power = vd_and(vd_mul(largest, lift), exponent_bits); /* 2^floor(log2), 0 for zero, inf for inf */
+    vd scale = vd_min(vd_mul(vd_xor(power, exponent_bits), vd_set1(0.5)), vd_set1(0x1p1022));
+    for (int i = 0; i < n; i++)
+        v[i] = vd_mul(vd_mul(v[i], lift), scale);
+    return largest;
+}
+
+/*
+ * vd_load_quads: for i in [0, JM_WD) read doubles [0, 4) at (base + i * stride) and return them
+ * transposed: c0 lane i = first double of record i, ..., c3 lane i = fourth double.
+ * vd_store_quads writes the inverse. stride is in bytes and may be anything (records of any
+ * size, unaligned, negative strides). Records of 3 doubles go through staged buffers
+ * (JM_FOR_BLOCKS_D's tails) or overlapping quads (a 3x3 matrix as doubles 0..3, 4..7, 5..8).
+ */
+#if JM_ISA == JM_ISA_AVX512
+/* records r and r + 1 as one vector: a single 512-bit load when they are adjacent */
+JM_INLINE __m512d jm_load_dquad_pair(const char *p, ptrdiff_t s) {
+    if (s == 32)
+        return _mm512_loadu_pd((const double *)p);
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd((const double *)p)),
+                              _mm256_loadu_pd((const double *)(p + s)), 1);
+}
+JM_INLINE void jm_store_dquad_pair(char *p, ptrdiff_t s, __m512d v) {
+    if (s == 32) {
+        _mm512_storeu_pd((double *)p, v);
+        return;
+    }
+    _mm256_storeu_pd((double *)p, _mm512_castpd512_pd256(v));
+    _mm256_storeu_pd((double *)(p + s), _mm512_extractf64x4_pd(v, 1));
+}
+/*
+ * pairs (records 2k, 2k + 1) -> components, and back: the same two permutes each way. With
+ * z0 = [r0 r1], z1 = [r2 r3]: lo = [r0.0 r1.0 r2.0 r3.0  r0.1 r1.1 r2.1 r3.1], hi the same of
+ * doubles 2 and 3; then 256-bit halves of the lo / hi of the two pair groups combine.
+ */
+JM_INLINE void jm_transpose_dquads(__m512d z0, __m512d z1, __m512d z2, __m512d z3, vd *c0, vd *c1, vd *c2, vd *c3) {
+    const __m512i first = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13), second = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
+    __m512d lo_a = _mm512_permutex2var_pd(z0, first, z1), hi_a = _mm512_permutex2var_pd(z0, second, z1);
+    __m512d lo_b = _mm512_permutex2var_pd(z2, first, z3), hi_b = _mm512_permutex2var_pd(z2, second, z3);
+    *c0 = _mm512_shuffle_f64x2(lo_a, lo_b, _MM_SHUFFLE(1, 0, 1, 0));
+    *c1 = _mm512_shuffle_f64x2(lo_a, lo_b, _MM_SHUFFLE(3, 2, 3, 2));
+    *c2 = _mm512_shuffle_f64x2(hi_a, hi_b, _MM_SHUFFLE(1, 0, 1, 0));
+    *c3 = _mm512_shuffle_f64x2(hi_a, hi_b, _MM_SHUFFLE(3, 2, 3, 2));
+}
+JM_INLINE void vd_load_quads(const char *base, ptrdiff_t stride, vd *c0, vd *c1, vd *c2, vd *c3) {
+    jm_transpose_dquads(jm_load_dquad_pair(base, stride), jm_load_dquad_pair(base + 2 * stride, stride),
+                        jm_load_dquad_pair(base + 4 * stride, stride), jm_load_dquad_pair(base + 6 * stride, stride),
+                        c0, c1, c2, c3);
+}
+JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2, vd c3) {
+    /* the inverse: halves back to lo / hi groups, then the same permutes (their own inverse) */
+    __m512d lo_a = _mm512_shuffle_f64x2(c0, c1, _MM_SHUFFLE(1, 0, 1, 0));
+    __m512d lo_b = _mm512_shuffle_f64x2(c0, c1, _MM_SHUFFLE(3, 2, 3, 2));
+    __m512d hi_a = _mm512_shuffle_f64x2(c2, c3, _MM_SHUFFLE(1, 0, 1, 0));
+    __m512d hi_b = _mm512_shuffle_f64x2(c2, c3, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512i first = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13), second = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
+    jm_store_dquad_pair(base, stride, _mm512_permutex2var_pd(lo_a, first, hi_a));
+    jm_store_dquad_pair(base + 2 * stride, stride, _mm512_permutex2var_pd(lo_a, second, hi_a));
+    jm_store_dquad_pair(base + 4 * stride, stride, _mm512_permutex2var_pd(lo_b, first, hi_b));
+    jm_store_dquad_pair(base + 6 * stride, stride, _mm512_permutex2var_pd(lo_b, second, hi_b));
+}
+#elif JM_ISA == JM_ISA_AVX2
+/* doubles [k, k + 2) of records j (low half) and j + 2 (high half) */
+JM_INLINE __m256d jm_load_dpairs(const char *p, ptrdiff_t s) {
+    return _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd((const double *)p)),
+                                _mm_loadu_pd((const double *)(p + 2 * s)), 1);
+}
+JM_INLINE void vd_load_quads(const char *base, ptrdiff_t stride, vd *c0, vd *c1, vd *c2, vd *c3) {
+    __m256d front_02 = jm_load_dpairs(base, stride), front_13 = jm_load_dpairs(base + stride, stride);
+    __m256d back_02 = jm_load_dpairs(base + 16, stride), back_13 = jm_load_dpairs(base + stride + 16, stride);
+    *c0 = _mm256_unpacklo_pd(front_02, front_13);
+    *c1 = _mm256_unpackhi_pd(front_02, front_13);
+    *c2 = _mm256_unpacklo_pd(back_02, back_13);
+    *c3 = _mm256_unpackhi_pd(back_02, back_13);
+}
+JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2, vd c3) {
+    __m256d front_02 = _mm256_unpacklo_pd(c0, c1), front_13 = _mm256_unpackhi_pd(c0, c1);
+    __m256d back_02 = _mm256_unpacklo_pd(c2, c3), back_13 = _mm256_unpackhi_pd(c2, c3);
+    _mm256_storeu_pd((double *)base, _mm256_permute2f128_pd(front_02, back_02, 0x20));
+    _mm256_storeu_pd((double *)(base + stride), _mm256_permute2f128_pd(front_13, back_13, 0x20));
+    _mm256_storeu_pd((double *)(base + 2 * stride), _mm256_permute2f128_pd(front_02, back_02, 0x31));
+    _mm256_storeu_pd((double *)(base + 3 * stride), _mm256_permute2f128_pd(front_13, back_13, 0x31));
+}
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE void vd_load_quads(const char *base, ptrdiff_t stride, vd *c0, vd *c1, vd *c2, vd *c3) {
+    __m128d front_0 = _mm_loadu_pd((const double *)base), back_0 = _mm_loadu_pd((const double *)(base + 16));
+    __m128d front_1 = _mm_loadu_pd((const double *)(base + stride));
+    __m128d back_1 = _mm_loadu_pd((const double *)(base + stride + 16));
+    *c0 = _mm_unpacklo_pd(front_0, front_1);
+    *c1 = _mm_unpackhi_pd(front_0, front_1);
+    *c2 = _mm_unpacklo_pd(back_0, back_1);
+    *c3 = _mm_unpackhi_pd(back_0, back_1);
+}
+JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2, vd c3) {
+    _mm_storeu_pd((double *)base, _mm_unpacklo_pd(c0, c1));
+    _mm_storeu_pd((double *)(base + 16), _mm_unpacklo_pd(c2, c3));
+    _mm_storeu_pd((double *)(base + stride), _mm_unpackhi_pd(c0, c1));
+    _mm_storeu_pd((double *)(base + stride + 16), _mm_unpackhi_pd(c2, c3));
+}
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE void vd_load_quads(const char *base, ptrdiff_t stride, vd *c0, vd *c1, vd *c2, vd *c3) {
+    if (stride == 32) { /* two packed records: one de-interleaving load does the transpose */
+        float64x2x4_t v = vld4q_f64((const double *)base);
+        *c0 = v.val[0];
+        *c1 = v.val[1];
+        *c2 = v.val[2];
+        *c3 = v.val[3];
+        return;
+    }
+    float64x2_t front_0 = vld1q_f64((const double *)base), back_0 = vld1q_f64((const double *)(base + 16));
+    float64x2_t front_1 = vld1q_f64((const double *)(base + stride));
+    float64x2_t back_1 = vld1q_f64((const double *)(base + stride + 16));
+    *c0 = vzip1q_f64(front_0, front_1);
+    *c1 = vzip2q_f64(front_0, front_1);
+    *c2 = vzip1q_f64(back_0, back_1);
+    *c3 = vzip2q_f64(back_0, back_1);
+}
+JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2, vd c3) {
+    if (stride == 32) {
+        float64x2x4_t v = {{c0, c1, c2, c3}};
+        vst4q_f64((double *)base, v);
+        return;
+    }
+    vst1q_f64((double *)base, vzip1q_f64(c0, c1));
+    vst1q_f64((double *)(base + 16), vzip1q_f64(c2, c3));
+    vst1q_f64((double *)(base + stride), vzip2q_f64(c0, c1));
+    vst1q_f64((double *)(base + stride + 16), vzip2q_f64(c2, c3));
+}
+#else
+JM_INLINE void vd_load_quads(const char *base, ptrdiff_t stride, vd *c0, vd *c1, vd *c2, vd *c3) {
+    double q[4];
+    (void)stride;
+    memcpy(q, base, sizeof q); /* memcpy: records may be unaligned */
+    *c0 = q[0];
+    *c1 = q[1];
+    *c2 = q[2];
+    *c3 = q[3];
+}
+JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2, vd c3) {
+    double q[4] = {c0, c1, c2, c3};
+    (void)stride;
+    memcpy(base, q, sizeof q);
+}
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
- * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time.
- * The last n % JM_W records are copied into zeroed stack buffers, processed as one full block
+ * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time
+ * (float32 lanes); JM_FOR_BLOCKS_D the same JM_WD at a time (float64 lanes). The last records
+ * that do not fill a block are copied into zeroed stack buffers, processed as one full block
  * and copied back, so no path reads or writes past either array. in_size / out_size are the
- * record sizes in bytes (what the tail copies); the strides may be larger.
+ * record sizes in bytes (what the tail copies, at most JM_MAX_RECORD, or JM_MAX_RECORD_D for
+ * JM_FOR_BLOCKS_D: a double 3x4 matrix); the strides may be larger.
  */
 #define JM_MAX_RECORD 64
+#define JM_MAX_RECORD_D 96
 #define JM_FOR_BLOCKS(block, in, in_stride, in_size, out, out_stride, out_size, n)               \
+    JM_FOR_BLOCKS_OF(JM_W, JM_MAX_RECORD, block, in, in_stride, in_size, out, out_stride, out_size, n)
+#define JM_FOR_BLOCKS_D(block, in, in_stride, in_size, out, out_stride, out_size, n)             \
+    JM_FOR_BLOCKS_OF(JM_WD, JM_MAX_RECORD_D, block, in, in_stride, in_size, out, out_stride, out_size, n)
+#define JM_FOR_BLOCKS_OF(width, max_record, block, in, in_stride, in_size, out, out_stride, out_size, n) \
     do {                                                                                         \
         size_t jm_i_ = 0;                                                                        \
-        for (; jm_i_ + JM_W <= (n); jm_i_ += JM_W)                                               \
+        for (; jm_i_ + (width) <= (n); jm_i_ += (width))                                         \
             block((in) + (ptrdiff_t)jm_i_ * (in_stride), (in_stride),                            \
                   (out) + (ptrdiff_t)jm_i_ * (out_stride), (out_stride));                        \
         if (jm_i_ < (n)) {                                                                       \
-            char jm_in_[JM_W * JM_MAX_RECORD] = {0}, jm_out_[JM_W * JM_MAX_RECORD];              \
+            char jm_in_[(width) * (max_record)] = {0}, jm_out_[(width) * (max_record)];          \
             size_t jm_r_ = (n) - jm_i_;                                                          \
             for (size_t k = 0; k < jm_r_; k++)                                                   \
                 memcpy(jm_in_ + k * (in_size), (in) + (ptrdiff_t)(jm_i_ + k) * (in_stride),      \

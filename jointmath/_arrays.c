@@ -83,7 +83,7 @@ static PyObject *py_quat_to_matrix(PyObject *self, PyObject *const *args, Py_ssi
     if (jm_parse_args("quat_to_matrix", args, nargs, kwnames, names, 2, 1, slots) < 0)
         return NULL;
     return map_floats("quat_to_matrix", "q", slots[0], slots[1], 1, quat_core, 2, matrix_core,
-                      jm_active->quats_to_matrices, JM_F64(quats_to_matrices));
+                      jm_active->quats_to_matrices, jm_active->quats_to_matrices_f64);
 }
 
 PyDoc_STRVAR(matrix_to_quat_doc,
@@ -106,7 +106,7 @@ static PyObject *py_matrix_to_quat(PyObject *self, PyObject *const *args, Py_ssi
     if (jm_parse_args("matrix_to_quat", args, nargs, kwnames, names, 2, 1, slots) < 0)
         return NULL;
     return map_floats("matrix_to_quat", "m", slots[0], slots[1], 2, matrix_core, 1, quat_core,
-                      jm_active->matrices_to_quats, JM_F64(matrices_to_quats));
+                      jm_active->matrices_to_quats, jm_active->matrices_to_quats_f64);
 }
 
 /* ------------------------------------------------------------------ make_continuous -- */

@@ -71,7 +71,7 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
         !(dst = jm_new_array(ndim, dims, type)))
         goto done;
     const size_t n = (size_t)(PyArray_SIZE(dst) / (to_quat ? 4 : 3));
-    jm_euler_f64_kernel k64 = to_quat ? JM_F64(euler_to_quats) : JM_F64(quats_to_euler);
+    jm_euler_f64_kernel k64 = to_quat ? jm_active->euler_to_quats_f64 : jm_active->quats_to_euler_f64;
     if (n && type == NPY_FLOAT32) {
         jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
