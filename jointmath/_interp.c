@@ -1,7 +1,7 @@
 /*
  * _interp.c - boundary of the interpolation kernels (csrc/interp.c): slerp_joints and
- * lerp_joints on JOINT_QUAT arrays, the float32 entry point of slerp / nlerp on (..., 4)
- * arrays (jointmath/_interp.py), and the libm baseline the benchmarks compare against.
+ * lerp_joints on JOINT_QUAT arrays, the float32 / float64 entry point of slerp / nlerp on
+ * (..., 4) arrays (jointmath/_interp.py), and the libm baseline the benchmarks compare against.
  */
 #include "_core.h"
 
@@ -260,14 +260,14 @@ static PyObject *py_slerp_joints_libm(PyObject *self, PyObject *const *args, Py_
 
 /* ------------------------------------------- float32 kernels for the array API -- */
 
-/* A C-contiguous float32 array of 1 or n records of `floats` floats: its record stride (0 for
-   one record, which is then repeated), or -1. */
-static ptrdiff_t broadcast_stride(PyArrayObject *a, npy_intp n, npy_intp floats) {
-    if (PyArray_TYPE(a) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(a))
+/* A C-contiguous array of `type` (float32 or float64) holding 1 or n records of `floats`
+   floats: its record stride in bytes (0 for one record, which is then repeated), or -1. */
+static ptrdiff_t broadcast_stride(PyArrayObject *a, int type, npy_intp n, npy_intp floats) {
+    if (PyArray_TYPE(a) != type || !PyArray_IS_C_CONTIGUOUS(a))
         return -1;
     if (PyArray_SIZE(a) == floats)
         return 0;
-    return PyArray_SIZE(a) == n * floats ? (ptrdiff_t)(floats * 4) : -1;
+    return PyArray_SIZE(a) == n * floats ? (ptrdiff_t)(floats * PyArray_ITEMSIZE(a)) : -1;
 }
 
 /* No input overlaps out except one holding exactly out's elements (read before written). */
@@ -275,18 +275,25 @@ static int separate_or_same(PyArrayObject *in, PyArrayObject *out) {
     return !jm_may_overlap(in, out) || (PyArray_BYTES(in) == PyArray_BYTES(out) && PyArray_SIZE(in) == PyArray_SIZE(out));
 }
 
-/* Every fraction in [0, 1] (NaN refused), else a ValueError naming the first one outside. */
+/* Every fraction (float32 or float64) in [0, 1] (NaN refused), else a ValueError naming the first
+   one outside. */
 static int check_fractions(PyArrayObject *t) {
+    const int f64 = PyArray_TYPE(t) == NPY_FLOAT64;
     const float *v = (const float *)PyArray_DATA(t);
+    const double *vd = (const double *)PyArray_DATA(t);
     const npy_intp n = PyArray_SIZE(t);
     int inside = 1;
-    for (npy_intp i = 0; i < n; i++)
-        inside &= v[i] >= 0.0f && v[i] <= 1.0f;
+    if (f64)
+        for (npy_intp i = 0; i < n; i++)
+            inside &= vd[i] >= 0.0 && vd[i] <= 1.0;
+    else
+        for (npy_intp i = 0; i < n; i++)
+            inside &= v[i] >= 0.0f && v[i] <= 1.0f;
     if (inside)
         return 0;
     for (npy_intp i = 0; i < n; i++)
-        if (!(v[i] >= 0.0f && v[i] <= 1.0f)) {
-            PyObject *f = PyFloat_FromDouble(v[i]);
+        if (!(f64 ? vd[i] >= 0.0 && vd[i] <= 1.0 : v[i] >= 0.0f && v[i] <= 1.0f)) {
+            PyObject *f = PyFloat_FromDouble(f64 ? vd[i] : v[i]);
             if (f)
                 PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
             Py_XDECREF(f);
@@ -299,8 +306,9 @@ static int check_fractions(PyArrayObject *t) {
  * _blend_float32(kernel_name, q0, q1, t, out): kernel "slerp" or "nlerp" from float32 q0, q1
  * (C-contiguous, 1 or n quaternions) and t (C-contiguous float32, 1 or n values, checked to be
  * in [0, 1]) into out (C-contiguous float32, n quaternions; through a temporary when it
- * overlaps an input other than record for record). jointmath/_interp.py checks and broadcasts
- * the arguments first; the layout checks here only make a wrong internal call fail loudly.
+ * overlaps an input other than record for record); with float64 q0, q1, t and out, the float64
+ * kernels (slerp_quats_f64, nlerp_quats_f64). jointmath/_interp.py checks and broadcasts the
+ * arguments first; the layout checks here only make a wrong internal call fail loudly.
  */
 static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     (void)self;
@@ -309,19 +317,21 @@ static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "sO!O!O!O!", &name, &PyArray_Type, &q0, &PyArray_Type, &q1, &PyArray_Type, &t,
                           &PyArray_Type, &out))
         return NULL;
+    const int f64 = PyArray_TYPE(q0) == NPY_FLOAT64, type = f64 ? NPY_FLOAT64 : NPY_FLOAT32;
     jm_quat_blend_kernel kernel;
     if (strcmp(name, "slerp") == 0)
-        kernel = jm_active->slerp_quats;
+        kernel = f64 ? jm_active->slerp_quats_f64 : jm_active->slerp_quats;
     else if (strcmp(name, "nlerp") == 0)
-        kernel = jm_active->nlerp_quats;
+        kernel = f64 ? jm_active->nlerp_quats_f64 : jm_active->nlerp_quats;
     else
         return PyErr_Format(PyExc_ValueError, "unknown float32 kernel '%s'", name);
     const npy_intp n = PyArray_SIZE(out) / 4;
-    const ptrdiff_t s0 = broadcast_stride(q0, n, 4), s1 = broadcast_stride(q1, n, 4), ts = broadcast_stride(t, n, 1);
-    if (PyArray_TYPE(out) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out) ||
+    const ptrdiff_t s0 = broadcast_stride(q0, type, n, 4), s1 = broadcast_stride(q1, type, n, 4),
+                    ts = broadcast_stride(t, type, n, 1);
+    if (PyArray_TYPE(out) != type || !PyArray_IS_C_CONTIGUOUS(out) || !PyArray_ISWRITEABLE(out) ||
         PyArray_SIZE(out) % 4 || s0 < 0 || s1 < 0 || ts < 0)
-        return PyErr_Format(PyExc_ValueError, "_blend_float32: q0, q1, t and out must be C-contiguous float32 arrays "
-                                              "of 1 or n records each, out writeable");
+        return PyErr_Format(PyExc_ValueError, "_blend_float32: q0, q1, t and out must be C-contiguous arrays of one "
+                                              "dtype, float32 or float64, of 1 or n records each, out writeable");
     if (check_fractions(t) < 0)
         return NULL;
     PyArrayObject *dst = out;
@@ -333,8 +343,8 @@ static PyObject *py_blend_float32(PyObject *self, PyObject *args) {
     if (n) {
         const int release = n >= GIL_RELEASE_MIN_RECORDS;
         PyThreadState *saved = jm_release_gil(release);
-        kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(dst), 16,
-               (size_t)n);
+        kernel(PyArray_BYTES(q0), s0, PyArray_BYTES(q1), s1, PyArray_BYTES(t), ts, PyArray_BYTES(dst),
+               4 * (ptrdiff_t)PyArray_ITEMSIZE(dst), (size_t)n);
         jm_restore_gil(saved);
     }
     if (dst != out) {
@@ -352,6 +362,6 @@ PyMethodDef jm_interp_methods[] = {
     {"_slerp_joints_libm", (PyCFunction)(void (*)(void))py_slerp_joints_libm, METH_FASTCALL | METH_KEYWORDS,
      "_slerp_joints_libm(joints, blend, t, out=None)\n--\n\n"
      "Internal: the commonly used libm slerp (acos, sin), one joint at a time, as the benchmark baseline."},
-    {"_blend_float32", py_blend_float32, METH_VARARGS, "Internal: run a float32 slerp / nlerp kernel."},
+    {"_blend_float32", py_blend_float32, METH_VARARGS, "Internal: run a float32 or float64 slerp / nlerp kernel."},
     {NULL, NULL, 0, NULL},
 };

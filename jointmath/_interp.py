@@ -1,8 +1,8 @@
 """slerp / nlerp on plain (..., 4) quaternion arrays: argument checks, broadcasting, and the
-float32 (SIMD kernels) / float64 (jointmath.reference) routing."""
+SIMD kernels (float32, or their float64 twins)."""
 import numpy as np
 
-from . import _core, reference
+from . import _core
 from ._arrays import _checked_out, _float_array
 
 
@@ -23,16 +23,16 @@ def _fractions(t, check_range):
     return arr
 
 
-def _operand(a, shape, record_size):
-    """``a`` as a C-contiguous float32 array for the kernel: a single record stays one record
+def _operand(a, shape, record_size, dtype):
+    """``a`` as a C-contiguous ``dtype`` array for the kernel: a single record stays one record
     (the kernel repeats it), anything else is broadcast to ``shape`` (copied only if needed)."""
-    a = np.ascontiguousarray(a, dtype=np.float32)
+    a = np.ascontiguousarray(a, dtype=dtype)
     if a.size == record_size or a.shape == shape:
         return a
     return np.ascontiguousarray(np.broadcast_to(a, shape))
 
 
-def _blend(kernel, reference_func, q0, q1, t, out):
+def _blend(kernel, q0, q1, t, out):
     q0 = _float_array(q0, "q0", (4,))
     q1 = _float_array(q1, "q1", (4,))
     if q1.dtype != q0.dtype:
@@ -46,14 +46,12 @@ def _blend(kernel, reference_func, q0, q1, t, out):
         raise ValueError(f"q0, q1 and t do not broadcast together: leading shapes {q0.shape[:-1]}, "
                          f"{q1.shape[:-1]} and t shape {t.shape}") from None
     shape = lead + (4,)
-    out = _checked_out(out, shape, q0.dtype)
-    if q0.dtype == np.float64:
-        result = reference_func(q0, q1, t)  # NumPy broadcasting gives `shape`
-    else:
-        a, b, tt = _operand(q0, shape, 4), _operand(q1, shape, 4), _operand(t, lead, 1)
-        # the kernel checks t and goes through a temporary if out overlaps an input
-        result = out if out is not None and out.flags.c_contiguous else np.empty(shape, np.float32)
-        _core._blend_float32(kernel, a, b, tt, result)
+    dtype = q0.dtype
+    out = _checked_out(out, shape, dtype)
+    a, b, tt = _operand(q0, shape, 4, dtype), _operand(q1, shape, 4, dtype), _operand(t, lead, 1, dtype)
+    # the kernel checks t and goes through a temporary if out overlaps an input
+    result = out if out is not None and out.flags.c_contiguous else np.empty(shape, dtype)
+    _core._blend_float32(kernel, a, b, tt, result)
     if out is None:
         return result
     if result is not out:
@@ -86,7 +84,7 @@ def slerp(q0, q1, t, out=None):
     Raises TypeError for non-arrays, non-float dtypes or mixed dtypes, ValueError for shapes
     that are not (..., 4) or do not broadcast, t outside [0, 1] or NaN, and bad ``out``.
     """
-    return _blend("slerp", reference.slerp, q0, q1, t, out)
+    return _blend("slerp", q0, q1, t, out)
 
 
 def nlerp(q0, q1, t, out=None):
@@ -103,4 +101,4 @@ def nlerp(q0, q1, t, out=None):
     float32 sums could overflow or underflow are computed in double); float64 computes in
     float64 from mantissas and exponents (jointmath.reference.nlerp).
     """
-    return _blend("nlerp", reference.nlerp, q0, q1, t, out)
+    return _blend("nlerp", q0, q1, t, out)
