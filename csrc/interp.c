@@ -694,21 +694,31 @@ JM_INLINE vd arc_sign_f64(vd d) { return vd_select(vd_lt(d, vd_set1(0.0)), vd_se
  * ones are parallel after the sign flip. Every lane divides by at least 1 and takes the square root
  * of a non-negative number: no NaN from finite input.
  */
-JM_INLINE void slerp_weights_f64(vd d, vd sign, vd t, vd *w0, vd *w1) {
+JM_INLINE void slerp_weights_f64(int groups, const vd *d, const vd *sign, const vd *t, vd *w0, vd *w1) {
     const vd one = vd_set1(1.0);
-    vd c = vd_min(vd_abs(d), one);
-    vd sin_omega = vd_sqrt(vd_mul(vd_sub(one, c), vd_add(one, c)));
-    vdmask wide = vd_lt(c, sin_omega); /* omega > pi/4 */
-    vd numerator = vd_select(wide, c, sin_omega), denominator = vd_add(one, vd_select(wide, sin_omega, c));
-    vd also = vd_select(wide, sin_omega, one); /* wide: 1 / sin(omega) from the same reciprocal */
-    vd reciprocal = vd_div(one, vd_mul(denominator, also));
-    vd y = vd_mul(vd_mul(numerator, also), reciprocal), y2 = vd_mul(y, y);
-    vd atan_ratio = atanc_f64(y2), two_atan = vd_mul(vd_add(y, y), atan_ratio);
-    vd omega = vd_select(wide, vd_sub(vd_set1(1.5707963267948966), two_atan), two_atan);
-    vd k = vd_select(wide, vd_mul(omega, vd_mul(denominator, reciprocal)), vd_fmadd(atan_ratio, y2, atan_ratio));
-    vd rest = vd_sub(one, t), t_omega = vd_mul(t, omega), rest_omega = vd_mul(rest, omega);
-    *w0 = vd_mul(vd_mul(rest, k), sinc_f64(vd_mul(rest_omega, rest_omega)));
-    *w1 = vd_xor(vd_mul(vd_mul(t, k), sinc_f64(vd_mul(t_omega, t_omega))), sign);
+    vd c[GROUPS], sin_omega[GROUPS], numerator[GROUPS], denominator[GROUPS], also[GROUPS], reciprocal[GROUPS];
+    vd y[GROUPS], y2[GROUPS], atan_ratio[GROUPS], two_atan[GROUPS], omega[GROUPS], k[GROUPS], rest[GROUPS];
+    vd t_omega[GROUPS], rest_omega[GROUPS];
+    vdmask wide[GROUPS];
+    EACH(c[g] = vd_min(vd_abs(d[g]), one));
+    EACH(sin_omega[g] = vd_sqrt(vd_mul(vd_sub(one, c[g]), vd_add(one, c[g]))));
+    EACH(wide[g] = vd_lt(c[g], sin_omega[g])); /* omega > pi/4 */
+    EACH(numerator[g] = vd_select(wide[g], c[g], sin_omega[g]));
+    EACH(denominator[g] = vd_add(one, vd_select(wide[g], sin_omega[g], c[g])));
+    EACH(also[g] = vd_select(wide[g], sin_omega[g], one)); /* wide: 1 / sin(omega) from the same reciprocal */
+    EACH(reciprocal[g] = vd_div(one, vd_mul(denominator[g], also[g])));
+    EACH(y[g] = vd_mul(vd_mul(numerator[g], also[g]), reciprocal[g]));
+    EACH(y2[g] = vd_mul(y[g], y[g]));
+    EACH(atan_ratio[g] = atanc_f64(y2[g]));
+    EACH(two_atan[g] = vd_mul(vd_add(y[g], y[g]), atan_ratio[g]));
+    EACH(omega[g] = vd_select(wide[g], vd_sub(vd_set1(1.5707963267948966), two_atan[g]), two_atan[g]));
+    EACH(k[g] = vd_select(wide[g], vd_mul(omega[g], vd_mul(denominator[g], reciprocal[g])),
+                          vd_fmadd(atan_ratio[g], y2[g], atan_ratio[g])));
+    EACH(rest[g] = vd_sub(one, t[g]));
+    EACH(t_omega[g] = vd_mul(t[g], omega[g]));
+    EACH(rest_omega[g] = vd_mul(rest[g], omega[g]));
+    EACH(w0[g] = vd_mul(vd_mul(rest[g], k[g]), sinc_f64(vd_mul(rest_omega[g], rest_omega[g]))));
+    EACH(w1[g] = vd_xor(vd_mul(vd_mul(t[g], k[g]), sinc_f64(vd_mul(t_omega[g], t_omega[g]))), sign[g]));
 }
 
 /*
@@ -804,47 +814,65 @@ JM_INLINE vd load_fractions_f64(const char *t, ptrdiff_t ts) {
 }
 
 /*
- * One block of JM_WD double[4] records at x + i * xs for x = a, b, out, fractions at t + i * ts:
- * slerp or nlerp, then t = 0 gives a and t = 1 the arc's end, b or -b, exactly. Every load
- * happens before the first store (out may be a or b itself).
+ * `groups` blocks of JM_WD double[4] records side by side (as quats_blocks: the blocks' long
+ * dependency chains overlap), block g at x + (g JM_WD + i) * xs for x = a, b, out and fractions
+ * at t + (g JM_WD + i) * ts: slerp or nlerp, then t = 0 gives a and t = 1 the arc's end, b or -b,
+ * exactly. Every load happens before the first store (out may be a or b itself).
  */
-JM_INLINE void quats_block_f64(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
-                               ptrdiff_t ts, char *o, ptrdiff_t os) {
-    vd qa[4], qb[4], q[4], w0, w1;
-    vd_load_quads(a, as, &qa[0], &qa[1], &qa[2], &qa[3]);
-    vd_load_quads(b, bs, &qb[0], &qb[1], &qb[2], &qb[3]);
-    const vd tv = load_fractions_f64(t, ts), d = dot4_f64(qa, qb);
-    vd sign = arc_sign_f64(d);
+JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
+                                const char *t, ptrdiff_t ts, char *o, ptrdiff_t os) {
+    vd qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS], d[GROUPS], sign[GROUPS], w0[GROUPS], w1[GROUPS];
+#define GROUP_OFFSET(xs, g) ((ptrdiff_t)((g) * JM_WD) * (xs))
+    for (int g = 0; g < groups; g++) {
+        vd_load_quads(a + GROUP_OFFSET(as, g), as, &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
+        vd_load_quads(b + GROUP_OFFSET(bs, g), bs, &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
+        tv[g] = load_fractions_f64(t + GROUP_OFFSET(ts, g), ts);
+    }
+    EACH(d[g] = dot4_f64(qa[g], qb[g]));
+    EACH(sign[g] = arc_sign_f64(d[g]));
     if (mode == SLERP) {
-        slerp_weights_f64(d, sign, tv, &w0, &w1);
+        slerp_weights_f64(groups, d, sign, tv, w0, w1);
     } else {
-        w0 = vd_sub(vd_set1(1.0), tv);
-        w1 = vd_xor(tv, sign);
+        EACH(w0[g] = vd_sub(vd_set1(1.0), tv[g]));
+        EACH(w1[g] = vd_xor(tv[g], sign[g]));
     }
     for (int k = 0; k < 4; k++)
-        q[k] = vd_fmadd(w1, qb[k], vd_mul(w0, qa[k]));
+        EACH(q[g][k] = vd_fmadd(w1[g], qb[g][k], vd_mul(w0[g], qa[g][k])));
     if (mode == NLERP) {
-        vd n2 = dot4_f64(q, q), inv_norm = vd_div(vd_set1(1.0), vd_sqrt(n2));
+        vd n2[GROUPS], inv_norm[GROUPS];
+        EACH(n2[g] = dot4_f64(q[g], q[g]));
+        EACH(inv_norm[g] = vd_div(vd_set1(1.0), vd_sqrt(n2[g])));
         for (int k = 0; k < 4; k++)
-            q[k] = vd_mul(q[k], inv_norm);
-        vdmask redo = nlerp_out_of_range_f64(d, n2);
-        if (JM_UNLIKELY(md_any(redo)))
-            nlerp_redo_scaled(redo, tv, qa, qb, q, &sign);
+            EACH(q[g][k] = vd_mul(q[g][k], inv_norm[g]));
+        for (int g = 0; g < groups; g++) {
+            vdmask redo = nlerp_out_of_range_f64(d[g], n2[g]);
+            if (JM_UNLIKELY(md_any(redo)))
+                nlerp_redo_scaled(redo, tv[g], qa[g], qb[g], q[g], &sign[g]);
+        }
     }
-    vdmask at_start = md_not(vd_gt(tv, vd_set1(0.0))), at_end = vd_ge(tv, vd_set1(1.0));
-    for (int k = 0; k < 4; k++)
-        q[k] = vd_select(at_start, qa[k], vd_select(at_end, vd_xor(qb[k], sign), q[k]));
-    vd_store_quads(o, os, q[0], q[1], q[2], q[3]);
+    for (int g = 0; g < groups; g++) {
+        vdmask at_start = md_not(vd_gt(tv[g], vd_set1(0.0))), at_end = vd_ge(tv[g], vd_set1(1.0));
+        if (md_any(md_or(at_start, at_end))) /* skipped by blocks of inner fractions only */
+            for (int k = 0; k < 4; k++)
+                q[g][k] = vd_select(at_start, qa[g][k], vd_select(at_end, vd_xor(qb[g][k], sign[g]), q[g][k]));
+    }
+    for (int g = 0; g < groups; g++)
+        vd_store_quads(o + GROUP_OFFSET(os, g), os, q[g][0], q[g][1], q[g][2], q[g][3]);
+#undef GROUP_OFFSET
 }
 
-/* n records, JM_WD at a time; the last n % JM_WD through stack copies whose spare lanes repeat
-   the last record (nothing read or written past the arrays, no spare lane on the cold path). */
+/* n records, GROUPS * JM_WD and then JM_WD at a time; the last n % JM_WD through stack copies whose
+   spare lanes repeat the last record (nothing read or written past the arrays, no spare lane on
+   the cold path). */
 JM_INLINE void quats_run_f64(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
                              ptrdiff_t ts, char *o, ptrdiff_t os, size_t n) {
     size_t i = 0;
+    for (; i + GROUPS * JM_WD <= n; i += GROUPS * JM_WD)
+        quats_blocks_f64(mode, GROUPS, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts,
+                         ts, o + (ptrdiff_t)i * os, os);
     for (; i + JM_WD <= n; i += JM_WD)
-        quats_block_f64(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
-                        o + (ptrdiff_t)i * os, os);
+        quats_blocks_f64(mode, 1, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, t + (ptrdiff_t)i * ts, ts,
+                         o + (ptrdiff_t)i * os, os);
     if (i < n) {
         char qa[JM_WD * 32], qb[JM_WD * 32], qo[JM_WD * 32], tt[JM_WD * 8];
         const size_t r = n - i;
@@ -854,7 +882,7 @@ JM_INLINE void quats_run_f64(int mode, const char *a, ptrdiff_t as, const char *
             memcpy(qb + 32 * k, b + j * bs, 32);
             memcpy(tt + 8 * k, t + j * ts, 8);
         }
-        quats_block_f64(mode, qa, 32, qb, 32, tt, 8, qo, 32);
+        quats_blocks_f64(mode, 1, qa, 32, qb, 32, tt, 8, qo, 32);
         for (size_t k = 0; k < r; k++)
             memcpy(o + (ptrdiff_t)(i + k) * os, qo + 32 * k, 32);
     }
