@@ -1,7 +1,8 @@
 """Slerp / nlerp between joint lists and quaternion arrays: per-joint times on every ISA path,
 against the commonly used libm slerp (acos, sin; the project's scalar baseline), scipy's pairwise
 route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
-per joint (the memory bound: two joint lists in). Run: python benchmarks/bench_interp.py [--quick]
+per joint (the memory bound: two joint lists in); float64 slerp / nlerp against the float32
+kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick]
 """
 
 import numpy as np
@@ -108,11 +109,58 @@ def bench_arrays(n, rng):
     print_table("quaternion arrays (..., 4) float32, per-element t", n, rows, "slerp(q0, q1, t[i]) scalar")
 
 
+SCIPY_PAIRWISE = "scipy per-element route, float64"
+
+
+def scipy_pairwise(q0, q1, t):
+    """scipy's route to slerp(q0[i], q1[i], t[i]) for every i at once, from and to quaternions:
+    r0 * exp(t log(r0^-1 r1)), the rotation vectors of Rotation (what Slerp does per key pair,
+    vectorised over the pairs; Slerp itself takes one pair of keys per object)."""
+    r0 = Rotation.from_quat(q0)
+    return (r0 * Rotation.from_rotvec(t[:, None] * (r0.inv() * Rotation.from_quat(q1)).as_rotvec())).as_quat()
+
+
+def bench_float64(n, rng):
+    """float64 slerp / nlerp against the float32 kernels (ratios of back-to-back medians per path)
+    and against scipy's per-element route."""
+    q0, q1 = random_quats(n, rng).astype(np.float64), random_quats(n, rng).astype(np.float64)
+    q0 /= np.linalg.norm(q0, axis=1, keepdims=True)
+    q1 /= np.linalg.norm(q1, axis=1, keepdims=True)
+    t = rng.uniform(0, 1, n)
+    a32, b32, t32 = q0.astype(np.float32), q1.astype(np.float32), t.astype(np.float32)
+    out64, out32 = np.empty_like(q0), np.empty_like(a32)
+    calls = {"slerp t[i]": (lambda: jm.slerp(q0, q1, t, out=out64), lambda: jm.slerp(a32, b32, t32, out=out32)),
+             "slerp t=0.3": (lambda: jm.slerp(q0, q1, T, out=out64), lambda: jm.slerp(a32, b32, T, out=out32)),
+             "nlerp t[i]": (lambda: jm.nlerp(q0, q1, t, out=out64), lambda: jm.nlerp(a32, b32, t32, out=out32))}
+    rows = []
+    for name, (f64, f32) in calls.items():
+        rows += isa_rows(f"{name} float64", f64)
+        rows += isa_rows(f"{name} float32", f32)
+    m = min(n, 1 << 16)  # scipy's route costs microseconds per pair: timed on the first m pairs
+    if Rotation is not None:
+        rows.append((SCIPY_PAIRWISE, median_seconds(lambda: scipy_pairwise(q0[:m], q1[:m], t[:m])) * n / m))
+    print_table("float64 quaternion arrays (..., 4), out= given", n, rows, "slerp t[i] float64 scalar")
+    print("  float64 / float32 time, medians of 31 back-to-back ratios"
+          + (f"; scipy's route / float64 slerp t[i] on the first {m:,} pairs, median of 11" if Rotation else "") + ":")
+    before = jm.isa()
+    for isa in jm.available_isas():
+        _core._set_isa(isa)
+        ratios = ", ".join(f"{name} {median_ratio(f64, f32):.2f}" for name, (f64, f32) in calls.items())
+        line = f"    {isa}: {ratios}"
+        if Rotation is not None:
+            scipy_ratio = median_ratio(lambda: scipy_pairwise(q0[:m], q1[:m], t[:m]),
+                                       lambda: jm.slerp(q0[:m], q1[:m], t[:m], out=out64[:m]), rounds=11)
+            line += f"; scipy's route {scipy_ratio:.0f}x"
+        print(line)
+    _core._set_isa(before)
+
+
 def main():
     args, rng = start(__doc__, "only 1,024 joints")
     for n in [1024] if args.quick else [1024, 1 << 20]:
         bench_joints(n, rng)
         bench_arrays(n, rng)
+        bench_float64(n, rng)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Fits the polynomial coefficients of csrc/interp.c (run: python benchmarks/fit_interp_polys.py).
+"""Fits the polynomial coefficients of csrc/interp.c (run: python benchmarks/fit_interp_polys.py
+[--float64]).
 
 sinc_0_half_pi: sin(x) / x = 1 + s P(s), s = x^2, x in [0, pi/2]
 atanc_0_1:      atan(a) / a = 1 + s Q(s), s = a^2, a in [0, 1]
@@ -6,6 +7,14 @@ atanc_0_1:      atan(a) / a = 1 + s Q(s), s = a^2, a in [0, 1]
 Both are minimax fits in RELATIVE error (the slerp weights multiply them, so relative error is
 what reaches the result), by Lawson's iteratively reweighted least squares in float64. The
 coefficients are rounded to float32 and the float32 evaluation is checked on a dense grid.
+
+float64 (sinc_f64, atanc_f64: the float64 kernels jm_slerp_quats_f64):
+sinc_f64:       sin(x) / x = 1 + s P(s), s = x^2, x in [0, pi/2]        (8 coefficients)
+atanc_f64:      atan(y) / y = 1 + s Q(s), s = y^2, y in [0, tan(pi/8)]  (11 coefficients)
+float64 needs more than float64 arithmetic to fit: P and Q are Chebyshev fits of
+(f(x) / x - 1) / s in s, made and checked with mpmath at 50 digits (near-minimax; the relative
+error of 1 + s P is s times P's absolute error), the check with the coefficients rounded to
+double. `--float64` prints only these (needs mpmath).
 
 FIXED_T_FIT (the slerp with one t for every lane): the weight sin(t w) / sin(w), w in [0, pi/2],
 as sum_k c_k(t) u^k with u = 2 cos(w) - 1 and c_k(t) = t sum_j A[k][j] t^(2j): a minimax fit in
@@ -95,7 +104,46 @@ def fit_fixed_t(iterations=200):
     return table, worst64, worst32
 
 
+def fit_float64(name, func, s_max, terms, dps=50, checks=4000):
+    """(coefficients of P highest first, rounded to double; max relative error of 1 + s P(s) with
+    them against func(x) / x, x = sqrt(s), on a grid of s in (0, s_max]), all in mpmath."""
+    import mpmath as mp
+
+    mp.mp.dps = dps
+
+    def g(s):
+        x = mp.sqrt(s if s else mp.mpf(10) ** -40)
+        return (func(x) / x - 1) / x**2
+
+    coefficients = [float(c) for c in mp.chebyfit(g, [0, s_max], terms)]
+    worst = mp.mpf(0)
+    for k in range(1, checks + 1):
+        s = s_max * k / checks
+        p = mp.mpf(0)
+        for c in coefficients:
+            p = p * s + c
+        x = mp.sqrt(s)
+        worst = max(worst, abs((1 + s * p) / (func(x) / x) - 1))
+    return coefficients, float(worst)
+
+
+def main_float64():
+    import mpmath as mp
+
+    mp.mp.dps = 50
+    for name, func, s_max, terms in [("sinc_f64", mp.sin, (mp.pi / 2) ** 2, 8),
+                                     ("atanc_f64", mp.atan, mp.tan(mp.pi / 8) ** 2, 11)]:
+        c, err = fit_float64(name, func, s_max, terms)
+        print(f"{name}: {terms} coefficients, relative error {err:.2g} with them rounded to double")
+        print("  highest first:", ", ".join(f"{v:.17g}" for v in c))
+
+
 def main():
+    import sys
+
+    if "--float64" in sys.argv[1:]:
+        main_float64()
+        return
     for name, top, func, degree in [("sinc_0_half_pi", np.pi / 2, np.sin, 4), ("atanc_0_1", 1.0, np.arctan, 8)]:
         x = np.linspace(1e-4, top, 200001)
         f = func(x)
@@ -107,6 +155,10 @@ def main():
     print(f"FIXED_T_FIT: abs error {err64:.2g} in float64, {err32:.2g} evaluated in float32")
     for row in table:
         print("    {" + ", ".join(f"{v:.17g}" for v in row) + "},")
+    try:
+        main_float64()
+    except ImportError:
+        print("float64 fits skipped: they need mpmath")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Measures the accuracy bounds written in csrc/interp.c, on every ISA path.
 
-Run: python benchmarks/interp_accuracy.py [--pairs N] [--scaled-pairs M]
-(defaults 10,000,000 and 1,000,000 random pairs)
+Run: python benchmarks/interp_accuracy.py [--pairs N] [--scaled-pairs M] [--float64-pairs K]
+(defaults 10,000,000, 1,000,000 and 1,000,000 random pairs; --float64-only runs only the last part)
 
 Random unit quaternion pairs (uniform over rotations, rounded to float32) with random t in
 [0, 1], plus nearly parallel, antipodal and nearly antipodal pairs: max abs component error of
@@ -19,6 +19,12 @@ inputs of any scale: q0 and q1 multiplied by random finite scales m 2^e (m in [1
 reference on the same float32 inputs: max abs component error and the number of non-finite
 results; the float64 nlerp (jointmath.nlerp on float64) on unit pairs scaled by one power of two
 2^e, e in [-1000, 1000], against the unscaled result.
+
+Last the float64 kernels (slerp_quats_f64, nlerp_quats_f64) against an extended-precision
+(np.longdouble) slerp / nlerp, not jointmath.reference: unit pairs in float64 (a tenth of them
+nearly parallel / antipodal at 1e-3 ... 1e-15 in each chunk) with a random t each and with one t for all, and
+nlerp with each input scaled by its own random power of two 2^-1074 ... 2^1022; ties (|q0 . q1|
+< 1e-12 |q0| |q1|) are left out.
 """
 import argparse
 
@@ -50,7 +56,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=10_000_000)
     parser.add_argument("--scaled-pairs", type=int, default=1_000_000)
+    parser.add_argument("--float64-pairs", type=int, default=1_000_000)
+    parser.add_argument("--float64-only", action="store_true")
     args = parser.parse_args()
+    if args.float64_only:
+        float64_accuracy(args.float64_pairs, np.random.default_rng(2026))
+        return
     worst = {isa: {"slerp": 0.0, "slerp one t": 0.0, "nlerp": 0.0, "norm": 0.0} for isa in jm.available_isas()}
     ties = 0
     rng = np.random.default_rng(2026)
@@ -81,6 +92,7 @@ def main():
         print(f"  {isa:<8}{w['slerp']:>20.3g}{w['slerp one t']:>16.3g}{w['nlerp']:>20.3g}{w['norm']:>18.3g}")
     arc_ends(args.scaled_pairs, rng)
     any_scale(args.scaled_pairs, rng)
+    float64_accuracy(args.float64_pairs, rng)
 
 
 def one_t_calls(func, q0, q1, t):
@@ -155,6 +167,57 @@ def any_scale(n, rng):
     out = jm.nlerp(np.ldexp(q0.astype(np.float64), e), np.ldexp(q1.astype(np.float64), e), t)
     print(f"  float64 nlerp, one scale 2^e for both, e in [-1000, 1000]: max abs difference to the unscaled "
           f"result {np.abs(out - unit).max():.3g}")
+
+
+def ld_blend(kind, q0, q1, t):
+    """slerp or nlerp along the shortest arc in np.longdouble (angle 2 atan2(|a - b|, |a + b|)),
+    and the mask of decided arcs (|q0 . q1| >= 1e-12 |q0| |q1|)."""
+    ld = np.longdouble
+    a, b = q0.astype(ld), q1.astype(ld)
+    d = np.sum(a * b, -1, keepdims=True)
+    decided = (np.abs(d) >= 1e-12 * np.sqrt(np.sum(a * a, -1, keepdims=True) * np.sum(b * b, -1, keepdims=True)))[..., 0]
+    b = b * np.where(d < 0, -1, 1).astype(ld)
+    t = np.asarray(t).astype(ld)[..., None]
+    if kind == "nlerp":
+        s = (1 - t) * a + t * b
+        return s / np.sqrt(np.sum(s * s, -1, keepdims=True)), decided
+    omega = 2 * np.arctan2(np.sqrt(np.sum((a - b) ** 2, -1, keepdims=True)), np.sqrt(np.sum((a + b) ** 2, -1, keepdims=True)))
+    s = np.sin(omega)
+    safe = np.where(s == 0, 1, s)
+    w0, w1 = np.where(s == 0, 1 - t, np.sin((1 - t) * omega) / safe), np.where(s == 0, t, np.sin(t * omega) / safe)
+    return w0 * a + w1 * b, decided
+
+
+def float64_accuracy(n, rng):
+    """The float64 kernels against the extended-precision slerp / nlerp (see the module docstring)."""
+    names = ("slerp", "slerp, one t", "nlerp", "nlerp, scaled")
+    worst = {isa: dict.fromkeys(names, 0.0) for isa in jm.available_isas()}
+    for start in range(0, n, CHUNK // 4):
+        m = min(CHUNK // 4, n - start)
+        q0, q1 = (rng.standard_normal((m, 4)) for _ in range(2))
+        q0 /= np.linalg.norm(q0, axis=-1, keepdims=True)
+        q1 /= np.linalg.norm(q1, axis=-1, keepdims=True)
+        near = slice(m - m // 10, m)  # a tenth of each chunk
+        eps = 10.0 ** -rng.integers(3, 16, (m // 10, 1))
+        q1[near] = q0[near] * rng.choice([-1.0, 1.0], (m // 10, 1)) + eps * q1[near]
+        q1[near] /= np.linalg.norm(q1[near], axis=-1, keepdims=True)
+        t, one_t = rng.uniform(0, 1, m), float(rng.uniform(0, 1))
+        s0, s1 = (np.exp2(rng.integers(-1074, 1023, (m, 1)).astype(np.float64)) for _ in range(2))
+        a, b = q0 * s0, q1 * s1
+        live = (np.abs(a).max(-1) > 0) & (np.abs(b).max(-1) > 0)  # the smallest scales can round a quaternion to 0
+        cases = {"slerp": (jm.slerp, q0, q1, t), "slerp, one t": (jm.slerp, q0, q1, one_t),
+                 "nlerp": (jm.nlerp, q0, q1, t), "nlerp, scaled": (jm.nlerp, a[live], b[live], t[live])}
+        expected = {name: ld_blend(func.__name__, x, y, tt) for name, (func, x, y, tt) in cases.items()}
+        for isa in worst:
+            _core._set_isa(isa)
+            for name, (func, x, y, tt) in cases.items():
+                want, decided = expected[name]
+                err = np.abs(func(x, y, tt) - want).max(-1)[decided]
+                worst[isa][name] = max(worst[isa][name], float(np.nan_to_num(err, nan=np.inf).max(initial=0)))
+    print(f"\nfloat64 kernels, {n:,} pairs: max abs component error against an extended-precision slerp / nlerp")
+    print(f"  {'path':<8}" + "".join(f"{name:>16}" for name in names))
+    for isa, w in worst.items():
+        print(f"  {isa:<8}" + "".join(f"{w[name]:>16.3g}" for name in names))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,9 @@ typedef void (*jm_euler_kernel)(const float *src, float *dst, size_t n, const in
 typedef void (*jm_continuity_kernel)(const char *q, ptrdiff_t q_frame_stride, ptrdiff_t q_joint_stride, char *out,
                                      ptrdiff_t out_frame_stride, ptrdiff_t out_joint_stride, const char *prev,
                                      ptrdiff_t prev_joint_stride, size_t n_frames, size_t n_joints);
+/* double[4] quaternions a, b -> out with a float64 fraction per element (t_stride 0: one for all). */
+typedef jm_quat_blend_kernel jm_quat_blend_f64_kernel;
+
 /* The same on packed double[3] angles and double[4] quaternions. */
 typedef void (*jm_euler_f64_kernel)(const double *src, double *dst, size_t n, const int *axes, int intrinsic,
                                     int degrees);
@@ -120,6 +123,8 @@ typedef struct {
     jm_map_kernel matrices_to_quats_f64; /* double[3][3] -> double[4] */
     jm_euler_f64_kernel euler_to_quats_f64; /* euler.c */
     jm_euler_f64_kernel quats_to_euler_f64;
+    jm_quat_blend_f64_kernel slerp_quats_f64; /* double[4] quaternions, double t (interp.c) */
+    jm_quat_blend_f64_kernel nlerp_quats_f64;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -156,7 +161,11 @@ typedef struct {
     void jm_quats_to_matrices_f64_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);    \
     void jm_matrices_to_quats_f64_##isa(const char *, ptrdiff_t, char *, ptrdiff_t, size_t);    \
     void jm_euler_to_quats_f64_##isa(const double *, double *, size_t, const int *, int, int);   \
-    void jm_quats_to_euler_f64_##isa(const double *, double *, size_t, const int *, int, int);
+    void jm_quats_to_euler_f64_##isa(const double *, double *, size_t, const int *, int, int);   \
+    void jm_slerp_quats_f64_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t, \
+                                  char *, ptrdiff_t, size_t);                                    \
+    void jm_nlerp_quats_f64_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t, \
+                                  char *, ptrdiff_t, size_t);
 
 /*
  * The paths built for the target architecture, in order from the baseline up (setup.py compiles

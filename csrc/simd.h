@@ -1391,6 +1391,25 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
 }
 #endif
 
+/* --------------------------------------- float64 lanes: ops of the interpolation kernels -- */
+/* vd_loadu: JM_WD consecutive doubles from p (any alignment) into lanes 0 .. JM_WD - 1 (the
+   per-element fractions t of csrc/interp.c's float64 kernels). */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE vd vd_loadu(const double *p) { return _mm512_loadu_pd(p); }
+#elif JM_ISA == JM_ISA_AVX2
+JM_INLINE vd vd_loadu(const double *p) { return _mm256_loadu_pd(p); }
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE vd vd_loadu(const double *p) { return _mm_loadu_pd(p); }
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE vd vd_loadu(const double *p) { return vld1q_f64(p); }
+#else
+JM_INLINE vd vd_loadu(const double *p) {
+    double v;
+    memcpy(&v, p, sizeof v); /* memcpy: p may be unaligned */
+    return v;
+}
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
  * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time

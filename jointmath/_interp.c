@@ -373,17 +373,10 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
                        &dst) < 0)
         goto done;
     jm_quat_blend_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
-    if (n && kernel) {
+    if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride, (size_t)n);
         jm_restore_gil(saved);
-    } else if (n) { /* TRANSITIONAL (float64 kernels) */
-        PyObject *call = PyTuple_Pack(3, (PyObject *)wa.array, (PyObject *)wb.array, t ? (PyObject *)wt.array : t_obj);
-        PyObject *ok = call ? jm_float64_transitional(func, call, dst.array) : NULL;
-        Py_XDECREF(call);
-        if (!ok)
-            goto done;
-        Py_DECREF(ok);
     }
     result = jm_output_result(out, &dst);
 done:
@@ -426,7 +419,7 @@ PyDoc_STRVAR(slerp_doc,
 
 static PyObject *py_slerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
-    return blend_quats("slerp", args, nargs, kwnames, jm_active->slerp_quats, JM_F64(slerp_quats));
+    return blend_quats("slerp", args, nargs, kwnames, jm_active->slerp_quats, jm_active->slerp_quats_f64);
 }
 
 PyDoc_STRVAR(nlerp_doc,
@@ -447,7 +440,7 @@ PyDoc_STRVAR(nlerp_doc,
 
 static PyObject *py_nlerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
-    return blend_quats("nlerp", args, nargs, kwnames, jm_active->nlerp_quats, JM_F64(nlerp_quats));
+    return blend_quats("nlerp", args, nargs, kwnames, jm_active->nlerp_quats, jm_active->nlerp_quats_f64);
 }
 
 PyMethodDef jm_interp_methods[] = {
