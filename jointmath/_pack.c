@@ -12,7 +12,8 @@ static int code_type(int bits) {
 
 /*
  * _pack_float32(q, bits) -> (codes, number of invalid quaternions, index of the first): q a
- * float32 array (..., 4) (copied when not C-contiguous), codes a new array of shape q.shape[:-1].
+ * float32 or float64 array (..., 4) (copied when not C-contiguous; float64 runs the _f64 kernels),
+ * codes a new array of shape q.shape[:-1].
  */
 static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
     (void)self;
@@ -21,8 +22,11 @@ static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!i", &PyArray_Type, &q_in, &bits))
         return NULL;
     const int ndim = PyArray_NDIM(q_in);
-    if (code_type(bits) < 0 || PyArray_TYPE(q_in) != NPY_FLOAT32 || ndim < 1 || PyArray_DIM(q_in, ndim - 1) != 4)
-        return PyErr_Format(PyExc_ValueError, "internal: _pack_float32 takes float32 (..., 4) and bits 10 or 20");
+    const int f64 = PyArray_TYPE(q_in) == NPY_FLOAT64;
+    if (code_type(bits) < 0 || (PyArray_TYPE(q_in) != NPY_FLOAT32 && !f64) || !PyArray_ISNOTSWAPPED(q_in) || ndim < 1 ||
+        PyArray_DIM(q_in, ndim - 1) != 4)
+        return PyErr_Format(PyExc_ValueError,
+                            "internal: _pack_float32 takes native float32 or float64 (..., 4) and bits 10 or 20");
     PyArrayObject *q = (PyArrayObject *)PyArray_GETCONTIGUOUS(q_in);
     if (!q)
         return NULL;
@@ -32,13 +36,16 @@ static PyObject *py_pack_float32(PyObject *self, PyObject *args) {
         return NULL;
     }
     const npy_intp n = PyArray_SIZE(codes);
-    jm_pack_kernel kernel = bits == 10 ? jm_active->pack_quats32 : jm_active->pack_quats64;
     size_t first_invalid = 0, invalid = 0;
-    const float *src = (const float *)PyArray_DATA(q);
     void *dst = PyArray_DATA(codes);
     if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        invalid = kernel(src, dst, (size_t)n, &first_invalid);
+        if (f64)
+            invalid = (bits == 10 ? jm_active->pack_quats32_f64 : jm_active->pack_quats64_f64)(
+                (const double *)PyArray_DATA(q), dst, (size_t)n, &first_invalid);
+        else
+            invalid = (bits == 10 ? jm_active->pack_quats32 : jm_active->pack_quats64)((const float *)PyArray_DATA(q),
+                                                                                        dst, (size_t)n, &first_invalid);
         jm_restore_gil(saved);
     }
     Py_DECREF(q);
@@ -90,7 +97,7 @@ static PyObject *py_unpack(PyObject *self, PyObject *arg) {
 }
 
 PyMethodDef jm_pack_methods[] = {
-    {"_pack_float32", py_pack_float32, METH_VARARGS, "Internal: pack float32 quaternions."},
+    {"_pack_float32", py_pack_float32, METH_VARARGS, "Internal: pack float32 or float64 quaternions."},
     {"_unpack", py_unpack, METH_O, "Internal: unpack codes."},
     {NULL, NULL, 0, NULL},
 };

@@ -4,7 +4,7 @@ The bit layout is documented in csrc/pack.c and in pack_quats below.
 """
 import numpy as np
 
-from . import _core, reference
+from . import _core
 from ._arrays import _float_array
 from ._records import JOINT_QUAT, checked_joints
 
@@ -48,9 +48,9 @@ def pack_quats(q, bits=10):
     given floats. The 64-bit code has 20-bit fields with M = 2^19 - 1 = 524287: the index in bits
     61-60, the fields in 59-40, 39-20, 19-0; bits 63-62 are 0.
 
-    Returns an array of shape q.shape[:-1], uint32 or uint64. float32 runs the SIMD kernel,
-    float64 jointmath.reference; both give exactly the codes defined above (so float32 input
-    gives the same codes either way), on every ISA path, for any finite non-zero scale from the
+    Returns an array of shape q.shape[:-1], uint32 or uint64. float32 and float64 each run their
+    own SIMD kernel; both give exactly the codes defined above (so float32 input widened to
+    float64 gives the same codes), on every ISA path, for any finite non-zero scale from the
     smallest denormal to the largest float of the input's dtype.
 
     Accuracy of unpack_quats(pack_quats(q)) over 10^7 random unit quaternions (float32, every
@@ -66,12 +66,7 @@ def pack_quats(q, bits=10):
     q = _float_array(q, "q", (4,))
     bits = _checked_bits(bits)
     shape = q.shape[:-1]
-    if q.dtype == np.float64:
-        invalid = reference.invalid_quats(q)
-        if invalid.any():
-            _raise_invalid(int(invalid.sum()), int(np.flatnonzero(invalid)[0]), shape)
-        return np.asarray(reference.pack_quats(q, bits))  # an array like the float32 path's, also for one quaternion
-    codes, count, first = _core._pack_float32(q, bits)
+    codes, count, first = _core._pack_float32(q, bits)  # float32 or float64 kernels
     if count:
         _raise_invalid(count, first, shape)
     return codes
