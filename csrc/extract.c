@@ -607,15 +607,18 @@ JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0
         vd_load_quads(q0_rec, qs, &q[0], &q[1], &q[2], &q[3]);
         vd q_norm2 = dot4_f64(q, q);
         vdmask keep = vd_lt(vd_abs(vd_sub(q_norm2, one)), vd_set1(UNIT_MARGIN_F64)); /* NaN: false */
-        for (int i = 0; i < 4; i++)
-            sq[i] = q[i];
-        vd largest_q = vd_scale_pow2(sq, 4);
-        vd inv = inv_sqrt_f64(dot4_f64(sq, sq));
-        vdmask is_zero = md_and(vd_lt(q_norm2, one), md_not(vd_gt(largest_q, zero)));
-        st->x = vd_select(keep, q[0], vd_select(is_zero, zero, vd_mul(sq[0], inv)));
-        st->y = vd_select(keep, q[1], vd_select(is_zero, zero, vd_mul(sq[1], inv)));
-        st->z = vd_select(keep, q[2], vd_select(is_zero, zero, vd_mul(sq[2], inv)));
-        st->w = vd_select(keep, q[3], vd_select(is_zero, one, vd_mul(sq[3], inv)));
+        st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
+        if (md_any(md_not(keep))) { /* the others: normalised (scaled first), q0 = 0 the identity */
+            for (int i = 0; i < 4; i++)
+                sq[i] = q[i];
+            vd largest_q = vd_scale_pow2(sq, 4);
+            vd inv = inv_sqrt_f64(dot4_f64(sq, sq));
+            vdmask is_zero = md_and(vd_lt(q_norm2, one), md_not(vd_gt(largest_q, zero)));
+            st->x = vd_select(keep, q[0], vd_select(is_zero, zero, vd_mul(sq[0], inv)));
+            st->y = vd_select(keep, q[1], vd_select(is_zero, zero, vd_mul(sq[1], inv)));
+            st->z = vd_select(keep, q[2], vd_select(is_zero, zero, vd_mul(sq[2], inv)));
+            st->w = vd_select(keep, q[3], vd_select(is_zero, one, vd_mul(sq[3], inv)));
+        }
     } else {
         vdmask is_zero = vd_lt(norm2, one);
         vd to_unit = vd_mul(vd_set1(1.7320508075688772), inv_sqrt_f64(vd_max(norm2, one)));
@@ -764,22 +767,30 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     turned[3] = vd_fnmadd(ax, x, vd_fnmadd(ay, y, vd_fnmadd(az, z, vd_mul(cos_r, w))));
 }
 
-/* extract_step on float64 lanes: the same updates, stops and saddle check */
+/* Mueller's update omega = tau / (|f| + 1e-9) and its square; small: |omega| < tol (false for NaN) */
+JM_INLINE vdmask mueller_omega_f64(const vd torque[3], vd f, vd tol, vd *ox, vd *oy, vd *oz, vd *theta2) {
+    vd inv_denominator = vd_div(vd_set1(1.0), vd_add(vd_abs(f), vd_set1(1e-9)));
+    *ox = vd_mul(torque[0], inv_denominator), *oy = vd_mul(torque[1], inv_denominator);
+    *oz = vd_mul(torque[2], inv_denominator);
+    *theta2 = vd_fmadd(*ox, *ox, vd_fmadd(*oy, *oy, vd_mul(*oz, *oz)));
+    return vd_lt(*theta2, vd_mul(tol, tol));
+}
+
+/* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip
+   Mueller's division when every active lane takes the Newton step (what it gives such lanes
+   is never used). */
 JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
     vd torque[3], f;
     extract_gradient_f64(st, torque, &f);
-    vd inv_denominator = vd_div(vd_set1(1.0), vd_add(vd_abs(f), vd_set1(1e-9)));
-    vd ox = vd_mul(torque[0], inv_denominator), oy = vd_mul(torque[1], inv_denominator);
-    vd oz = vd_mul(torque[2], inv_denominator);
-    vd theta2 = vd_fmadd(ox, ox, vd_fmadd(oy, oy, vd_mul(oz, oz)));
-    vd tol2 = vd_mul(tol, tol);
-    vdmask small = vd_lt(theta2, tol2);
-    vdmask update = md_and(st->active, md_not(small));
-    vdmask go_on = vd_ge(theta2, tol2);
-
+    vd ox, oy, oz, theta2;
     vd curvature[6];
-    vdmask ritz_candidates;
-    if (method == JM_EXTRACT_NEWTON) {
+    vdmask ritz_candidates, update, go_on;
+    if (method != JM_EXTRACT_NEWTON) {
+        vdmask small = mueller_omega_f64(torque, f, tol, &ox, &oy, &oz, &theta2);
+        update = md_and(st->active, md_not(small)); /* |omega| < tol stops before updating */
+        go_on = vd_ge(theta2, vd_mul(tol, tol));    /* NaN updates once, then stops */
+        ritz_candidates = md_and(st->active, small);
+    } else {
         extract_curvature_f64(st, f, curvature);
         const vd *c = curvature;
         vd adj_xx = vd_fnmadd(c[5], c[5], vd_mul(c[1], c[2]));
@@ -801,13 +812,19 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         vd ez = vd_mul(two_inv_det, vd_fmadd(adj_xz, torque[0], vd_fmadd(adj_yz, torque[1], vd_mul(adj_zz, torque[2]))));
         vd eps2 = vd_fmadd(ex, ex, vd_fmadd(ey, ey, vd_mul(ez, ez)));
         vd newton_tol = vd_fmadd(tol, vd_mul(vd_mul(vd_abs(f), adj_trace), vd_mul(two_inv_det, vd_set1(0.5))), tol);
-        update = md_or(update, md_and(st->active, newton));
-        go_on = md_or(md_and(newton, vd_ge(eps2, vd_mul(newton_tol, newton_tol))), md_and(md_not(newton), go_on));
-        ox = vd_select(newton, ex, ox), oy = vd_select(newton, ey, oy), oz = vd_select(newton, ez, oz);
-        theta2 = vd_select(newton, eps2, theta2);
+        /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
+        update = md_and(st->active, newton);
+        go_on = md_and(newton, vd_ge(eps2, vd_mul(newton_tol, newton_tol)));
+        ox = ex, oy = ey, oz = ez, theta2 = eps2;
         ritz_candidates = md_and(st->active, md_not(newton));
-    } else {
-        ritz_candidates = md_and(st->active, small);
+        if (md_any(ritz_candidates)) {
+            vd mx, my, mz, m_theta2;
+            vdmask small = mueller_omega_f64(torque, f, tol, &mx, &my, &mz, &m_theta2);
+            update = md_or(update, md_and(st->active, md_not(small)));
+            go_on = md_or(go_on, md_and(md_not(newton), vd_ge(m_theta2, vd_mul(tol, tol))));
+            ox = vd_select(newton, ex, mx), oy = vd_select(newton, ey, my), oz = vd_select(newton, ez, mz);
+            theta2 = vd_select(newton, eps2, m_theta2);
+        }
     }
 
     vd next[4];
@@ -836,11 +853,15 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
 /* extract_finish on float64 lanes: q normalised where | |q|^2 - 1 | >= UNIT_MARGIN_F64 */
 JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdiff_t os, char *iterations,
                                   ptrdiff_t is) {
-    const vd q[4] = {st->x, st->y, st->z, st->w};
+    vd q[4] = {st->x, st->y, st->z, st->w};
     vd norm2 = dot4_f64(q, q);
     vdmask off = md_not(vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(UNIT_MARGIN_F64)));
-    vd scale = vd_select(off, inv_sqrt_f64(norm2), vd_set1(1.0));
-    vd_store_quads(out, os, vd_mul(q[0], scale), vd_mul(q[1], scale), vd_mul(q[2], scale), vd_mul(q[3], scale));
+    if (md_any(off)) {
+        vd scale = vd_select(off, inv_sqrt_f64(norm2), vd_set1(1.0));
+        for (int i = 0; i < 4; i++)
+            q[i] = vd_mul(q[i], scale);
+    }
+    vd_store_quads(out, os, q[0], q[1], q[2], q[3]);
     if (iterations) {
         uint32_t counts[JM_WD];
         vd_store_u32((char *)counts, st->iterations);
