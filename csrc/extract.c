@@ -672,8 +672,8 @@ JM_INLINE void extract_curvature_f64(const extract_state_f64 *st, vd f, vd curva
     curvature[5] = vd_negate(dot4_f64(b[1], kb[2]));
 }
 
-/* ritz_update on float64 lanes (the same power iteration; its axis only has to be good enough
-   to gain, not exact) */
+/* ritz_update on float64 lanes: the same power iteration, each square rescaled by a power of two
+   rather than by its trace (the same axis; its accuracy only has to let the update gain) */
 JM_INLINE void ritz_update_f64(const extract_state_f64 *st, const vd torque[3], const vd curvature[6], vd *gain,
                                vd ritz[4]) {
     const vd tiny = vd_set1(0x1p-200), one = vd_set1(1.0);
@@ -694,9 +694,9 @@ JM_INLINE void ritz_update_f64(const extract_state_f64 *st, const vd torque[3], 
         vd xy = vd_fmadd(m[0], m[3], vd_fmadd(m[3], m[1], vd_mul(m[4], m[5])));
         vd xz = vd_fmadd(m[0], m[4], vd_fmadd(m[3], m[5], vd_mul(m[4], m[2])));
         vd yz = vd_fmadd(m[3], m[4], vd_fmadd(m[1], m[5], vd_mul(m[5], m[2])));
-        vd scale = vd_div(one, vd_add(vd_add(xx, yy), vd_add(zz, tiny)));
-        m[0] = vd_mul(xx, scale), m[1] = vd_mul(yy, scale), m[2] = vd_mul(zz, scale);
-        m[3] = vd_mul(xy, scale), m[4] = vd_mul(xz, scale), m[5] = vd_mul(yz, scale);
+        /* P^2 rescaled by a power of two (exact, no division): its largest entry in [1, 2) */
+        m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
+        vd_scale_pow2(m, 6);
     }
     vdmask use_x = md_and(vd_ge(m[0], m[1]), vd_ge(m[0], m[2]));
     vdmask use_y = md_and(md_not(use_x), vd_ge(m[1], m[2]));
