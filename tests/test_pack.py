@@ -303,9 +303,11 @@ def test_bad_arguments():
     for dtype in (np.int32, np.int64, np.float32, np.uint16):
         with pytest.raises(TypeError, match="p must have dtype uint32 or uint64"):
             jm.unpack_quats(np.zeros(3, dtype))
-    with pytest.raises(ValueError, match="internal: _pack_float32 takes float32"):
-        _core._pack_float32(q.astype(np.float64), 10)
-    with pytest.raises(ValueError, match="internal: _pack_float32 takes float32"):
+    with pytest.raises(ValueError, match="internal: _pack_float32 takes native float32 or float64"):
+        _core._pack_float32(q.astype(np.float16), 10)
+    with pytest.raises(ValueError, match="internal: _pack_float32 takes native float32 or float64"):
+        _core._pack_float32(q.astype(">f8"), 10)
+    with pytest.raises(ValueError, match="internal: _pack_float32 takes native float32 or float64"):
         _core._pack_float32(q, 12)
     with pytest.raises(TypeError, match="p must have dtype uint32 or uint64"):
         jm.unpack_quats(np.zeros(3, np.dtype(">u4")))  # byte-swapped codes are refused, not misread
