@@ -20,7 +20,8 @@
      jm_nlerp_quats_##isa, jm_euler_to_quats_##isa, jm_quats_to_euler_##isa,                    \
      jm_make_continuous_##isa, jm_make_continuous_f64_##isa,                                       \
      jm_quats_to_matrices_f64_##isa, jm_matrices_to_quats_f64_##isa, jm_euler_to_quats_f64_##isa, \
-     jm_quats_to_euler_f64_##isa, jm_slerp_quats_f64_##isa, jm_nlerp_quats_f64_##isa},
+     jm_quats_to_euler_f64_##isa, jm_slerp_quats_f64_##isa, jm_nlerp_quats_f64_##isa,                 \
+     jm_extract_matrices_f64_##isa, jm_pack_quats32_f64_##isa, jm_pack_quats64_f64_##isa},
 
 static const jm_kernel_table tables[JM_NUM_ISAS] = {JM_ISA_LIST(JM_TABLE)};
 

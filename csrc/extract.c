@@ -469,7 +469,7 @@ JM_INLINE void extract_block(int layout, int method, int groups, const char *a, 
  */
 JM_INLINE void extract_run(int layout, int method, ptrdiff_t a_size, const jm_extract_job *job) {
     const size_t n = job->n;
-    const vf tol = v_set1(job->tol);
+    const vf tol = v_set1((float)job->tol);
     const ptrdiff_t as = job->a_stride, qs = job->q0_stride, os = job->out_stride, is = job->iterations_stride;
     char *iterations = (char *)job->iterations;
     size_t i = 0;
@@ -528,4 +528,419 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
         extract_run(LAYOUT_FLOAT33, JM_EXTRACT_NEWTON, 9 * sizeof(float), job);
     else
         extract_run(LAYOUT_FLOAT33, JM_EXTRACT_MULLER, 9 * sizeof(float), job);
+}
+
+/* ------------------------------------------------------------------- float64 -- */
+/*
+ * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
+ * functions below are those above, line for line, with exact divisions and square roots in
+ * place of the float32 estimates, float64 polynomials in turn_f64, and float64 thresholds for
+ * a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so that
+ * | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself (rank >= 2: 2^-24;
+ * CURVATURE_MARGIN) are the float32 kernel's: they say which update a matrix takes, not how
+ * precisely, so both dtypes decide alike.
+ */
+
+#define UNIT_MARGIN_F64 0x1p-49
+
+typedef struct {
+    vd kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
+    vd x, y, z, w;
+    vd iterations;
+    vdmask active;
+} extract_state_f64;
+
+JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
+
+JM_INLINE vd dot4_f64(const vd a[4], const vd b[4]) {
+    return vd_fmadd(a[0], b[0], vd_fmadd(a[1], b[1], vd_fmadd(a[2], b[2], vd_mul(a[3], b[3]))));
+}
+
+/* rank_two on float64 lanes */
+JM_INLINE vdmask rank_two_f64(const extract_state_f64 *st) {
+    const vd a[9] = {vd_add(st->kxx, st->kww), vd_sub(st->kxy, st->kzw), vd_add(st->kxz, st->kyw),
+                     vd_add(st->kxy, st->kzw), vd_add(st->kyy, st->kww), vd_sub(st->kyz, st->kxw),
+                     vd_sub(st->kxz, st->kyw), vd_add(st->kyz, st->kxw), vd_add(st->kzz, st->kww)};
+    vd norm2 = vd_mul(a[0], a[0]);
+    for (int i = 1; i < 9; i++)
+        norm2 = vd_fmadd(a[i], a[i], norm2);
+    vd cofactors2 = vd_set1(0.0);
+    for (int i = 0; i < 3; i++) {
+        const vd *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
+        for (int j = 0; j < 3; j++) {
+            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            vd minor = vd_fnmadd(r[j2], s[j1], vd_mul(r[j1], s[j2]));
+            cofactors2 = vd_fmadd(minor, minor, cofactors2);
+        }
+    }
+    return vd_gt(cofactors2, vd_mul(vd_set1(0x1p-24), vd_mul(norm2, norm2)));
+}
+
+/* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
+JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
+                                 extract_state_f64 *st) {
+    vd a[9], again5, again6, again7;
+    vd_load_quads(a_rec, as, &a[0], &a[1], &a[2], &a[3]);
+    vd_load_quads(a_rec + 32, as, &a[4], &a[5], &a[6], &a[7]);
+    vd_load_quads(a_rec + 40, as, &again5, &again6, &again7, &a[8]); /* doubles 5..8: inside the record */
+    (void)again5, (void)again6, (void)again7;
+    vd_scale_pow2(a, 9);
+
+    st->kxx = vd_sub(vd_sub(a[0], a[4]), a[8]);
+    st->kyy = vd_sub(vd_sub(a[4], a[0]), a[8]);
+    st->kzz = vd_sub(vd_sub(a[8], a[0]), a[4]);
+    st->kww = vd_add(vd_add(a[0], a[4]), a[8]);
+    st->kxy = vd_add(a[1], a[3]);
+    st->kxz = vd_add(a[2], a[6]);
+    st->kyz = vd_add(a[5], a[7]);
+    st->kxw = vd_sub(a[7], a[5]);
+    st->kyw = vd_sub(a[2], a[6]);
+    st->kzw = vd_sub(a[3], a[1]);
+
+    vd norm2 = vd_mul(a[0], a[0]);
+    for (int i = 1; i < 9; i++)
+        norm2 = vd_fmadd(a[i], a[i], norm2);
+
+    const vd zero = vd_set1(0.0), one = vd_set1(1.0);
+    if (q0_rec) {
+        vd q[4], sq[4];
+        vd_load_quads(q0_rec, qs, &q[0], &q[1], &q[2], &q[3]);
+        vd q_norm2 = dot4_f64(q, q);
+        vdmask keep = vd_lt(vd_abs(vd_sub(q_norm2, one)), vd_set1(UNIT_MARGIN_F64)); /* NaN: false */
+        st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
+        if (md_any(md_not(keep))) { /* the others: normalised (scaled first), q0 = 0 the identity */
+            for (int i = 0; i < 4; i++)
+                sq[i] = q[i];
+            vd largest_q = vd_scale_pow2(sq, 4);
+            vd inv = inv_sqrt_f64(dot4_f64(sq, sq));
+            vdmask is_zero = md_and(vd_lt(q_norm2, one), md_not(vd_gt(largest_q, zero)));
+            st->x = vd_select(keep, q[0], vd_select(is_zero, zero, vd_mul(sq[0], inv)));
+            st->y = vd_select(keep, q[1], vd_select(is_zero, zero, vd_mul(sq[1], inv)));
+            st->z = vd_select(keep, q[2], vd_select(is_zero, zero, vd_mul(sq[2], inv)));
+            st->w = vd_select(keep, q[3], vd_select(is_zero, one, vd_mul(sq[3], inv)));
+        }
+    } else {
+        vdmask is_zero = vd_lt(norm2, one);
+        vd to_unit = vd_mul(vd_set1(1.7320508075688772), inv_sqrt_f64(vd_max(norm2, one)));
+        vd r[9], q[4];
+        for (int i = 0; i < 9; i++)
+            r[i] = vd_mul(a[i], to_unit);
+        r[0] = vd_select(is_zero, one, r[0]);
+        r[4] = vd_select(is_zero, one, r[4]);
+        r[8] = vd_select(is_zero, one, r[8]);
+        rotation_to_quat_f64(r, q);
+        st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
+    }
+    st->iterations = zero;
+    st->active = vd_ge(zero, zero); /* every lane */
+}
+
+JM_INLINE void k_times_f64(const extract_state_f64 *st, vd vx, vd vy, vd vz, vd vw, vd p[4]) {
+    p[0] = vd_fmadd(st->kxx, vx, vd_fmadd(st->kxy, vy, vd_fmadd(st->kxz, vz, vd_mul(st->kxw, vw))));
+    p[1] = vd_fmadd(st->kxy, vx, vd_fmadd(st->kyy, vy, vd_fmadd(st->kyz, vz, vd_mul(st->kyw, vw))));
+    p[2] = vd_fmadd(st->kxz, vx, vd_fmadd(st->kyz, vy, vd_fmadd(st->kzz, vz, vd_mul(st->kzw, vw))));
+    p[3] = vd_fmadd(st->kxw, vx, vd_fmadd(st->kyw, vy, vd_fmadd(st->kzw, vz, vd_mul(st->kww, vw))));
+}
+
+JM_INLINE void tangent_basis_f64(const extract_state_f64 *st, vd b[3][4]) {
+    const vd x = st->x, y = st->y, z = st->z, w = st->w;
+    b[0][0] = w, b[0][1] = vd_negate(z), b[0][2] = y, b[0][3] = vd_negate(x);
+    b[1][0] = z, b[1][1] = w, b[1][2] = vd_negate(x), b[1][3] = vd_negate(y);
+    b[2][0] = vd_negate(y), b[2][1] = x, b[2][2] = w, b[2][3] = vd_negate(z);
+}
+
+JM_INLINE void extract_gradient_f64(const extract_state_f64 *st, vd torque[3], vd *f) {
+    const vd x = st->x, y = st->y, z = st->z, w = st->w;
+    vd p[4];
+    k_times_f64(st, x, y, z, w, p);
+    torque[0] = vd_fnmadd(p[3], x, vd_fmadd(w, p[0], vd_fnmadd(z, p[1], vd_mul(y, p[2]))));
+    torque[1] = vd_fnmadd(p[3], y, vd_fmadd(w, p[1], vd_fnmadd(x, p[2], vd_mul(z, p[0]))));
+    torque[2] = vd_fnmadd(p[3], z, vd_fmadd(w, p[2], vd_fnmadd(y, p[0], vd_mul(x, p[1]))));
+    *f = vd_fmadd(x, p[0], vd_fmadd(y, p[1], vd_fmadd(z, p[2], vd_mul(w, p[3]))));
+}
+
+JM_INLINE void extract_curvature_f64(const extract_state_f64 *st, vd f, vd curvature[6]) {
+    vd b[3][4], kb[3][4];
+    tangent_basis_f64(st, b);
+    for (int i = 0; i < 3; i++)
+        k_times_f64(st, b[i][0], b[i][1], b[i][2], b[i][3], kb[i]);
+    curvature[0] = vd_sub(f, dot4_f64(b[0], kb[0]));
+    curvature[1] = vd_sub(f, dot4_f64(b[1], kb[1]));
+    curvature[2] = vd_sub(f, dot4_f64(b[2], kb[2]));
+    curvature[3] = vd_negate(dot4_f64(b[0], kb[1]));
+    curvature[4] = vd_negate(dot4_f64(b[0], kb[2]));
+    curvature[5] = vd_negate(dot4_f64(b[1], kb[2]));
+}
+
+/* ritz_update on float64 lanes: the same power iteration, each square rescaled by a power of two
+   rather than by its trace (the same axis; its accuracy only has to let the update gain) */
+JM_INLINE void ritz_update_f64(const extract_state_f64 *st, const vd torque[3], const vd curvature[6], vd *gain,
+                               vd ritz[4]) {
+    const vd tiny = vd_set1(0x1p-200), one = vd_set1(1.0);
+    vd n2 = vd_fmadd(curvature[0], curvature[0], vd_fmadd(curvature[1], curvature[1], vd_mul(curvature[2], curvature[2])));
+    n2 = vd_fmadd(vd_add(curvature[3], curvature[3]), curvature[3],
+                  vd_fmadd(vd_add(curvature[4], curvature[4]), curvature[4],
+                           vd_fmadd(vd_add(curvature[5], curvature[5]), curvature[5], n2)));
+    vd inv_norm = vd_negate(inv_sqrt_f64(vd_max(n2, tiny)));
+    vd m[6];
+    for (int i = 0; i < 6; i++)
+        m[i] = vd_mul(curvature[i], inv_norm);
+    for (int i = 0; i < 3; i++)
+        m[i] = vd_add(m[i], one);
+    for (int k = 0; k < AXIS_SQUARINGS; k++) {
+        vd xx = vd_fmadd(m[0], m[0], vd_fmadd(m[3], m[3], vd_mul(m[4], m[4])));
+        vd yy = vd_fmadd(m[3], m[3], vd_fmadd(m[1], m[1], vd_mul(m[5], m[5])));
+        vd zz = vd_fmadd(m[4], m[4], vd_fmadd(m[5], m[5], vd_mul(m[2], m[2])));
+        vd xy = vd_fmadd(m[0], m[3], vd_fmadd(m[3], m[1], vd_mul(m[4], m[5])));
+        vd xz = vd_fmadd(m[0], m[4], vd_fmadd(m[3], m[5], vd_mul(m[4], m[2])));
+        vd yz = vd_fmadd(m[3], m[4], vd_fmadd(m[1], m[5], vd_mul(m[5], m[2])));
+        /* P^2 rescaled by a power of two (exact, no division): its largest entry in [1, 2) */
+        m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
+        vd_scale_pow2(m, 6);
+    }
+    vdmask use_x = md_and(vd_ge(m[0], m[1]), vd_ge(m[0], m[2]));
+    vdmask use_y = md_and(md_not(use_x), vd_ge(m[1], m[2]));
+    vd nx = vd_select(use_x, m[0], vd_select(use_y, m[3], m[4]));
+    vd ny = vd_select(use_x, m[3], vd_select(use_y, m[1], m[5]));
+    vd nz = vd_select(use_x, m[4], vd_select(use_y, m[5], m[2]));
+    vd inv_n = inv_sqrt_f64(vd_max(vd_fmadd(nx, nx, vd_fmadd(ny, ny, vd_mul(nz, nz))), tiny));
+    nx = vd_mul(nx, inv_n), ny = vd_mul(ny, inv_n), nz = vd_mul(nz, inv_n);
+
+    vd nn = vd_fmadd(nx, vd_fmadd(curvature[0], nx, vd_fmadd(curvature[3], ny, vd_mul(curvature[4], nz))),
+                     vd_fmadd(ny, vd_fmadd(curvature[3], nx, vd_fmadd(curvature[1], ny, vd_mul(curvature[5], nz))),
+                              vd_mul(nz, vd_fmadd(curvature[4], nx, vd_fmadd(curvature[5], ny, vd_mul(curvature[2], nz))))));
+    vd half = vd_mul(nn, vd_set1(0.5));
+    vd t = vd_fmadd(torque[0], nx, vd_fmadd(torque[1], ny, vd_mul(torque[2], nz)));
+    vd r = vd_sqrt(vd_fmadd(half, half, vd_mul(t, t)));
+    vdmask q_side = vd_ge(half, vd_set1(0.0));
+    vd c_q = vd_select(q_side, vd_add(half, r), t);
+    vd c_b = vd_select(q_side, t, vd_sub(r, half));
+    *gain = vd_sub(r, half);
+    vd b[3][4];
+    tangent_basis_f64(st, b);
+    const vd q[4] = {st->x, st->y, st->z, st->w};
+    for (int i = 0; i < 4; i++)
+        ritz[i] = vd_fmadd(c_q, q[i], vd_mul(c_b, vd_fmadd(nx, b[0][i], vd_fmadd(ny, b[1][i], vd_mul(nz, b[2][i])))));
+    vd inv = inv_sqrt_f64(vd_max(dot4_f64(ritz, ritz), tiny));
+    for (int i = 0; i < 4; i++)
+        ritz[i] = vd_mul(ritz[i], inv);
+}
+
+/*
+ * turn on float64 lanes: (sin(h) omega / theta, cos(h)) * q with h = theta / 2. Half angles up to
+ * pi / 2 (every step near convergence) take the Taylor series of cos and sin(h) / h in h^2
+ * directly (terms to h^20: truncation below 2e-17 on |h| <= pi / 2); blocks holding a larger one
+ * first reduce it, h = k pi + r with |r| <= pi / 2 (Cody-Waite with pi in three parts: k P1 and
+ * k P2 exact for k < 2^21), and turn by 2r, the same rotation; half angles beyond 2^22 rad,
+ * which only far-off Mueller steps reach, are reduced as if they were 2^22 rad.
+ */
+JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd theta2, vd turned[4]) {
+    static const double cos_terms[11] = {1.0, -0.5, 0.041666666666666664, -0.001388888888888889, 2.48015873015873e-05,
+                                         -2.755731922398589e-07, 2.08767569878681e-09, -1.1470745597729725e-11,
+                                         4.779477332387385e-14, -1.5619206968586225e-16, 4.110317623312165e-19};
+    static const double sinc_terms[11] = {1.0, -0.16666666666666666, 0.008333333333333333, -0.0001984126984126984,
+                                          2.7557319223985893e-06, -2.505210838544172e-08, 1.6059043836821613e-10,
+                                          -7.647163731819816e-13, 2.8114572543455206e-15, -8.22063524662433e-18,
+                                          1.9572941063391263e-20};
+    const vd x = st->x, y = st->y, z = st->z, w = st->w;
+    vd h2 = vd_mul(theta2, vd_set1(0.25));
+    vd r2 = h2, ratio = vd_set1(1.0); /* ratio: r / h, 1 unreduced */
+    vdmask reduce = vd_gt(h2, vd_set1(2.4674011002723395)); /* (pi / 2)^2 */
+    if (JM_UNLIKELY(md_any(reduce))) {
+        vd h = vd_min(vd_sqrt(h2), vd_set1(0x1p22));
+        vd k = vd_round(vd_mul(h, vd_set1(0.3183098861837907)));
+        vd r = vd_fnmadd(k, vd_set1(0x1.3198a2e037073p-68),
+                         vd_fnmadd(k, vd_set1(0x1.0b4611a6p-33), vd_fnmadd(k, vd_set1(0x1.921fb544p+1), h)));
+        r2 = vd_select(reduce, vd_mul(r, r), h2);
+        ratio = vd_select(reduce, vd_div(r, h), ratio);
+    }
+    vd cos_r = vd_set1(cos_terms[10]), sinc_r = vd_set1(sinc_terms[10]);
+    for (int i = 9; i >= 0; i--) {
+        cos_r = vd_fmadd(cos_r, r2, vd_set1(cos_terms[i]));
+        sinc_r = vd_fmadd(sinc_r, r2, vd_set1(sinc_terms[i]));
+    }
+    vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
+    vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
+    turned[0] = vd_fmadd(cos_r, x, vd_fmadd(w, ax, vd_fnmadd(az, y, vd_mul(ay, z))));
+    turned[1] = vd_fmadd(cos_r, y, vd_fmadd(w, ay, vd_fnmadd(ax, z, vd_mul(az, x))));
+    turned[2] = vd_fmadd(cos_r, z, vd_fmadd(w, az, vd_fnmadd(ay, x, vd_mul(ax, y))));
+    turned[3] = vd_fnmadd(ax, x, vd_fnmadd(ay, y, vd_fnmadd(az, z, vd_mul(cos_r, w))));
+}
+
+/* Mueller's update omega = tau / (|f| + 1e-9) and its square; small: |omega| < tol (false for NaN) */
+JM_INLINE vdmask mueller_omega_f64(const vd torque[3], vd f, vd tol, vd *ox, vd *oy, vd *oz, vd *theta2) {
+    vd inv_denominator = vd_div(vd_set1(1.0), vd_add(vd_abs(f), vd_set1(1e-9)));
+    *ox = vd_mul(torque[0], inv_denominator), *oy = vd_mul(torque[1], inv_denominator);
+    *oz = vd_mul(torque[2], inv_denominator);
+    *theta2 = vd_fmadd(*ox, *ox, vd_fmadd(*oy, *oy, vd_mul(*oz, *oz)));
+    return vd_lt(*theta2, vd_mul(tol, tol));
+}
+
+/* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip
+   Mueller's division when every active lane takes the Newton step (what it gives such lanes
+   is never used). */
+JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
+    vd torque[3], f;
+    extract_gradient_f64(st, torque, &f);
+    vd ox, oy, oz, theta2;
+    vd curvature[6];
+    vdmask ritz_candidates, update, go_on;
+    if (method != JM_EXTRACT_NEWTON) {
+        vdmask small = mueller_omega_f64(torque, f, tol, &ox, &oy, &oz, &theta2);
+        update = md_and(st->active, md_not(small)); /* |omega| < tol stops before updating */
+        go_on = vd_ge(theta2, vd_mul(tol, tol));    /* NaN updates once, then stops */
+        ritz_candidates = md_and(st->active, small);
+    } else {
+        extract_curvature_f64(st, f, curvature);
+        const vd *c = curvature;
+        vd adj_xx = vd_fnmadd(c[5], c[5], vd_mul(c[1], c[2]));
+        vd adj_yy = vd_fnmadd(c[4], c[4], vd_mul(c[0], c[2]));
+        vd adj_zz = vd_fnmadd(c[3], c[3], vd_mul(c[0], c[1]));
+        vd adj_xy = vd_fnmadd(c[3], c[2], vd_mul(c[4], c[5]));
+        vd adj_xz = vd_fnmadd(c[4], c[1], vd_mul(c[3], c[5]));
+        vd adj_yz = vd_fnmadd(c[5], c[0], vd_mul(c[3], c[4]));
+        vd det = vd_fmadd(c[0], adj_xx, vd_fmadd(c[3], adj_xy, vd_mul(c[4], adj_xz)));
+        vd adj_trace = vd_add(vd_add(adj_xx, adj_yy), adj_zz);
+        const vd margin = vd_set1(CURVATURE_MARGIN), zero = vd_set1(0.0);
+        vd minor1 = vd_sub(c[0], margin);
+        vd minor2 = vd_fnmadd(margin, vd_sub(vd_add(c[0], c[1]), margin), adj_zz);
+        vd minor3 = vd_fnmadd(margin, vd_fnmadd(margin, vd_sub(vd_add(vd_add(c[0], c[1]), c[2]), margin), adj_trace), det);
+        vdmask newton = md_and(vd_gt(minor1, zero), md_and(vd_gt(minor2, zero), vd_gt(minor3, zero)));
+        vd two_inv_det = vd_div(vd_set1(2.0), det);
+        vd ex = vd_mul(two_inv_det, vd_fmadd(adj_xx, torque[0], vd_fmadd(adj_xy, torque[1], vd_mul(adj_xz, torque[2]))));
+        vd ey = vd_mul(two_inv_det, vd_fmadd(adj_xy, torque[0], vd_fmadd(adj_yy, torque[1], vd_mul(adj_yz, torque[2]))));
+        vd ez = vd_mul(two_inv_det, vd_fmadd(adj_xz, torque[0], vd_fmadd(adj_yz, torque[1], vd_mul(adj_zz, torque[2]))));
+        vd eps2 = vd_fmadd(ex, ex, vd_fmadd(ey, ey, vd_mul(ez, ez)));
+        vd newton_tol = vd_fmadd(tol, vd_mul(vd_mul(vd_abs(f), adj_trace), vd_mul(two_inv_det, vd_set1(0.5))), tol);
+        /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
+        update = md_and(st->active, newton);
+        go_on = md_and(newton, vd_ge(eps2, vd_mul(newton_tol, newton_tol)));
+        ox = ex, oy = ey, oz = ez, theta2 = eps2;
+        ritz_candidates = md_and(st->active, md_not(newton));
+        if (md_any(ritz_candidates)) {
+            vd mx, my, mz, m_theta2;
+            vdmask small = mueller_omega_f64(torque, f, tol, &mx, &my, &mz, &m_theta2);
+            update = md_or(update, md_and(st->active, md_not(small)));
+            go_on = md_or(go_on, md_and(md_not(newton), vd_ge(m_theta2, vd_mul(tol, tol))));
+            ox = vd_select(newton, ex, mx), oy = vd_select(newton, ey, my), oz = vd_select(newton, ez, mz);
+            theta2 = vd_select(newton, eps2, m_theta2);
+        }
+    }
+
+    vd next[4];
+    turn_f64(st, ox, oy, oz, theta2, next);
+    if (md_any(ritz_candidates)) {
+        ritz_candidates = md_and(ritz_candidates, rank_two_f64(st));
+        if (method != JM_EXTRACT_NEWTON)
+            extract_curvature_f64(st, f, curvature);
+        vd gain, ritz_q[4];
+        ritz_update_f64(st, torque, curvature, &gain, ritz_q);
+        vdmask ritz = md_and(ritz_candidates, vd_gt(gain, vd_set1(CURVATURE_MARGIN)));
+        for (int i = 0; i < 4; i++)
+            next[i] = vd_select(ritz, ritz_q[i], next[i]);
+        update = md_or(update, ritz);
+        go_on = md_or(go_on, ritz);
+    }
+
+    st->active = md_and(st->active, go_on);
+    st->x = vd_select(update, next[0], st->x);
+    st->y = vd_select(update, next[1], st->y);
+    st->z = vd_select(update, next[2], st->z);
+    st->w = vd_select(update, next[3], st->w);
+    st->iterations = vd_add(st->iterations, vd_select(update, vd_set1(1.0), vd_set1(0.0)));
+}
+
+/* extract_finish on float64 lanes: q normalised where | |q|^2 - 1 | >= UNIT_MARGIN_F64 */
+JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdiff_t os, char *iterations,
+                                  ptrdiff_t is) {
+    vd q[4] = {st->x, st->y, st->z, st->w};
+    vd norm2 = dot4_f64(q, q);
+    vdmask off = md_not(vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(UNIT_MARGIN_F64)));
+    if (md_any(off)) {
+        vd scale = vd_select(off, inv_sqrt_f64(norm2), vd_set1(1.0));
+        for (int i = 0; i < 4; i++)
+            q[i] = vd_mul(q[i], scale);
+    }
+    vd_store_quads(out, os, q[0], q[1], q[2], q[3]);
+    if (iterations) {
+        uint32_t counts[JM_WD];
+        vd_store_u32((char *)counts, st->iterations);
+        for (int i = 0; i < JM_WD; i++) {
+            int32_t count = (int32_t)counts[i];
+            memcpy(iterations + i * is, &count, sizeof count);
+        }
+    }
+}
+
+JM_INLINE void extract_block_f64(int method, int groups, const char *a, ptrdiff_t as, const char *q0, ptrdiff_t qs,
+                                 char *out, ptrdiff_t os, char *iterations, ptrdiff_t is, int max_iter, vd tol) {
+    extract_state_f64 st[EXTRACT_GROUPS];
+    const ptrdiff_t group = JM_WD;
+    for (int g = 0; g < groups; g++)
+        extract_start_f64(a + g * group * as, as, q0 ? q0 + g * group * qs : NULL, qs, &st[g]);
+    for (int i = 0; i < max_iter; i++) {
+        int any = 0;
+        for (int g = 0; g < groups; g++) {
+            extract_step_f64(&st[g], tol, method);
+            any |= md_any(st[g].active);
+        }
+        if (!any)
+            break;
+    }
+    for (int g = 0; g < groups; g++)
+        extract_finish_f64(&st[g], out + g * group * os, os, iterations ? iterations + g * group * is : NULL, is);
+}
+
+/* extract_run on float64 lanes: EXTRACT_GROUPS * JM_WD records at a time, then single groups,
+   then the last n % JM_WD through zeroed stack buffers */
+JM_INLINE void extract_run_f64(int method, const jm_extract_job *job) {
+    const size_t n = job->n;
+    const vd tol = vd_set1(job->tol);
+    const ptrdiff_t as = job->a_stride, qs = job->q0_stride, os = job->out_stride, is = job->iterations_stride;
+    char *iterations = (char *)job->iterations;
+    size_t i = 0;
+#define EXTRACT_AT_F64(groups)                                                                   \
+    extract_block_f64(method, groups, job->a + (ptrdiff_t)i * as, as, job->q0 ? job->q0 + (ptrdiff_t)i * qs : NULL, qs, \
+                      job->out + (ptrdiff_t)i * os, os, iterations ? iterations + (ptrdiff_t)i * is : NULL, is,      \
+                      job->max_iter, tol)
+    for (; i + EXTRACT_GROUPS * JM_WD <= n; i += EXTRACT_GROUPS * JM_WD)
+        EXTRACT_AT_F64(EXTRACT_GROUPS);
+    for (; i + JM_WD <= n; i += JM_WD)
+        EXTRACT_AT_F64(1);
+#undef EXTRACT_AT_F64
+    if (i < n) {
+        char a_buf[JM_WD * 72] = {0}, q0_buf[JM_WD * 32] = {0}, out_buf[JM_WD * 32];
+        char iterations_buf[JM_WD * sizeof(int32_t)];
+        const size_t rest = n - i;
+        for (size_t k = 0; k < rest; k++) {
+            memcpy(a_buf + k * 72, job->a + (ptrdiff_t)(i + k) * as, 72);
+            if (job->q0)
+                memcpy(q0_buf + k * 32, job->q0 + (ptrdiff_t)(i + k) * qs, 32);
+        }
+        extract_block_f64(method, 1, a_buf, 72, job->q0 ? q0_buf : NULL, 32, out_buf, 32,
+                          iterations ? iterations_buf : NULL, sizeof(int32_t), job->max_iter, tol);
+        for (size_t k = 0; k < rest; k++) {
+            memcpy(job->out + (ptrdiff_t)(i + k) * os, out_buf + k * 32, 32);
+            if (iterations)
+                memcpy(iterations + (ptrdiff_t)(i + k) * is, iterations_buf + k * sizeof(int32_t), sizeof(int32_t));
+        }
+    }
+}
+
+/*
+ * jm_extract_matrices_f64: jm_extract_matrices for double[3][3] -> double[4] (q0 double[4]), in
+ * float64 throughout; the same method, starts, stops, saddle check and edge cases (A = 0 returns
+ * the start after 0 updates, a q0 with | |q0|^2 - 1 | < 2^-49 bit for bit; NaN/inf in a matrix or
+ * its q0 gives NaN for that matrix only, after 1 update; finite input gives finite output with
+ * | |q| - 1 | < 2^-50).
+ * Accuracy, float64, default tol 1e-12 (tests/test_float64_extract.py checks it on every path):
+ * "newton": A = R S with S symmetric positive definite of condition up to 1e3 (and rotations),
+ * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation. "muller" stops
+ * on |omega| < tol, i.e. within about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad.
+ */
+void JM_FN(jm_extract_matrices_f64)(const jm_extract_job *job) {
+    if (job->method == JM_EXTRACT_NEWTON)
+        extract_run_f64(JM_EXTRACT_NEWTON, job);
+    else
+        extract_run_f64(JM_EXTRACT_MULLER, job);
 }

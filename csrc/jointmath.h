@@ -29,6 +29,9 @@ typedef void (*jm_map_kernel)(const char *src, ptrdiff_t src_stride, char *dst, 
    non-finite and sets *first_invalid to the first one's index (n when none). */
 typedef size_t (*jm_pack_kernel)(const float *q, void *codes, size_t n, size_t *first_invalid);
 
+/* The same from n contiguous double[4]. */
+typedef size_t (*jm_pack_f64_kernel)(const double *q, void *codes, size_t n, size_t *first_invalid);
+
 /* n contiguous codes -> n unit quaternions float[4]. */
 typedef void (*jm_unpack_kernel)(const void *codes, float *q, size_t n);
 
@@ -38,17 +41,18 @@ typedef void (*jm_unpack_kernel)(const void *codes, float *q, size_t n);
  * as base + i * stride.
  */
 typedef struct {
-    const char *a;        /* n matrices: jm_joint_mat or float[3][3] records (per kernel) */
+    const char *a;        /* n matrices: jm_joint_mat, float[3][3] or double[3][3] records (per kernel) */
     ptrdiff_t a_stride;
-    const char *q0;       /* n float[4] starting quaternions (x, y, z, w), or NULL: cold start */
+    const char *q0;       /* n float[4] (double[4] for the _f64 kernel) starting quaternions (x, y, z, w),
+                             or NULL: cold start */
     ptrdiff_t q0_stride;
-    char *out;            /* n float[4] results */
+    char *out;            /* n float[4] (double[4]) results */
     ptrdiff_t out_stride;
     int32_t *iterations;  /* n iteration counts, or NULL */
     ptrdiff_t iterations_stride;
     size_t n;
     int max_iter;         /* 0 <= max_iter <= 2^24 (counts are kept in float lanes) */
-    float tol;            /* a matrix stops when its step is below tol (see csrc/extract.c) */
+    double tol;           /* a matrix stops when its step is below tol (see csrc/extract.c) */
     int method;           /* JM_EXTRACT_NEWTON or JM_EXTRACT_MULLER */
 } jm_extract_job;
 
@@ -125,6 +129,9 @@ typedef struct {
     jm_euler_f64_kernel quats_to_euler_f64;
     jm_quat_blend_f64_kernel slerp_quats_f64; /* double[4] quaternions, double t (interp.c) */
     jm_quat_blend_f64_kernel nlerp_quats_f64;
+    jm_extract_kernel extract_matrices_f64; /* rotation of double[3][3] -> double[4] (extract.c) */
+    jm_pack_f64_kernel pack_quats32_f64;    /* double[4] -> codes (pack.c) */
+    jm_pack_f64_kernel pack_quats64_f64;
 } jm_kernel_table;
 
 #define JM_DECLARE_ISA(isa)                                                                      \
@@ -165,7 +172,10 @@ typedef struct {
     void jm_slerp_quats_f64_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t, \
                                   char *, ptrdiff_t, size_t);                                    \
     void jm_nlerp_quats_f64_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t, \
-                                  char *, ptrdiff_t, size_t);
+                                  char *, ptrdiff_t, size_t);   \
+    void jm_extract_matrices_f64_##isa(const jm_extract_job *);                                   \
+    size_t jm_pack_quats32_f64_##isa(const double *, void *, size_t, size_t *);                  \
+    size_t jm_pack_quats64_f64_##isa(const double *, void *, size_t, size_t *);
 
 /*
  * The paths built for the target architecture, in order from the baseline up (setup.py compiles

@@ -256,3 +256,186 @@ void JM_FN(jm_unpack_quats32)(const void *codes, float *q, size_t n) {
 void JM_FN(jm_unpack_quats64)(const void *codes, float *q, size_t n) {
     JM_FOR_BLOCKS(unpack64_block, (const char *)codes, 8, 8, (char *)q, 16, 16, n);
 }
+
+/* ------------------------------------------------------------------- float64 -- */
+
+/*
+ * The exact sign of p0 + p1 + p2 + p3 (doubles, sums below the overflow range): Shewchuk's
+ * grow-expansion by Knuth's two-sum (exact in round-to-nearest, with or without underflow; no
+ * fused operations) turns the sum into a non-overlapping expansion, whose sign is that of its
+ * largest non-zero component. Returns -1, 0 or +1 in each lane.
+ */
+JM_INLINE void two_sum_f64(vd a, vd b, vd *sum, vd *err) {
+    vd s = vd_add(a, b), b_part = vd_sub(s, a);
+    *err = vd_add(vd_sub(a, vd_sub(s, b_part)), vd_sub(b, b_part));
+    *sum = s;
+}
+
+JM_INLINE vd sign_of_sum4_f64(vd p0, vd p1, vd p2, vd p3) {
+    vd e[4], q;
+    two_sum_f64(p1, p0, &q, &e[0]);
+    e[1] = q; /* the expansion e[0], e[1] of p0 + p1 */
+    two_sum_f64(p2, e[0], &q, &e[0]);
+    two_sum_f64(q, e[1], &q, &e[1]);
+    e[2] = q; /* of p0 + p1 + p2 */
+    two_sum_f64(p3, e[0], &q, &e[0]);
+    two_sum_f64(q, e[1], &q, &e[1]);
+    two_sum_f64(q, e[2], &q, &e[2]);
+    e[3] = q; /* of all four, increasing magnitude */
+    const vd zero = vd_set1(0.0);
+    vd sign = zero;
+    for (int i = 0; i < 4; i++) /* the largest non-zero component decides */
+        sign = vd_select(vd_gt(e[i], zero), vd_set1(1.0), vd_select(vd_lt(e[i], zero), vd_set1(-1.0), sign));
+    return sign;
+}
+
+/* where a float64 field estimate is closer than this to a half-integer it is decided exactly */
+#define NEAR_TIE_F64 0x1p-30
+
+/*
+ * quantize for JM_WD float64 quaternions: the index of the largest |component| (lowest on ties)
+ * and the three fields round(v) + M, v = o * M / l exactly rounded to nearest, ties to even (l
+ * the largest magnitude, o an other component with the largest one's sign divided out), as
+ * integer-valued doubles. Returns the lanes holding a zero or non-finite quaternion (their fields
+ * are set to M, so that every lane converts to an integer).
+ *
+ * l and the o are first multiplied by the power of two that puts l in [1, 2) (vd_scale_pow2:
+ * exact for every finite l, denormals included; an o below 2^-1022 l may round, but its v is
+ * below 2^-1000 and rounds to 0 either way). The estimate o * fl(M / l) is then within
+ * 2^-52 M <= 2^-33 of v, so its rounding is v's unless it lies within NEAR_TIE_F64 of a
+ * half-integer b; such blocks (ties, and about one field in 10^9 otherwise) decide by the exact
+ * sign of o 2M - 2b l, with 2M = 2^bits - 2: o 2^bits and 2o are exact, and 2b l is exact as
+ * 2b lh + 2b (l - lh), lh = l rounded to 31 fraction bits (2b has at most 21 bits), so the sign
+ * is that of four exact doubles (sign_of_sum4_f64). A tie (sign 0) rounds b to even.
+ */
+JM_INLINE vdmask quantize_f64(vd x, vd y, vd z, vd w, double max_level, vd *index, vd field[3]) {
+    vd ax = vd_abs(x), ay = vd_abs(y), az = vd_abs(z), aw = vd_abs(w);
+    vd largest_magnitude = vd_max(vd_max(ax, ay), vd_max(az, aw));
+    vdmask is_x = vd_ge(ax, largest_magnitude);
+    vdmask is_y = md_and(md_not(is_x), vd_ge(ay, largest_magnitude));
+    vdmask is_z = md_and(md_not(md_or(is_x, is_y)), vd_ge(az, largest_magnitude));
+    vdmask is_w = md_not(md_or(md_or(is_x, is_y), is_z));
+    *index = vd_select(is_x, vd_set1(0.0), vd_select(is_y, vd_set1(1.0), vd_select(is_z, vd_set1(2.0), vd_set1(3.0))));
+
+    vd largest = vd_select(is_x, x, vd_select(is_y, y, vd_select(is_z, z, w)));
+    vd largest_sign = vd_and(largest, vd_set1(-0.0));
+    /* scaled[0] = l, scaled[1..3] = the other three in increasing index order, sign divided out */
+    vd scaled[4] = {largest_magnitude, vd_xor(vd_select(is_x, y, x), largest_sign),
+                    vd_xor(vd_select(md_or(is_x, is_y), z, y), largest_sign), vd_xor(vd_select(is_w, z, w), largest_sign)};
+    vd_scale_pow2(scaled, 4);
+    const vd level_m = vd_set1(max_level), l = scaled[0];
+    vd m_over_l = vd_div(level_m, l);
+    vd rest[3];
+    vdmask near[3];
+    for (int k = 0; k < 3; k++) {
+        vd estimate = vd_mul(scaled[k + 1], m_over_l);
+        field[k] = vd_round(estimate);
+        rest[k] = vd_sub(estimate, field[k]); /* exact */
+        near[k] = vd_gt(vd_abs(rest[k]), vd_set1(0.5 - NEAR_TIE_F64));
+    }
+    if (JM_UNLIKELY(md_any(md_or(md_or(near[0], near[1]), near[2])))) {
+        vd lh = vd_mul(vd_round(vd_mul(l, vd_set1(0x1p31))), vd_set1(0x1p-31)), ll = vd_sub(l, lh);
+        for (int k = 0; k < 3; k++) {
+            vd o = scaled[k + 1];
+            vd b = vd_add(field[k], vd_xor(vd_set1(0.5), vd_and(rest[k], vd_set1(-0.0)))); /* half-integer */
+            vd two_b = vd_add(b, b);
+            vd sign = sign_of_sum4_f64(vd_mul(o, vd_set1(2.0 * max_level + 2.0)), vd_negate(vd_add(o, o)),
+                                       vd_negate(vd_mul(two_b, lh)), vd_negate(vd_mul(two_b, ll)));
+            vd exact = vd_round(vd_add(b, vd_mul(sign, vd_set1(0.5)))); /* b itself on a tie: to even */
+            field[k] = vd_select(near[k], exact, field[k]);
+        }
+    }
+
+    /* valid: every |component| finite (NaN fails the comparison) and the largest non-zero */
+    vd inf = vd_set1(INFINITY);
+    vdmask finite = md_and(md_and(vd_lt(ax, inf), vd_lt(ay, inf)), md_and(vd_lt(az, inf), vd_lt(aw, inf)));
+    vdmask invalid = md_not(md_and(finite, vd_gt(largest_magnitude, vd_set1(0.0))));
+    for (int k = 0; k < 3; k++)
+        field[k] = vd_add(vd_select(invalid, vd_set1(0.0), field[k]), level_m);
+    return invalid;
+}
+
+/* 32-bit codes of JM_WD double[4] records: index 2^30 + field0 2^20 + field1 2^10 + field2, exact
+   in a double (below 2^32) */
+JM_INLINE vdmask pack32_block_f64(const char *src, char *dst) {
+    vd q[4], index, field[3];
+    vd_load_quads(src, 32, &q[0], &q[1], &q[2], &q[3]);
+    vdmask invalid = quantize_f64(q[0], q[1], q[2], q[3], 511.0, &index, field);
+    vd code = vd_fmadd(index, vd_set1(0x1p30), vd_fmadd(field[0], vd_set1(0x1p20), vd_fmadd(field[1], vd_set1(0x1p10), field[2])));
+    vd_store_u32(dst, code);
+    return invalid;
+}
+
+/* 64-bit codes as two exact 32-bit halves: index 2^28 + field0 2^8 + the top 8 bits of field1,
+   and its low 12 bits 2^20 + field2 (top = floor(field1 / 2^12): the rounding of
+   field1 / 2^12 - 1/2 + 2^-13, never a tie) */
+JM_INLINE vdmask pack64_block_f64(const char *src, char *dst) {
+    vd q[4], index, field[3];
+    vd_load_quads(src, 32, &q[0], &q[1], &q[2], &q[3]);
+    vdmask invalid = quantize_f64(q[0], q[1], q[2], q[3], 524287.0, &index, field);
+    vd top = vd_round(vd_fmadd(field[1], vd_set1(0x1p-12), vd_set1(-0.5 + 0x1p-13)));
+    vd low = vd_fnmadd(top, vd_set1(0x1p12), field[1]);
+    vd hi = vd_fmadd(index, vd_set1(0x1p28), vd_fmadd(field[0], vd_set1(0x1p8), top));
+    vd_store_u64_halves(dst, vd_fmadd(low, vd_set1(0x1p20), field[2]), hi);
+    return invalid;
+}
+
+/* Same test as quantize_f64, one quaternion: zero or non-finite. */
+static int is_invalid_f64(const char *record) {
+    double q[4], largest = 0.0;
+    memcpy(q, record, sizeof q);
+    for (int k = 0; k < 4; k++) {
+        double a = fabs(q[k]);
+        if (!(a < INFINITY))
+            return 1;
+        largest = a > largest ? a : largest;
+    }
+    return !(largest > 0.0);
+}
+
+/* pack_all for n contiguous double[4], JM_WD at a time; blocks with an invalid lane count them
+   one by one. */
+JM_INLINE size_t pack_all_f64(vdmask (*block)(const char *, char *), const char *src, char *dst, size_t code_size,
+                              size_t n, size_t *first_invalid) {
+    size_t invalid = 0, i = 0;
+    *first_invalid = n;
+    for (; i < n; i += JM_WD) {
+        const size_t count = n - i < JM_WD ? n - i : JM_WD;
+        vdmask block_invalid;
+        if (count == JM_WD) {
+            block_invalid = block(src + 32 * i, dst + code_size * i);
+        } else { /* the tail through a buffer padded with identity quaternions */
+            double staged[JM_WD][4];
+            char codes[JM_WD * 8];
+            for (int k = 0; k < JM_WD; k++)
+                staged[k][0] = staged[k][1] = staged[k][2] = 0.0, staged[k][3] = 1.0;
+            memcpy(staged, src + 32 * i, 32 * count);
+            block_invalid = block((const char *)staged, codes);
+            memcpy(dst + code_size * i, codes, code_size * count);
+        }
+        if (JM_UNLIKELY(md_any(block_invalid)))
+            for (size_t k = i; k < i + count; k++)
+                if (is_invalid_f64(src + 32 * k)) {
+                    invalid++;
+                    if (*first_invalid == n)
+                        *first_invalid = k;
+                }
+    }
+    return invalid;
+}
+
+/*
+ * jm_pack_quats32_f64 / jm_pack_quats64_f64: n contiguous double[4] quaternions to the codes of
+ * the layout above, exactly as defined there from the real quotient of the given doubles: any
+ * finite non-zero scale (denormals to DBL_MAX), q and -q alike, bit-identical on every path, and
+ * a float32 quaternion widened to double gives the float32 packer's code. Returns how many
+ * quaternions were zero or non-finite (their codes are unspecified) and sets *first_invalid to
+ * the first one's index (n when none).
+ */
+size_t JM_FN(jm_pack_quats32_f64)(const double *q, void *codes, size_t n, size_t *first_invalid) {
+    return pack_all_f64(pack32_block_f64, (const char *)q, (char *)codes, 4, n, first_invalid);
+}
+
+size_t JM_FN(jm_pack_quats64_f64)(const double *q, void *codes, size_t n, size_t *first_invalid) {
+    return pack_all_f64(pack64_block_f64, (const char *)q, (char *)codes, 8, n, first_invalid);
+}

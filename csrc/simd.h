@@ -1410,6 +1410,59 @@ JM_INLINE vd vd_loadu(const double *p) {
 }
 #endif
 
+/* ------------------------- float64 lanes: ops of the extraction and packing kernels -- */
+/*
+ * vd_store_u32: JM_WD uint32 to p (any alignment), lane i to p + 4 i, from lanes holding integers
+ * in [0, 2^32) (exactly; anything else is not converted meaningfully). vd_store_u64_halves:
+ * JM_WD uint64 to p, lane i's hi * 2^32 + lo to p + 8 i, from lanes lo and hi holding integers in
+ * [0, 2^32). Integer codes and counts computed exactly in float64 lanes leave through these
+ * (the packed quaternion codes of csrc/pack.c, the iteration counts of csrc/extract.c).
+ */
+#if JM_ISA == JM_ISA_AVX512
+JM_INLINE void vd_store_u32(char *p, vd a) { _mm256_storeu_si256((__m256i *)p, _mm512_cvtpd_epu32(a)); }
+JM_INLINE void vd_store_u64_halves(char *p, vd lo, vd hi) {
+    _mm512_storeu_si512(p, _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtpd_epu64(hi), 32), _mm512_cvtpd_epu64(lo)));
+}
+#elif JM_ISA == JM_ISA_AVX2
+/* no unsigned conversion: a - 2^31 (exact) fits int32, and its sign bit flipped back is a */
+JM_INLINE void vd_store_u32(char *p, vd a) {
+    __m128i biased = _mm256_cvtpd_epi32(_mm256_sub_pd(a, _mm256_set1_pd(0x1p31)));
+    _mm_storeu_si128((__m128i *)p, _mm_xor_si128(biased, _mm_set1_epi32(INT32_MIN)));
+}
+/* a + 2^52 (exact) holds a in the low 32 bits of its pattern */
+JM_INLINE void vd_store_u64_halves(char *p, vd lo, vd hi) {
+    const __m256d magic = _mm256_set1_pd(0x1p52);
+    __m256i lo_bits = _mm256_castpd_si256(_mm256_add_pd(lo, magic));
+    __m256i hi_bits = _mm256_slli_epi64(_mm256_castpd_si256(_mm256_add_pd(hi, magic)), 32);
+    _mm256_storeu_si256((__m256i *)p, _mm256_blend_epi32(lo_bits, hi_bits, 0xAA));
+}
+#elif JM_ISA == JM_ISA_SSE
+JM_INLINE void vd_store_u32(char *p, vd a) {
+    __m128i biased = _mm_cvtpd_epi32(_mm_sub_pd(a, _mm_set1_pd(0x1p31)));
+    _mm_storel_epi64((__m128i *)p, _mm_xor_si128(biased, _mm_set1_epi32(INT32_MIN)));
+}
+JM_INLINE void vd_store_u64_halves(char *p, vd lo, vd hi) {
+    const __m128d magic = _mm_set1_pd(0x1p52);
+    __m128i lo_bits = _mm_castpd_si128(_mm_add_pd(lo, magic));
+    __m128i hi_bits = _mm_slli_epi64(_mm_castpd_si128(_mm_add_pd(hi, magic)), 32);
+    _mm_storeu_si128((__m128i *)p, _mm_blend_epi16(lo_bits, hi_bits, 0xCC));
+}
+#elif JM_ISA == JM_ISA_NEON
+JM_INLINE void vd_store_u32(char *p, vd a) { vst1_u32((uint32_t *)p, vmovn_u64(vcvtq_u64_f64(a))); }
+JM_INLINE void vd_store_u64_halves(char *p, vd lo, vd hi) {
+    vst1q_u64((uint64_t *)p, vorrq_u64(vshlq_n_u64(vcvtq_u64_f64(hi), 32), vcvtq_u64_f64(lo)));
+}
+#else
+JM_INLINE void vd_store_u32(char *p, vd a) {
+    uint32_t v = (uint32_t)a;
+    memcpy(p, &v, sizeof v);
+}
+JM_INLINE void vd_store_u64_halves(char *p, vd lo, vd hi) {
+    uint64_t v = (uint64_t)hi << 32 | (uint64_t)lo;
+    memcpy(p, &v, sizeof v);
+}
+#endif
+
 /* ------------------------------------------------------------ the block driver -- */
 /*
  * JM_FOR_BLOCKS runs `block(in, in_stride, out, out_stride)` over n records, JM_W at a time

@@ -3,7 +3,7 @@
  * (csrc/convert.c) and of make_continuous (csrc/continuity.c).
  *
  * Arguments are array_like as NumPy's ufuncs take them (jm_float_operand); float32 runs the
- * float32 kernels, float64 the float64 ones (see JM_F64 in _core.h); out= is checked first and
+ * float32 kernels, float64 their float64 twins (the *_f64 fields); out= is checked first and
  * written directly when the kernel can walk it.
  */
 #include "_core.h"
@@ -17,7 +17,7 @@ static npy_intp product(const npy_intp *dims, int n) { return PyArray_MultiplyLi
  * A record-to-record kernel over the batch of `in_obj` (core dims in_core -> out_core): the body
  * of quat_to_matrix and matrix_to_quat.
  */
-static PyObject *map_floats(const char *func, const char *arg, PyObject *in_obj, PyObject *out_obj, int in_ncore,
+static PyObject *map_floats(const char *arg, PyObject *in_obj, PyObject *out_obj, int in_ncore,
                             const npy_intp *in_core, int out_ncore, const npy_intp *out_core, jm_map_kernel k32,
                             jm_map_kernel k64) {
     PyArrayObject *a = jm_float_operand(in_obj, arg, in_ncore, in_core), *out;
@@ -42,15 +42,8 @@ static PyObject *map_floats(const char *func, const char *arg, PyObject *in_obj,
         goto done;
     const npy_intp n = product(shape, batch_ndim);
     jm_map_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
-    if (n && kernel) {
+    if (n)
         jm_run_kernel(kernel, src.base, src.stride, dst.base, dst.stride, (size_t)n);
-    } else if (n) { /* TRANSITIONAL (float64 kernels) */
-        PyObject *args = PyTuple_Pack(1, (PyObject *)src.array), *done_ = args ? jm_float64_transitional(func, args, dst.array) : NULL;
-        Py_XDECREF(args);
-        if (!done_)
-            goto done;
-        Py_DECREF(done_);
-    }
     result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&src);
@@ -82,7 +75,7 @@ static PyObject *py_quat_to_matrix(PyObject *self, PyObject *const *args, Py_ssi
     PyObject *slots[2];
     if (jm_parse_args("quat_to_matrix", args, nargs, kwnames, names, 2, 1, slots) < 0)
         return NULL;
-    return map_floats("quat_to_matrix", "q", slots[0], slots[1], 1, quat_core, 2, matrix_core,
+    return map_floats("q", slots[0], slots[1], 1, quat_core, 2, matrix_core,
                       jm_active->quats_to_matrices, jm_active->quats_to_matrices_f64);
 }
 
@@ -105,7 +98,7 @@ static PyObject *py_matrix_to_quat(PyObject *self, PyObject *const *args, Py_ssi
     PyObject *slots[2];
     if (jm_parse_args("matrix_to_quat", args, nargs, kwnames, names, 2, 1, slots) < 0)
         return NULL;
-    return map_floats("matrix_to_quat", "m", slots[0], slots[1], 2, matrix_core, 1, quat_core,
+    return map_floats("m", slots[0], slots[1], 2, matrix_core, 1, quat_core,
                       jm_active->matrices_to_quats, jm_active->matrices_to_quats_f64);
 }
 

@@ -568,31 +568,6 @@ int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, P
     return 0;
 }
 
-/* TRANSITIONAL (float64 kernels): see _core.h. */
-PyObject *jm_float64_transitional(const char *func, PyObject *args, PyArrayObject *dst) {
-    static PyObject *routes; /* jointmath._arrays._FLOAT64_TRANSITIONAL, kept for the process */
-    if (!routes) {
-        PyObject *module = PyImport_ImportModule("jointmath._arrays");
-        if (!module)
-            return NULL;
-        routes = PyObject_GetAttrString(module, "_FLOAT64_TRANSITIONAL");
-        Py_DECREF(module);
-        if (!routes)
-            return NULL;
-    }
-    PyObject *route = PyDict_GetItemString(routes, func);
-    if (!route)
-        return PyErr_Format(PyExc_RuntimeError, "no float64 route for %s", func);
-    PyObject *result = PyObject_Call(route, args, NULL);
-    if (!result || !dst)
-        return result;
-    int failed = PyArray_CopyInto(dst, (PyArrayObject *)result) < 0;
-    Py_DECREF(result);
-    if (failed)
-        return NULL;
-    Py_RETURN_NONE;
-}
-
 static PyObject *py_gil_releases(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;

@@ -131,22 +131,6 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
    `type` (float32/float64) and exactly `shape`, writeable; -1 with an error set otherwise. */
 int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, PyArrayObject **out);
 
-/*
- * TRANSITIONAL (float64 kernels). The array API takes a float32 and a float64 kernel per
- * function. The float64 kernels (jm_kernel_table fields *_f64) are not on this branch yet:
- * JM_F64(field) stands for jm_active->field##_f64 and is NULL until they are merged; a NULL
- * float64 kernel runs jm_float64_transitional instead, which calls the float64 route of
- * jointmath/_arrays.py (_FLOAT64_TRANSITIONAL[func](*args)) and copies its result into `dst`
- * (dst NULL: returns the result itself). When the kernels land: define JM_F64(field) as
- * (jm_active->field##_f64), delete this hook and _arrays.py's table.
- */
-#define JM_F64(field) NULL
-PyObject *jm_float64_transitional(const char *func, PyObject *args, PyArrayObject *dst);
-/* the float64 kernel types of csrc/jointmath.h once merged (identical typedefs may repeat in C11) */
-typedef void (*jm_euler_f64_kernel)(const double *src, double *dst, size_t n, const int *axes, int intrinsic,
-                                    int degrees);
-typedef size_t (*jm_pack_f64_kernel)(const double *q, void *codes, size_t n, size_t *first_invalid);
-
 /* "(..., 3, 3)" for core {3, 3}: into buf (at least 64 bytes). */
 const char *jm_core_text(int ncore, const npy_intp *core, char *buf);
 

@@ -77,17 +77,10 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         kernel((const float *)in.base, (float *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
         jm_restore_gil(saved);
-    } else if (n && k64) {
+    } else if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         k64((const double *)in.base, (double *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
         jm_restore_gil(saved);
-    } else if (n) { /* TRANSITIONAL (float64 kernels) */
-        PyObject *call = Py_BuildValue("(OOO)", (PyObject *)src, slots[1], degrees ? Py_True : Py_False);
-        PyObject *ok = call ? jm_float64_transitional(func, call, dst) : NULL;
-        Py_XDECREF(call);
-        if (!ok)
-            goto done;
-        Py_DECREF(ok);
     }
     result = (PyObject *)dst;
     dst = NULL;

@@ -66,41 +66,13 @@ static int same_records(char *a_base, ptrdiff_t a_stride, char *b_base, ptrdiff_
     return a_base == b_base && a_stride == b_stride;
 }
 
-/* float64: jointmath._extract64.extract_rotation64, the same methods in NumPy (the arguments are
-   checked; tol None is its default), then out. */
-static PyObject *extract_float64(PyObject *a, PyObject *q0, int method, Py_ssize_t max_iter, PyObject *tol,
-                                 PyArrayObject *out, int return_iterations) {
-    PyObject *module = PyImport_ImportModule("jointmath._extract64");
-    if (!module)
-        return NULL;
-    PyObject *result = PyObject_CallMethod(module, "extract_rotation64", "OOinOO", a, q0 ? q0 : Py_None,
-                                           method == JM_EXTRACT_NEWTON, max_iter, tol ? tol : Py_None,
-                                           return_iterations ? Py_True : Py_False);
-    Py_DECREF(module);
-    if (!result || !out)
-        return result;
-    PyObject *q = return_iterations ? PyTuple_GET_ITEM(result, 0) : result;
-    if (PyArray_CopyInto(out, (PyArrayObject *)q) < 0) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    if (!return_iterations) {
-        Py_DECREF(result);
-        Py_INCREF(out);
-        return (PyObject *)out;
-    }
-    PyObject *pair = Py_BuildValue("OO", out, PyTuple_GET_ITEM(result, 1));
-    Py_DECREF(result);
-    return pair;
-}
-
 #define MAX_ITER_LIMIT (1 << 24) /* iteration counts live in float lanes */
 
 /*
  * _extract_rotation(a, q0, max_iter, tol, out, return_iterations, method):
  * jointmath.extract_rotation (jointmath/_extract.py holds the docstring and the keyword-only
- * signature). Every argument is checked here; float32 and JOINT_MAT input run the kernels,
- * float64 input runs jointmath._extract64.
+ * signature). Every argument is checked here; float32 and JOINT_MAT input run the float32
+ * kernels, float64 input the float64 kernel.
  */
 static PyObject *extract_rotation(PyObject *const *slots);
 static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0);
@@ -181,7 +153,7 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         return NULL;
     if (max_iter < 0 || max_iter > MAX_ITER_LIMIT) /* the value as given, not as clipped */
         return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %R", max_iter_obj);
-    double tol = 2e-7; /* the documented float32 default (float64's is the reference's) */
+    double tol = type == NPY_FLOAT64 ? 1e-12 : 2e-7; /* the documented defaults */
     if (tol_obj) {
         if (PyBool_Check(tol_obj) || PyArray_IsScalar(tol_obj, Bool) ||
             !(PyFloat_Check(tol_obj) || PyLong_Check(tol_obj) || PyArray_IsScalar(tol_obj, Floating) ||
@@ -223,33 +195,31 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         return NULL;
     PyArrayObject *out = (PyArrayObject *)out_obj;
 
-    if (type == NPY_FLOAT64)
-        return extract_float64((PyObject *)a, (PyObject *)q0, method, max_iter, tol_obj, out, return_iterations);
-
-    /* float32: records the kernel walks (views when possible), the result, the counts */
+    /* records the kernel walks (views when possible), the result, the counts */
+    const npy_intp item = type == NPY_FLOAT64 ? 8 : 4, mat_bytes = 9 * item, quat_bytes = 4 * item;
     char *a_base, *q0_base = NULL, *out_base;
     ptrdiff_t a_stride, q0_stride = 0, out_stride;
     PyArrayObject *a_rec = records ? as_batch_records(a, jm_joint_mat_descr, 0, NULL, sizeof(jm_joint_mat), batch_ndim,
                                                       batch, &a_base, &a_stride)
-                                   : as_batch_records(a, result_descr, 2, mat_core, 36, batch_ndim, batch, &a_base,
+                                   : as_batch_records(a, result_descr, 2, mat_core, mat_bytes, batch_ndim, batch, &a_base,
                                                       &a_stride);
     PyArrayObject *q0_rec = NULL, *result = NULL, *iterations = NULL;
     if (!a_rec)
         goto fail;
-    if (q0 && !(q0_rec = as_batch_records(q0, result_descr, 1, quat_core, 16, batch_ndim, batch, &q0_base,
+    if (q0 && !(q0_rec = as_batch_records(q0, result_descr, 1, quat_core, quat_bytes, batch_ndim, batch, &q0_base,
                                           &q0_stride)))
         goto fail;
     /* out directly when the kernel can walk it and it overlaps neither input (or is q0's very
        records: an in-place warm start) */
-    if (out && batch_records(out, 1, 16, batch_ndim, batch, &out_base, &out_stride) && !jm_may_overlap(out, a_rec) &&
+    if (out && batch_records(out, 1, quat_bytes, batch_ndim, batch, &out_base, &out_stride) && !jm_may_overlap(out, a_rec) &&
         (!q0_rec || same_records(out_base, out_stride, q0_base, q0_stride) || !jm_may_overlap(out, q0_rec))) {
         result = out;
         Py_INCREF(result);
     } else {
-        result = (PyArrayObject *)PyArray_SimpleNew(batch_ndim + 1, out_shape, NPY_FLOAT32);
+        result = (PyArrayObject *)PyArray_SimpleNew(batch_ndim + 1, out_shape, type);
         if (!result)
             goto fail;
-        batch_records(result, 1, 16, batch_ndim, batch, &out_base, &out_stride);
+        batch_records(result, 1, quat_bytes, batch_ndim, batch, &out_base, &out_stride);
     }
     if (return_iterations && !(iterations = (PyArrayObject *)PyArray_SimpleNew(batch_ndim, batch, NPY_INT32)))
         goto fail;
@@ -265,10 +235,12 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         .iterations_stride = sizeof(int32_t),
         .n = (size_t)n,
         .max_iter = (int)max_iter,
-        .tol = (float)tol,
+        .tol = tol,
         .method = method,
     };
-    jm_extract_kernel kernel = records ? jm_active->extract_mats : jm_active->extract_matrices;
+    jm_extract_kernel kernel = records                 ? jm_active->extract_mats
+                               : type == NPY_FLOAT64 ? jm_active->extract_matrices_f64
+                                                     : jm_active->extract_matrices;
     /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
     if (n) {
         PyThreadState *saved = jm_release_gil((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS);
@@ -296,6 +268,6 @@ fail:
 
 PyMethodDef jm_extract_methods[] = {
     {"_extract_rotation", (PyCFunction)(void (*)(void))py_extract_rotation, METH_FASTCALL | METH_KEYWORDS,
-     "Internal: jointmath.extract_rotation's checks and float32 kernels."},
+     "Internal: jointmath.extract_rotation's checks and kernels."},
     {NULL, NULL, 0, NULL},
 };

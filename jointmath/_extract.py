@@ -2,8 +2,9 @@
 from . import _core
 
 #: default max_iter; the default tol is 2e-7 for float32 (the smallest that float32 rounding
-#: lets well-conditioned matrices reach, set in jointmath/_extract.c) and 1e-12 for float64
-#: (jointmath.reference.extract_rotation's)
+#: lets well-conditioned matrices reach) and 1e-12 for float64 (Newton's last step is then far
+#: below float64 rounding of the answer; Mueller's stops within about 1e-12 kappa), both set in
+#: jointmath/_extract.c
 DEFAULT_MAX_ITER = 200
 
 
@@ -42,7 +43,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     when |omega| < tol, before updating (tol=0 runs max_iter updates). "newton": a matrix stops
     after the Newton step with |omega| < tol (1 + |trace(R^T A)| tr(H^-1)) (tol times an
     estimate, within 3x and high, of the conditioning sigma1 / (sigma2 + sigma3): the level
-    where float32 rounding leaves the steps); tol=0 runs max_iter updates.
+    where rounding leaves the steps); tol=0 runs max_iter updates.
     out: optional writeable (..., 4) array of the result dtype (float32 for JOINT_MAT); it is
     returned. It may be q0 itself (warm start updated in place).
     return_iterations: also return the int32 (...) count of updates each matrix took (for
@@ -75,8 +76,15 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     a proper rotation whose trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum, turned
     about the nearly undetermined axis by whatever the start left.
 
-    float64 runs the same methods in NumPy (jointmath._extract64). The float32 kernels run
-    without the GIL when matrices * (max_iter + 1) >= 16,384.
+    float64 runs the same methods in float64 SIMD kernels: the same starts, updates, stops and
+    saddle check; a q0 with | |q0|^2 - 1 | < 2^-49 is used bit for bit, results have
+    | |q| - 1 | < 2^-50. Accuracy, float64, default tol 1e-12, cold start, condition up to 1e4,
+    every path (tests/test_float64_extract.py): "newton" within 2e-15 sigma1 / (sigma2 + sigma3)
+    rad of an extended-precision polar rotation (measured 7.8e-16 of it) and within 1.2e-14 of
+    it from numpy.linalg.svd's polar rotation (measured 1.08e-14, the SVD's own error);
+    rotation matrices within 2e-15 rad; Newton updates median 4, at most 10. "muller" stops on
+    |omega| < tol, about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad from the answer.
+    The kernels run without the GIL when matrices * (max_iter + 1) >= 16,384.
 
     Raises TypeError for complex, object or string a or q0 (naming it), out of the wrong type or
     dtype, a non-str method, a non-integer max_iter or a non-real tol; ValueError for wrong

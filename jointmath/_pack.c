@@ -97,28 +97,16 @@ static PyObject *py_pack_quats(PyObject *self, PyObject *const *args, Py_ssize_t
         goto done;
     const size_t n = (size_t)PyArray_SIZE(codes);
     size_t invalid = 0, first_invalid = n;
-    jm_pack_f64_kernel k64 = code_type == NPY_UINT32 ? JM_F64(pack_quats32) : JM_F64(pack_quats64);
+    jm_pack_f64_kernel k64 = code_type == NPY_UINT32 ? jm_active->pack_quats32_f64 : jm_active->pack_quats64_f64;
     if (n && type == NPY_FLOAT32) {
         jm_pack_kernel kernel = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         invalid = kernel((const float *)src.base, PyArray_DATA(codes), n, &first_invalid);
         jm_restore_gil(saved);
-    } else if (n && k64) {
+    } else if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
         invalid = k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid);
         jm_restore_gil(saved);
-    } else if (n) { /* TRANSITIONAL (float64 kernels): (codes or None, invalid count, first) */
-        PyObject *call = Py_BuildValue("(Oi)", (PyObject *)src.array, code_type == NPY_UINT32 ? 10 : 20);
-        PyObject *got = call ? jm_float64_transitional("pack_quats", call, NULL) : NULL;
-        Py_XDECREF(call);
-        if (!got)
-            goto done;
-        invalid = PyLong_AsSize_t(PyTuple_GET_ITEM(got, 1));
-        first_invalid = PyLong_AsSize_t(PyTuple_GET_ITEM(got, 2));
-        int failed = !invalid && PyArray_CopyInto(codes, (PyArrayObject *)PyTuple_GET_ITEM(got, 0)) < 0;
-        Py_DECREF(got);
-        if (failed || PyErr_Occurred())
-            goto done;
     }
     if (invalid) {
         invalid_error(invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));

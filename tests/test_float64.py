@@ -228,8 +228,8 @@ def test_float64_functions_never_call_the_reference(rng, monkeypatch):
         monkeypatch.setattr(reference, name, refuse)
     q = random_unit_quats(rng, 10, np.float64)
     jm.matrix_to_quat(jm.quat_to_matrix(q))
-    jm.quat_to_euler(jm.euler_to_quat(np.zeros((10, 3)), "ZXY"), "ZXY")
-    jm.quat_to_euler(q, ["XYZ", "zyx"] * 5)
+    jm.quat_to_euler(jm.euler_to_quat(np.zeros((10, 3)), "ZXY", degrees=True), "ZXY")
+    jm.quat_to_euler(q, ["XYZ", "zyx"] * 5, degrees=True)
 
 
 # ------------------------------------------------------------------ euler_to_quat --
@@ -261,11 +261,11 @@ def test_euler_to_quat_large_angles_and_invalid(rng):
     assert ld_angle(jm.euler_to_quat(rad, "ZXY", degrees=False), ld_euler_to_quat(rad, "ZXY", False)).max() \
         <= EULER_TO_QUAT_BOUND
     deg = np.round(rng.uniform(-2.0 ** 40, 2.0 ** 40, (2000, 3))) + rng.uniform(-1, 1, (2000, 3))
-    assert ld_angle(jm.euler_to_quat(deg, "xyz"), ld_euler_to_quat(deg, "xyz", True)).max() <= EULER_TO_QUAT_BOUND
+    assert ld_angle(jm.euler_to_quat(deg, "xyz", degrees=True), ld_euler_to_quat(deg, "xyz", True)).max() <= EULER_TO_QUAT_BOUND
     angles = rng.uniform(-180, 180, (20, 3))
     bad = [2, 9, 19]
     angles[bad] = [[np.nan, 0, 0], [0, np.inf, 0], [0, 0, -np.inf]]
-    q = jm.euler_to_quat(angles, "YZX")
+    q = jm.euler_to_quat(angles, "YZX", degrees=True)
     assert np.isnan(q[bad]).all()
     good = np.delete(np.arange(20), bad)
     assert ld_angle(q[good], ld_euler_to_quat(angles[good], "YZX", True)).max() <= EULER_TO_QUAT_BOUND
@@ -277,7 +277,7 @@ def test_euler_to_quat_layouts_and_sizes(rng, n):
     expected = ld_euler_to_quat(angles, "zxy", True)
     for name, a in layouts(angles).items():
         before = a.copy()
-        q = jm.euler_to_quat(a, "zxy")
+        q = jm.euler_to_quat(a, "zxy", degrees=True)
         assert q.shape == (n, 4) and q.dtype == np.float64, name
         assert ld_angle(q, expected).max(initial=0) <= EULER_TO_QUAT_BOUND, name
         np.testing.assert_array_equal(a, before)
@@ -339,19 +339,19 @@ def test_quat_to_euler_any_scale_and_invalid(rng):
     q = rng.standard_normal((30, 4))
     bad = [0, 8, 9, 29]
     q[bad] = [[0, 0, 0, 0], [np.nan, 0, 0, 1], [0, 0, np.inf, 1], [0, -0.0, 0, 0]]
-    angles = jm.quat_to_euler(q, "XYZ")
+    angles = jm.quat_to_euler(q, "XYZ", degrees=True)
     assert np.isnan(angles[bad]).all()
     good = np.delete(np.arange(30), bad)
-    np.testing.assert_array_equal(angles[good], jm.quat_to_euler(q[good], "XYZ"))
+    np.testing.assert_array_equal(angles[good], jm.quat_to_euler(q[good], "XYZ", degrees=True))
 
 
 @pytest.mark.parametrize("n", SIZES)
 def test_quat_to_euler_layouts_and_sizes(rng, n):
     q = rng.standard_normal((n, 4))
-    expected = jm.quat_to_euler(q.copy(), "YXZ")
+    expected = jm.quat_to_euler(q.copy(), "YXZ", degrees=True)
     for name, a in layouts(q).items():
         before = a.copy()
-        angles = jm.quat_to_euler(a, "YXZ")
+        angles = jm.quat_to_euler(a, "YXZ", degrees=True)
         assert angles.shape == (n, 3), name
         np.testing.assert_array_equal(angles, expected)
         np.testing.assert_array_equal(a, before)

@@ -1,12 +1,13 @@
-"""extract_rotation for float64 input: csrc/extract.c's two methods in NumPy (float64 throughout).
+"""An independent float64 oracle of csrc/extract.c's two methods, in NumPy (the tests only).
 
-The same start, scaling, updates and stops as the float32 kernels (see their comments), written
-with NumPy's float64 linear algebra: np.linalg.solve for the Newton step, eigh for the Ritz
-update's axis. Called by jointmath/_extract.c after it has checked the arguments.
+The same start, scaling, updates and stops as the kernels (see their comments), written with
+NumPy's float64 linear algebra: np.linalg.solve for the Newton step, eigh for the Ritz update's
+axis, np.cos / np.sinc for the turn. Its iteration counts and results are what the float64 kernel
+is compared with (tests/test_float64_extract.py).
 """
 import numpy as np
 
-from ._core import matrix_to_quat
+from jointmath.reference import matrix_to_quat
 
 CURVATURE_MARGIN = 2.0**-14  # csrc/extract.c's, relative to A scaled to a largest |element| in [1, 2)
 
@@ -61,8 +62,8 @@ def _ritz(q, torque, curvature):
 
 
 def extract_rotation64(a, q0, newton, max_iter, tol, return_iterations):
-    """jointmath.extract_rotation for float64 a: method Newton (newton true) or Mueller; tol None
-    is 1e-12."""
+    """What jointmath.extract_rotation computes for float64 a: method Newton (newton true) or
+    Mueller; tol None is 1e-12."""
     tol = 1e-12 if tol is None else float(tol)
     a = np.asarray(a, dtype=np.float64)
     batch = a.shape[:-2] if q0 is None else np.broadcast_shapes(a.shape[:-2], np.shape(q0)[:-1])
