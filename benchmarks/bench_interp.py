@@ -18,6 +18,7 @@ except ImportError:  # scipy is optional: its rows are skipped
     Rotation = None
 
 T = 0.3
+PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: lists this large are memory-bound; their data movement is printed
 SCIPY = "scipy r0*from_rotvec(t*(r0.inv()*r1)..)"
 
 
@@ -71,32 +72,35 @@ def bench_joints(n, rng):
         print(f", {d[SCIPY] / slerp_best:.0f}x faster than scipy's route on prebuilt Rotations "
               f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")
     print()
-    print("  ratios below: medians of 31 rounds, the two calls timed back to back in each round")
+    print("  ratios below: medians of 31 rounds, the two calls timed back to back in each round, in thread CPU time")
     print("  (indexed with a separate out= also copies the unselected joints; every second joint still lies in "
-          "every 64-byte cache line of the lists)")
+          "every 64-byte cache line of the lists; the first half is one run of joints)")
+    # the data movement of a call: np.maximum on float32 views of the same bytes (both lists read,
+    # out written; in place: out is joints), no slerp math
+    floats = [x.view(np.float32) for x in (joints, blend, out, in_place)]
+    movement = lambda: np.maximum(floats[0], floats[1], out=floats[2])  # noqa: E731
+    movement_in_place = lambda: np.maximum(floats[3], floats[1], out=floats[3])  # noqa: E731
+    first_half = np.arange(n // 2)
     before = jm.isa()
     for isa in jm.available_isas():
         _core._set_isa(isa)
         full = lambda: jm.slerp_joints(joints, blend, T, out=out)  # noqa: E731
-        print(f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out)):.2f}, "
-              f"indexed every second joint / full "
-              f"{median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out), full):.2f} "
-              f"(out=joints: {median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=every_second, out=in_place), full):.2f})")
+
+        def ratio(index, in_place_call, to=full):
+            if in_place_call:
+                return median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place), to, cpu=True)
+            return median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=index, out=out), to, cpu=True)
+
+        line = (f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out), cpu=True):.2f}; "
+                f"indexed / full: every second joint {ratio(every_second, False):.2f} "
+                f"(out=joints {ratio(every_second, True):.2f}), first half {ratio(first_half, False):.2f} "
+                f"(out=joints {ratio(first_half, True):.2f})")
+        if n >= PREFETCH_MIN_RECORDS:
+            line += (f"; every second joint / data movement {ratio(every_second, False, movement):.2f} "
+                     f"(out=joints {ratio(every_second, True, movement_in_place):.2f}), full / data movement "
+                     f"{median_ratio(full, movement, cpu=True):.2f}")
+        print(line)
     _core._set_isa(before)
-    # Every second joint lies in every 64-byte line, so an indexed call moves the bytes of a full
-    # one; np.maximum on the same bytes (float32 views: both lists read, out written) is that
-    # data movement with no slerp math. Its call costs more than slerp_joints' (measured on 16
-    # joints and printed as a share of the ratio): the floor is the ratio less that share.
-    floats = [x.view(np.float32) for x in (joints, blend, out, in_place)]
-    separate = median_ratio(lambda: np.maximum(floats[0], floats[1], out=floats[2]), full)
-    same = median_ratio(lambda: np.maximum(floats[3], floats[1], out=floats[3]), full)
-    small = [x[:16] for x in (joints, blend, out)]
-    small_floats = [x.view(np.float32) for x in small]
-    overhead = (median_seconds(lambda: np.maximum(small_floats[0], small_floats[1], out=small_floats[2])) -
-                median_seconds(lambda: jm.slerp_joints(small[0], small[1], T, out=small[2])))
-    print(f"  data movement alone (np.maximum on the same bytes) / full slerp ({before}): {separate:.2f} with a separate "
-          f"out=, {same:.2f} in place; np.maximum's call costs {overhead * 1e9:.0f} ns more than slerp_joints' "
-          f"({overhead / median_seconds(full):.2f} of these ratios)")
 
 
 def bench_arrays(n, rng):

@@ -23,11 +23,11 @@ def _batch(func, seconds):
         number *= 2
 
 
-def _time_batch(func, number):
-    t0 = time.perf_counter()
+def _time_batch(func, number, clock=time.perf_counter):
+    t0 = clock()
     for _ in range(number):
         func()
-    return (time.perf_counter() - t0) / number
+    return (clock() - t0) / number
 
 
 def median_seconds(func, min_time=0.2, repeats=15):
@@ -36,11 +36,15 @@ def median_seconds(func, min_time=0.2, repeats=15):
     return statistics.median(_time_batch(func, number) for _ in range(repeats))
 
 
-def median_ratio(numerator, denominator, min_time=0.4, rounds=31):
+def median_ratio(numerator, denominator, min_time=0.4, rounds=31, cpu=False):
     """Median over rounds of time(numerator()) / time(denominator()), the two timed back to back
-    in every round: a slow spell of a shared machine then slows both sides of the ratio."""
+    in every round: a slow spell of a shared machine then slows both sides of the ratio.
+    cpu=True times the thread's CPU time instead of the wall clock: the time the thread waited
+    for a core (a machine with more runnable work than cores) then counts on neither side."""
+    clock = time.thread_time if cpu else time.perf_counter
     n_num, n_den = _batch(numerator, min_time / rounds / 2), _batch(denominator, min_time / rounds / 2)
-    return statistics.median(_time_batch(numerator, n_num) / _time_batch(denominator, n_den) for _ in range(rounds))
+    return statistics.median(_time_batch(numerator, n_num, clock) / _time_batch(denominator, n_den, clock)
+                             for _ in range(rounds))
 
 
 def per_isa(func):

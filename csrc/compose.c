@@ -1,10 +1,12 @@
 /*
- * compose.c - products of 3x4 joint matrices (rigid transforms), the step of forward kinematics.
+ * compose.c - products of 3x4 joint matrices (rigid transforms), and forward kinematics.
  *
- * Compiled once per ISA (see simd.h). Each block composes JM_W pairs, one per vector lane.
+ * Compiled once per ISA (see simd.h). Each block composes JM_W pairs, one per vector lane; the
+ * forward-kinematics blocks hold JM_W frames, one per lane.
  */
 #include "jointmath.h"
 #include "simd.h"
+#include "quat_math.h"
 
 /*
  * compose: out = a * b for transforms [R | t]: R = Ra Rb, t = Ra tb + ta, i.e. applying b
@@ -12,10 +14,7 @@
  * Accuracy, float32: each element is a 3-term dot product (plus ta): error within a few ulp of
  * the largest term, e.g. <= 4e-7 relative to |Ra| |b| for rotations; NaN stays in its record.
  */
-JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
-    vf m[12], n[12], c[12];
-    v_load_records(a, as, 3, m);
-    v_load_records(b, bs, 3, n);
+JM_INLINE void compose_lanes(const vf m[12], const vf n[12], vf c[12]) {
     for (int i = 0; i < 3; i++) {
         const vf *row = &m[4 * i]; /* Ra row i and ta_i */
         for (int j = 0; j < 4; j++) {
@@ -26,6 +25,13 @@ JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff
             c[4 * i + j] = j == 3 ? v_add(sum, row[3]) : sum;
         }
     }
+}
+
+JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
+    vf m[12], n[12], c[12];
+    v_load_records(a, as, 3, m);
+    v_load_records(b, bs, 3, n);
+    compose_lanes(m, n, c);
     v_store_records(out, os, 3, c);
 }
 
@@ -43,5 +49,79 @@ void JM_FN(jm_compose_mats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_
         compose_block(sa, 48, sb, 48, so, 48);
         for (size_t k = 0; k < n - i; k++)
             memcpy(out + (ptrdiff_t)(i + k) * os, so + 48 * k, 48);
+    }
+}
+
+/*
+ * One block of JM_W frames (lane i: the frame at byte offset (lanes[i] or i) * frame stride),
+ * joint after joint: the local transform from the joint record (quat_to_rotation, as
+ * jm_joints_to_mats), composed with the parent's world transform kept in registers' layout in
+ * `world_lanes` (12 vectors per joint, written when the joint is done, read by its children),
+ * then written to the frames' records. Every joint costs one conversion and one product; its
+ * inputs are in the L1 cache (the parent's vectors were written moments before).
+ */
+JM_INLINE void hierarchy_block(const char *joints, ptrdiff_t in_frame, char *world, ptrdiff_t out_frame,
+                               size_t n_joints, const intptr_t *restrict parents, vf *restrict world_lanes,
+                               const intptr_t *restrict lanes, size_t prefetch_lines) {
+    /* the next block's records, a few lines per joint (prefetch_lines of input and of output in
+       all): a block's first touch of each line would otherwise wait for memory, joint by joint */
+    const size_t lines_per_joint = (prefetch_lines + n_joints - 1) / n_joints;
+    const char *next_in = joints + JM_W * in_frame;
+    char *next_out = world + JM_W * out_frame;
+    for (size_t j = 0; j < n_joints; j++) {
+        for (size_t l = j * lines_per_joint; l < (j + 1) * lines_per_joint && l < prefetch_lines; l++) {
+            JM_PREFETCH(next_in + 64 * (ptrdiff_t)l * 2 / 3); /* input: 2/3 of the output's bytes */
+            JM_PREFETCH(next_out + 64 * (ptrdiff_t)l);
+        }
+        vf q[4], t[4], r[9];
+        const char *record = joints + (ptrdiff_t)j * (ptrdiff_t)sizeof(jm_joint_quat);
+        v_load_quads_idx(record, in_frame, lanes, &q[0], &q[1], &q[2], &q[3]);
+        v_load_quads_idx(record + 16, in_frame, lanes, &t[0], &t[1], &t[2], &t[3]);
+        quat_to_rotation(q[0], q[1], q[2], q[3], r);
+        const vf local[12] = {r[0], r[1], r[2], t[0], r[3], r[4], r[5], t[1], r[6], r[7], r[8], t[2]};
+        vf *mine = world_lanes + 12 * j;
+        if (parents[j] < 0)
+            for (int k = 0; k < 12; k++)
+                mine[k] = local[k];
+        else
+            compose_lanes(world_lanes + 12 * parents[j], local, mine);
+        char *out = world + (ptrdiff_t)j * (ptrdiff_t)sizeof(jm_joint_mat);
+        for (int k = 0; k < 3; k++)
+            v_store_quads_idx(out + 16 * k, out_frame, lanes, mine[4 * k], mine[4 * k + 1], mine[4 * k + 2],
+                              mine[4 * k + 3]);
+    }
+}
+
+/*
+ * jm_forward_kinematics: world[f][j] = world[f][parents[j]] * local(joints[f][j]), or the local
+ * transform itself for a root (parents[j] < 0), with local(q, t) = [R(q) | t] as
+ * jm_joints_to_mats and the product as jm_compose_mats: every world transform is bit-identical to
+ * that chain of the two kernels on the same path. One pass over the frames, JM_W frames per block
+ * (the last block repeats its last frame in the spare lanes: the same record written twice with
+ * the same value, never past the arrays). Accuracy: each product adds the error of
+ * jm_compose_mats to its parent's, so a chain of k joints is within about k times the error of
+ * one conversion and one product (float32).
+ */
+_Static_assert(JM_W <= JM_MAX_LANES && sizeof(vf) <= 64, "JM_HIERARCHY_SCRATCH holds 12 vectors per joint");
+
+void JM_FN(jm_forward_kinematics)(const char *joints, char *world, size_t n_frames, size_t n_joints,
+                                  const intptr_t *parents, void *scratch) {
+    /* vf-aligned: the vectors are read and written as whole registers */
+    vf *world_lanes = (vf *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    const ptrdiff_t in_frame = (ptrdiff_t)(n_joints * sizeof(jm_joint_quat));
+    const ptrdiff_t out_frame = (ptrdiff_t)(n_joints * sizeof(jm_joint_mat));
+    size_t f = 0;
+    for (; f + JM_W <= n_frames; f += JM_W) {
+        /* the output lines of the next block, if it is a full one (the input's are fewer) */
+        const size_t prefetch_lines = f + 2 * JM_W <= n_frames ? (size_t)(JM_W * out_frame) / 64 : 0;
+        hierarchy_block(joints + (ptrdiff_t)f * in_frame, in_frame, world + (ptrdiff_t)f * out_frame, out_frame,
+                        n_joints, parents, world_lanes, NULL, prefetch_lines);
+    }
+    if (f < n_frames) {
+        intptr_t lanes[JM_W];
+        for (size_t k = 0; k < JM_W; k++)
+            lanes[k] = (intptr_t)(f + k < n_frames ? k : n_frames - f - 1);
+        hierarchy_block(joints + (ptrdiff_t)f * in_frame, in_frame, world + (ptrdiff_t)f * out_frame, out_frame,
+                        n_joints, parents, world_lanes, lanes, 0);
     }
 }

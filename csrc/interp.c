@@ -396,7 +396,10 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * * stride); in every frame the joints at index[0..n_index) are interpolated, the others are
  * copied from a (nothing to copy when o is a). index is strictly increasing within
  * [0, n_joints) (jm_index_increasing); the selected records are read through the index, never
- * copied to a temporary.
+ * copied to a temporary. Per block of JM_W selected joints: a run of consecutive joints (the
+ * usual partial-body index: a limb, the upper body) loads and stores as the full call's blocks
+ * do; any other block reads and writes its records one by one through the index. The math per
+ * lane is the same either way: the results are bit-identical to the full call's.
  */
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
@@ -425,7 +428,12 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                     }
                 if (!in_place)
                     next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);
-                joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
+                if (index[k + JM_W - 1] - index[k] == JM_W - 1) { /* a run of joints: the full call's block */
+                    const ptrdiff_t run = index[k] * rec;
+                    joints_block(mode, fa + run, rec, fb + run, rec, fo + run, rec, NULL, &ft);
+                } else {
+                    joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
+                }
             }
         for (; k + JM_W <= n_index; k += JM_W) {
             if (!in_place)

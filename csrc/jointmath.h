@@ -65,6 +65,17 @@ typedef void (*jm_extract_kernel)(const jm_extract_job *job);
 typedef void (*jm_binary_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                                  ptrdiff_t out_stride, size_t n);
 
+/*
+ * Forward kinematics (compose.c): n_frames C-contiguous frames of n_joints jm_joint_quat local
+ * transforms -> the same frames of jm_joint_mat world transforms. parents[j] is -1 (a root) or a
+ * joint before j (checked by the caller). scratch: JM_HIERARCHY_SCRATCH(n_joints) bytes, any
+ * alignment, for the kernel's own use.
+ */
+typedef void (*jm_hierarchy_kernel)(const char *joints, char *world, size_t n_frames, size_t n_joints,
+                                    const intptr_t *parents, void *scratch);
+#define JM_MAX_LANES 16 /* the widest path's floats per vector (AVX-512) */
+#define JM_HIERARCHY_SCRATCH(n_joints) ((size_t)(n_joints) * 12 * JM_MAX_LANES * sizeof(float) + 64)
+
 /* Joint records a, b -> out (32-byte jm_joint_quat each, strides in bytes) at fraction t. */
 typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                                 ptrdiff_t out_stride, size_t n, float t);
@@ -112,6 +123,7 @@ typedef struct {
     jm_extract_kernel extract_mats;     /* rotation of jm_joint_mat's 3x3 part -> float[4] */
     jm_extract_kernel extract_matrices; /* rotation of float[3][3] -> float[4] */
     jm_binary_kernel compose_mats;      /* jm_joint_mat a * b -> jm_joint_mat */
+    jm_hierarchy_kernel forward_kinematics; /* jm_joint_quat frames -> world jm_joint_mat */
     jm_blend_kernel slerp_joints;                 /* interp.c */
     jm_blend_kernel lerp_joints;
     jm_blend_indexed_kernel slerp_joints_indexed;
@@ -146,6 +158,7 @@ typedef struct {
     void jm_extract_mats_##isa(const jm_extract_job *);                                           \
     void jm_extract_matrices_##isa(const jm_extract_job *);                                       \
     void jm_compose_mats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t); \
+    void jm_forward_kinematics_##isa(const char *, char *, size_t, size_t, const intptr_t *, void *);       \
     void jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,  \
                                float);                                                           \
     void jm_lerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,   \

@@ -131,23 +131,45 @@ def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
     The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
-    saves as BVH like any other. Raises ValueError for an archive of another format
-    version (PACK_FORMAT), e.g. one written before packing fields became mid-tread.
+    saves as BVH like any other. Raises ValueError naming the file for an archive of another format
+    version (PACK_FORMAT), e.g. one written before packing fields became mid-tread, and for a file
+    that is not a complete packed clip: empty, truncated or corrupt, not an .npz archive, or
+    without one of the arrays a packed clip holds (the error lists the missing ones). A file that
+    does not exist raises FileNotFoundError, as open() does.
     """
+    import pickle
+    import zipfile
+
     from ._pack import PACKED_JOINT, PACKED_JOINT64
 
-    with np.load(path) as data:
-        found = int(data["pack_format"]) if "pack_format" in data.files else 1
-        if found != PACK_FORMAT:
-            raise ValueError(f"path {str(path)!r} holds packed format {found}, this jointmath reads format "
-                             f"{PACK_FORMAT} only (format 1, unversioned, used the centred quantiser and would "
-                             f"decode wrongly); pack the clip again with python -m jointmath --out")
-        dtype = PACKED_JOINT if int(data["packed_dtype"]) == PACKED_JOINT.itemsize else PACKED_JOINT64
-        raw = np.ascontiguousarray(data["packed"])
+    required = ("packed", "packed_dtype", "names", "parents", "offsets", "orders", "channels", "end_sites",
+                "end_offsets", "frame_time")
+    try:
+        data = np.load(path)  # an ndarray for a .npy file
+        arrays = None
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:  # every member read here, inside the try: a truncated one fails its CRC check now
+                arrays = {name: data[name] for name in data.files}
+    except (EOFError, zipfile.BadZipFile, pickle.UnpicklingError, ValueError) as exc:
+        raise ValueError(f"path {str(path)!r} is not a complete packed clip archive (.npz): empty, truncated or "
+                         f"corrupt ({type(exc).__name__}: {exc})") from exc
+    if arrays is None:
+        raise ValueError(f"path {str(path)!r} holds a single array (.npy), not a packed clip archive (.npz)")
+    found = int(arrays["pack_format"]) if "pack_format" in arrays else 1
+    if found != PACK_FORMAT:
+        raise ValueError(f"path {str(path)!r} holds packed format {found}, this jointmath reads format "
+                         f"{PACK_FORMAT} only (format 1, unversioned, used the centred quantiser and would "
+                         f"decode wrongly); pack the clip again with python -m jointmath --out")
+    missing = [name for name in required if name not in arrays]
+    if missing:
+        raise ValueError(f"path {str(path)!r} is an incomplete packed clip archive: it lacks {', '.join(missing)}")
+    try:
+        dtype = PACKED_JOINT if int(arrays["packed_dtype"]) == PACKED_JOINT.itemsize else PACKED_JOINT64
+        raw = np.ascontiguousarray(arrays["packed"])
         packed = raw.reshape(raw.shape[:-1] + (-1,)).view(dtype)[..., 0]
-        joints = unpack_joints(packed)
-        clip = bvh.Clip(names=[str(n) for n in data["names"]], parents=data["parents"],
-                        offsets=data["offsets"], channels=[tuple(c) for c in json.loads(str(data["channels"]))],
-                        end_sites=data["end_sites"], end_offsets=data["end_offsets"],
-                        frame_time=float(data["frame_time"]), joints=joints)
-    return clip
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"path {str(path)!r} holds packed joints of a wrong size or type: {exc}") from exc
+    joints = unpack_joints(packed)
+    return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
+                    channels=[tuple(c) for c in json.loads(str(arrays["channels"]))], end_sites=arrays["end_sites"],
+                    end_offsets=arrays["end_offsets"], frame_time=float(arrays["frame_time"]), joints=joints)

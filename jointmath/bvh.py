@@ -49,6 +49,22 @@ def _empty_end_offsets():
     return np.zeros((0, 3), np.float64)
 
 
+
+def _checked_parents(parents, n_joints):
+    """parents as an int64 (J,) array, after checking parents-before-children (-1 for a root)."""
+    array = np.asarray(parents)
+    if array.ndim != 1 or array.shape[0] != n_joints:
+        raise ValueError(f"parents must hold one index per joint ({n_joints}), got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"parents must be integers, got dtype {array.dtype}")
+    array = array.astype(np.int64)
+    bad = np.flatnonzero((array < -1) | (array >= np.arange(n_joints)))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"parents must list parents before children (parents[j] < j, -1 for a root): "
+                         f"parents[{j}] = {int(array[j])}")
+    return array
+
 @dataclass(eq=False, repr=False)
 class Clip:
     """A motion clip: a skeleton and its frames. Plain NumPy arrays and lists; pickles.
@@ -86,11 +102,9 @@ class Clip:
     name: str = ""
 
     def __post_init__(self):
-        from ._mocap import checked_parents
-
         self.names = [str(n) for n in self.names]
         n_joints = len(self.names)
-        self.parents = checked_parents(self.parents, n_joints)
+        self.parents = _checked_parents(self.parents, n_joints)
         self.offsets = np.asarray(self.offsets, np.float64)
         if self.offsets.shape != (n_joints, 3):
             raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")

@@ -79,8 +79,98 @@ def test_forward_kinematics_bad_arguments(rng):
         jm.forward_kinematics(joints, [-1, 0])
     with pytest.raises(TypeError, match="parents must be integers"):
         jm.forward_kinematics(joints, [-1.0, 0.0, 1.0])
-    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT"):
+    with pytest.raises(TypeError, match="joints must have dtype jointmath.JOINT_QUAT, got dtype float32"):
         jm.forward_kinematics(np.zeros((2, 3, 8), np.float32), [-1, 0, 1])
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got list"):
+        jm.forward_kinematics([1, 2], [-1, 0])
+    with pytest.raises(ValueError, match="joints must have shape"):
+        jm.forward_kinematics(joints[0, 0], [])
+    with pytest.raises(TypeError, match="parents must be a sequence of joint indices, got int"):
+        jm.forward_kinematics(joints, 3)
+    with pytest.raises(TypeError, match="parents must be integers, got dtype bool"):
+        jm.forward_kinematics(joints, np.array([True, False, False]))
+    with pytest.raises(ValueError, match=r"one index per joint \(3\), got shape \(1, 3\)"):
+        jm.forward_kinematics(joints, [[-1, 0, 1]])
+    with pytest.raises(ValueError, match=r"parents\[0\] = -2"):
+        jm.forward_kinematics(joints, (-2, 0, 1))
+    with pytest.raises(ValueError, match=r"parents\[0\] = 9223372036854775807"):  # beyond int64: reported capped
+        jm.forward_kinematics(joints, np.array([2**64 - 1, 0, 1], np.uint64))
+    with pytest.raises(ValueError, match=r"parents\[1\] = 1"):
+        jm.forward_kinematics(joints, [-1, 1, 0])  # a joint its own parent
+
+
+def chained_kernels(joints, parents):
+    """World transforms by joints_to_mats and compose_mats, joint after joint (the same path)."""
+    local = jm.joints_to_mats(joints)
+    world = local.copy()
+    for j, p in enumerate(parents):
+        if p >= 0:
+            world[..., j] = jm.compose_mats(np.ascontiguousarray(world[..., p]), np.ascontiguousarray(local[..., j]))
+    return world
+
+
+@pytest.mark.parametrize("frames", [0, 1, 3, 4, 5, 15, 16, 17, 33])
+@pytest.mark.parametrize("parents", [[-1], [-1, 0], [-1, 0, 1, 1, 0, 4, -1, 6, 7, 2, 9]])
+def test_forward_kinematics_is_the_kernel_chain(rng, frames, parents):
+    """Every frame count around the vector widths (frames are the lanes): bit-identical to
+    joints_to_mats then compose_mats on the same path, and within float32 error of the oracle."""
+    n = len(parents)
+    joints = jm.make_joints(random_unit_quats(rng, frames * n).reshape(frames, n, 4),
+                            rng.uniform(-5, 5, (frames, n, 3)))
+    before = joints.copy()
+    world = jm.forward_kinematics(joints, parents)
+    np.testing.assert_array_equal(joints, before)
+    assert world.shape == (frames, n) and world.dtype == jm.JOINT_MAT
+    np.testing.assert_array_equal(world, chained_kernels(joints, parents))
+    assert np.abs(world["m"] - ref.forward_kinematics(joints, parents)["m"]).max(initial=0) < 2e-5
+
+
+def test_forward_kinematics_parents_of_any_integer_layout(rng):
+    """parents of every integer dtype and byte order, unaligned or strided, list or tuple: the
+    same world transforms (no misread, no misaligned typed load)."""
+    parents = [-1, 0, 1, 1, 0, 4, -1, 6, 7]
+    joints = jm.make_joints(random_unit_quats(rng, 21 * 9).reshape(21, 9, 4), rng.uniform(-5, 5, (21, 9, 3)))
+    expected = chained_kernels(joints, parents)
+    variants = [parents, tuple(parents), [np.int64(p) for p in parents], np.array(parents)[::-1].copy()[::-1]]
+    for dtype in ("i1", "i2", "i4", "i8", ">i2", ">i4", ">i8", "<i8"):
+        variants.append(np.array(parents, dtype))
+        raw = np.zeros(9 * np.dtype(dtype).itemsize + 1, np.uint8)
+        unaligned = raw[1:].view(dtype)
+        unaligned[:] = parents
+        variants.append(unaligned)
+        strided = np.zeros(18, dtype)
+        strided[::2] = parents
+        variants.append(strided[::2])
+    for p in variants:
+        np.testing.assert_array_equal(jm.forward_kinematics(joints, p), expected, err_msg=repr(p))
+    chain = [-1, 0, 1, 2, 3, 4, 5, 6, 7]  # unsigned dtypes hold no -1: a chain below one root of each kind
+    roots = [-1, -1, -1, -1, -1, -1, -1, -1, -1]
+    expected_chain = chained_kernels(joints, chain)
+    for dtype in ("u1", "u2", ">u4", "u8", ">u8"):
+        unsigned = np.array([0] + chain[1:], dtype)  # parents[0] = 0 is not before joint 0: refused
+        with pytest.raises(ValueError, match=r"parents\[0\] = 0"):
+            jm.forward_kinematics(joints, unsigned)
+    np.testing.assert_array_equal(jm.forward_kinematics(joints, chain), expected_chain)
+    np.testing.assert_array_equal(jm.forward_kinematics(joints, roots), jm.joints_to_mats(joints))
+
+
+def test_forward_kinematics_empty_and_awkward_shapes(rng):
+    for shape in [(3, 0), (0, 4), (0, 0), (2, 0, 5), (0,)]:
+        joints = np.zeros(shape, jm.JOINT_QUAT)
+        world = jm.forward_kinematics(joints, [-1] + list(range(shape[-1] - 1)) if shape[-1] else [])
+        assert world.shape == shape and world.dtype == jm.JOINT_MAT
+    # more axes, a non-contiguous, read-only, unaligned record array: the same as a contiguous copy
+    parents = [-1, 0, 0, 2, 3]
+    joints = jm.make_joints(random_unit_quats(rng, 2 * 7 * 5).reshape(2, 7, 5, 4), rng.uniform(-5, 5, (2, 7, 5, 3)))
+    expected = chained_kernels(joints, parents)
+    world = jm.forward_kinematics(joints, parents)
+    assert world.shape == (2, 7, 5)
+    np.testing.assert_array_equal(world, expected)
+    for name, view in layouts(joints.reshape(14, 5)).items():
+        np.testing.assert_array_equal(jm.forward_kinematics(view, parents), expected.reshape(14, 5), err_msg=name)
+    np.testing.assert_array_equal(jm.forward_kinematics(joints[..., ::2], [-1, 0, 1]),
+                                  chained_kernels(joints[..., ::2], [-1, 0, 1]))
+    np.testing.assert_array_equal(jm.forward_kinematics(joints[1, 3], parents), expected[1, 3])
 
 
 def test_make_continuous(rng):
@@ -149,3 +239,26 @@ def test_resample_clip_saves_and_reloads(isa, tmp_path):
         again = bvh.load(tmp_path / "r.bvh")
         assert ref.angle_between(again.joints["q"], new.joints["q"]).max() < 2e-6
         np.testing.assert_allclose(again.joints["t"], new.joints["t"], atol=1e-4)
+
+
+def test_resample_argument_types_and_sizes(rng):
+    joints = jm.make_joints(random_unit_quats(rng, 8).reshape(4, 2, 4))
+    with pytest.raises(TypeError, match="frame_time must be a positive number of seconds per source frame, got bool"):
+        jm.resample_joints(joints, True, 30)  # not 1 s
+    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got bool"):
+        jm.resample_joints(joints, 0.01, True)
+    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got str"):
+        jm.resample_joints(joints, 0.01, "30")
+    with pytest.raises(ValueError, match="fps must be a positive number"):
+        jm.resample_joints(joints, 0.01, float("nan"))
+    # far more frames than any memory: a ValueError saying how many frames and bytes, no MemoryError
+    with pytest.raises(ValueError, match=r"fps=10000000000000.0 at frame_time=0.01 makes 300,000,000,001 frames "
+                                         r"\(62,400,000,000,208 bytes\)"):
+        jm.resample_joints(joints, 0.01, 1e13)
+    with pytest.raises(ValueError, match=r"makes 3e\+304 frames \(6.24e\+306 bytes\)"):
+        jm.resample_joints(joints, 0.01, 1e306)
+    with pytest.raises(ValueError, match="bytes"):
+        jm.resample_joints(joints, 1e300, 1e300)  # the duration times fps overflows to inf
+    same_rate = jm.resample_joints(joints, np.float64(0.5), np.int64(2))  # NumPy numbers are numbers
+    assert same_rate.shape == joints.shape
+    np.testing.assert_array_equal(np.abs(same_rate["q"]), np.abs(joints["q"]))

@@ -475,6 +475,34 @@ def test_index_over_many_blocks(rng, kind):
     np.testing.assert_array_equal(result[:, rest], joints[:, rest])
 
 
+@pytest.mark.parametrize("in_place", [False, True])
+@pytest.mark.parametrize("func", [jm.slerp_joints, jm.lerp_joints])
+def test_index_runs_and_scattered_blocks(rng, func, in_place):
+    """Indexes whose blocks of W selected joints are runs of consecutive joints (read and written
+    as the full call's blocks) next to scattered blocks, at every offset, in place and with a
+    separate out=: bit-identical to the full call on the selected joints, and the other joints
+    copied (separate out) or not written at all (in place: their bytes stay as they were)."""
+    frames, n = 2, 211
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    indexes = [np.arange(3, 3 + 16), np.arange(1, 1 + 33), np.r_[0:16, 17:33, 40:41, 50:66, 70:200:3],
+               np.r_[5:8, 9:41, 100:101, 102:150], np.arange(0, n, 2), np.arange(n), np.arange(n - 17, n)]
+    for idx in indexes:
+        rest = np.setdiff1d(np.arange(n), idx)
+        expected = func(joints[:, idx], blend[:, idx], 0.45)
+        if in_place:
+            work = joints.copy()
+            # the unselected joints hold a marker (NaN bits) the call must leave as it is
+            work["q"][:, rest] = np.float32("nan")
+            marker = work[:, rest].copy()
+            assert func(work, blend, 0.45, index=idx, out=work) is work
+            np.testing.assert_array_equal(work[:, idx], expected)
+            assert work[:, rest].tobytes() == marker.tobytes()
+        else:
+            result = func(joints, blend, 0.45, index=idx)
+            np.testing.assert_array_equal(result[:, idx], expected)
+            np.testing.assert_array_equal(result[:, rest], joints[:, rest])
+
+
 PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
 
 

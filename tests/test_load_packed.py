@@ -1,0 +1,57 @@
+"""load_packed on files that are not complete packed clips: a ValueError naming the file."""
+import numpy as np
+import pytest
+
+import jointmath
+from jointmath import _job, bvh
+
+
+@pytest.fixture
+def archive(isa, tmp_path):
+    """A packed clip archive of the embedded sample (file handling: run on one path only)."""
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
+    clip = bvh.load(_job.sample_path())
+    _, packed, clip = _job.process_clip(clip)
+    return _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+
+
+def test_load_packed_reads_a_complete_archive(archive):
+    assert jointmath.load_packed(archive).n_frames == 381
+
+
+def test_load_packed_empty_truncated_corrupt(archive, tmp_path):
+    data = open(archive, "rb").read()
+    cases = {"empty.npz": b"", "head.npz": data[:len(data) // 2], "tail.npz": data[:-40], "text.npz": b"not an archive\n"}
+    corrupt = bytearray(data)
+    corrupt[len(data) // 3] ^= 0xFF  # inside a member: its CRC check fails when read
+    cases["corrupt.npz"] = bytes(corrupt)
+    for name, content in cases.items():
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=rf"path '.*{name}' is not a complete packed clip archive \(.npz\)"):
+            jointmath.load_packed(path)
+
+
+def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
+    with np.load(archive) as data:
+        fields = {k: data[k] for k in data.files}
+    np.savez(tmp_path / "nothing.npz")
+    with pytest.raises(ValueError, match=r"nothing.npz' holds packed format 1"):  # no pack_format: an old archive
+        jointmath.load_packed(tmp_path / "nothing.npz")
+    np.savez(tmp_path / "bare.npz", pack_format=fields["pack_format"])
+    with pytest.raises(ValueError, match=r"bare.npz' is an incomplete packed clip archive: it lacks packed, "
+                                         r"packed_dtype, names, parents"):
+        jointmath.load_packed(tmp_path / "bare.npz")
+    np.savez(tmp_path / "partial.npz", **{k: v for k, v in fields.items() if k not in ("parents", "frame_time")})
+    with pytest.raises(ValueError, match=r"partial.npz' is an incomplete packed clip archive: it lacks parents, "
+                                         r"frame_time$"):
+        jointmath.load_packed(tmp_path / "partial.npz")
+    np.save(tmp_path / "single.npy", fields["packed"])
+    with pytest.raises(ValueError, match=r"single.npy' holds a single array"):
+        jointmath.load_packed(tmp_path / "single.npy")
+    np.savez(tmp_path / "odd.npz", **{**fields, "packed": fields["packed"][..., :3]})
+    with pytest.raises(ValueError, match=r"odd.npz' holds packed joints of a wrong size"):
+        jointmath.load_packed(tmp_path / "odd.npz")
+    with pytest.raises(FileNotFoundError):
+        jointmath.load_packed(tmp_path / "missing.npz")
