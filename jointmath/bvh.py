@@ -20,6 +20,9 @@ import numpy as np
 
 from ._records import JOINT_QUAT
 
+__all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
+
+
 class BVHWarning(UserWarning):
     """A readable file that breaks the format in a way load() could repair (said what it did)."""
 
