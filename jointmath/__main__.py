@@ -24,10 +24,12 @@ usage error.
 """
 import argparse
 import math
+import multiprocessing
 import os
 import stat
 import sys
 import tempfile
+import threading
 import time
 
 from . import _job
@@ -39,11 +41,11 @@ __all__ = ["CLUSTER_START_SECONDS", "MAX_FPS", "WORKER_ENVIRON", "find_clips", "
 #: 1e6 frames/s a 20-second clip would need tens of GB).
 MAX_FPS = 10_000.0
 
-#: What starting the local cluster costs (2 worker processes importing NumPy and jointmath, the
-#: scheduler, the client), measured with benchmarks/bench_main.py on a 2-core machine. With two
+#: What starting the local cluster costs (the scheduler, a forkserver importing NumPy and
+#: distributed, 2 workers forked from it, the client), measured on a 2-core machine. With two
 #: workers the rest of the job takes half its time at best, so the cluster pays when the work
 #: left after the first clip is estimated at more than twice this.
-CLUSTER_START_SECONDS = 2.0
+CLUSTER_START_SECONDS = 1.5
 
 
 def _fps(text):
@@ -202,14 +204,22 @@ WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": 1 << 26, "MALLOC_TRIM_THRESHOLD_": 1
 
 def local_cluster(n_workers=2):
     """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each,
-    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them)."""
+    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them).
+
+    Where the OS has it, the workers are forked from a forkserver that has imported NumPy and
+    distributed once (Dask's default, spawn, starts each worker as a new interpreter that imports
+    them again: 3.4 s against 1.5 s for the cluster's start on a 2-core machine). The forkserver
+    is a new process started after the WORKER_ENVIRON settings are in the environment, so they
+    hold in the workers as with spawn."""
     import dask
     from dask.distributed import LocalCluster
 
     import jointmath
 
-    environ = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
-    with dask.config.set(environ):
+    config = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        config["distributed.worker.multiprocessing-method"] = "forkserver"
+    with dask.config.set(config):
         # env: set in each worker process over an inherited JOINTMATH_ISA (the config cannot be)
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                             env={"JOINTMATH_ISA": jointmath.isa()})
@@ -226,38 +236,59 @@ def run_dask(jobs, address, bar=True):
     """process_file(**job) for each job over dask.distributed futures, results in job order.
 
     address: a scheduler address, or "local": then the first clip runs in this process, and its
-    time per byte estimates the rest; a local_cluster() is started only when that estimate is
-    more than twice CLUSTER_START_SECONDS (two workers halve the rest at best), otherwise the
-    rest runs here too. A note on stderr says which and why."""
-    head = []
+    time per byte estimates the rest. Only when that estimate is more than twice
+    CLUSTER_START_SECONDS (two workers halve the rest at best) is a local_cluster() started, in a
+    thread, while this process goes on with the next clips; the clips left when it is up go to
+    its workers. Otherwise the rest runs here too. A note on stderr says which and why."""
+    done = []
     if address == "local":
         start = time.perf_counter()
-        head = run_local(jobs[:1], bar=False)
+        done = run_local(jobs[:1], bar=False)
         seconds = time.perf_counter() - start
-        jobs = jobs[1:]
-        rest = seconds * sum(_size(j["path"]) for j in jobs) / max(_size(head[0]["file"]), 1)
+        rest = seconds * sum(_size(j["path"]) for j in jobs[1:]) / max(_size(jobs[0]["path"]), 1)
         if rest <= 2 * CLUSTER_START_SECONDS:
             _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process, less than starting "
-                 f"a cluster pays for (about {CLUSTER_START_SECONDS:.0f} s); processing them here")
-            return head + run_local(jobs, bar)
+                 f"a cluster pays for (about {CLUSTER_START_SECONDS:g} s); processing them here")
+            return done + run_local(jobs[1:], bar)
         _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process; starting a local "
-             f"cluster of 2 workers for them")
+             f"cluster of 2 workers for them (this process goes on with the next clips meanwhile)")
+        started = []
+        thread = threading.Thread(target=lambda: started.append(_started_cluster()), daemon=True)
+        thread.start()
+        while thread.is_alive() and len(done) < len(jobs):
+            done += run_local(jobs[len(done):len(done) + 1], bar=False)
+        thread.join()
+        cluster = started[0]
+        if isinstance(cluster, BaseException):
+            raise cluster
+    else:
+        cluster = None
+    jobs = jobs[len(done):]
     if not jobs:
-        return head
+        if cluster is not None:
+            cluster.close()
+        return done
     from dask.distributed import Client, as_completed
 
-    cluster = local_cluster() if address == "local" else None
     tqdm = _tqdm() if bar else None
     try:
         with Client(cluster if cluster is not None else address) as client:
             futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
-            done = as_completed(futures, with_results=True)
-            for _, result in (tqdm(done, total=len(futures), file=sys.stderr, unit="clip") if tqdm else done):
+            finished = as_completed(futures, with_results=True)
+            for _, result in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
                 _report_warnings(result)
-            return head + client.gather(futures)
+            return done + client.gather(futures)
     finally:
         if cluster is not None:
             cluster.close()
+
+
+def _started_cluster():
+    """local_cluster(), or the exception that stopped it (for the thread that starts it)."""
+    try:
+        return local_cluster()
+    except BaseException as exc:  # handed to the caller's thread
+        return exc
 
 
 def _length(value, height, unit_scale):

@@ -310,12 +310,13 @@ def test_resampling_beyond_memory_fails_that_clip(once, monkeypatch, capsys):
     assert "summary: 1 clips processed, 1 failed" in text
 
 
-def run_command(*args, timeout=120):
-    """python -m jointmath in a fresh process (this checkout's jointmath first on its path)."""
+def run_command(*args, cwd, timeout=120):
+    """python -m jointmath in a fresh process running in `cwd`, importing the jointmath this test
+    imported (an in-place build or the installed package, never the uncompiled checkout)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(Path(jointmath.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "jointmath", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+                          env=env, cwd=cwd, timeout=timeout)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
@@ -324,7 +325,7 @@ def test_fifo_named_bvh_is_skipped_not_waited_on(once, tmp_path):
     block forever: the command runs in a process of its own, with a timeout)."""
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
     os.mkfifo(data / "pipe.bvh")
-    done = run_command(data, data / "pipe.bvh", timeout=120)
+    done = run_command(data, data / "pipe.bvh", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert f"note: skipped {data / 'pipe.bvh'}: not a regular file" in done.stderr
     assert "summary: 1 clips processed, 0 failed, 2 skipped" in done.stdout
@@ -381,19 +382,41 @@ def test_dask_local_cluster_matches(once, tmp_path):
 
 
 def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
-    """--dask local when the rest pays for a cluster (here: always): the report's results are
-    those of the single-process command, and the note says a cluster was started."""
+    """--dask local when the rest pays for a cluster (here: always): the cluster starts in a
+    thread while this process takes the next clip; the clips left when it is up run on its
+    workers; the report's results are those of the single-process command."""
     pytest.importorskip("dask.distributed")
+    import threading
+
     monkeypatch.setattr(command, "CLUSTER_START_SECONDS", 0.0)
+    started, real_start = threading.Event(), command._started_cluster
+    monkeypatch.setattr(command, "_started_cluster", lambda: (real_start(), started.set())[0])
+    local_runs, real_run_local = [], command.run_local
+
+    def run_local(jobs, bar=True):
+        if local_runs:  # the clips after the first: wait for the cluster, so that one clip is left for it
+            started.wait(60)
+        local_runs.append([j["path"] for j in jobs])
+        return real_run_local(jobs, bar)
+
+    monkeypatch.setattr(command, "run_local", run_local)
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    shutil.copy(_job.sample_path(), data / "a.bvh")
+    shutil.copy(_job.sample_path(), data / "b.bvh")
+    files = [str(data / n) for n in ("a.bvh", "b.bvh", "zxy_extra_frame.bvh")]
     reports = []
     for extra in ([], ["--dask", "local"]):
         out = tmp_path / ("dask" if extra else "single")
-        assert main([_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(out), *extra]) == 0
+        local_runs.clear()
+        assert main([str(data), "--out", str(out), *extra]) == 0
         reports.append(json.loads((out / "report.json").read_text())["clips"])
     assert "starting a local cluster of 2 workers" in capsys.readouterr().err
+    assert local_runs == [files[:1], files[1:2]]  # the third clip ran on a worker
+    assert [r["file"] for r in reports[1]] == files
     for a, b in zip(*reports):
-        for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio", "outputs"):
-            assert a[key] != b[key] if key == "outputs" else a[key] == b[key]
+        for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio", "warnings"):
+            assert a[key] == b[key]
+        assert os.path.isfile(b["outputs"]["packed"])
 
 
 def continuous_in_chunks(q):
