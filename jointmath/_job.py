@@ -16,7 +16,6 @@ from importlib import resources
 import numpy as np
 
 from . import bvh
-from ._arrays import quat_to_matrix
 from ._euler import quat_to_euler
 from ._mocap import forward_kinematics, make_continuous, resample_joints
 from ._pack import pack_joints, unpack_joints
@@ -63,33 +62,49 @@ def skeleton_height(clip):
 
 
 def _angle_errors(q0, q1):
-    """(..., ) rotation angle in radians between float32 quaternions q0 and q1 (modulo sign),
-    in float64 as 4 atan2(|a - b|, |a + b|) on the normalised, sign-aligned pair (accurate for
-    the tiny angles of packing, where 2 acos(a . b) loses half the digits)."""
-    a = q0.astype(np.float64)
-    b = q1.astype(np.float64)
-    a /= np.linalg.norm(a, axis=-1, keepdims=True)
-    b /= np.linalg.norm(b, axis=-1, keepdims=True)
-    b *= np.where(np.einsum("...i,...i->...", a, b) < 0, -1.0, 1.0)[..., None]
-    return 4 * np.arctan2(np.linalg.norm(a - b, axis=-1), np.linalg.norm(a + b, axis=-1))
+    """(...) rotation angle in radians between quaternions q0 and q1 (..., 4), any scale, modulo
+    sign: 2 atan2(|v|, |w|) of r = conj(q0) q1 in float64, with |w| = |q0 . q1| and
+    v = w0 v1 - w1 v0 - v0 x v1. Accurate for the tiny angles of packing (2 acos(q0 . q1) loses
+    half the digits there) and one pass over the components, without normalising."""
+    x0, y0, z0, w0 = np.moveaxis(q0.astype(np.float64), -1, 0)
+    x1, y1, z1, w1 = np.moveaxis(q1.astype(np.float64), -1, 0)
+    vx = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
+    vy = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
+    vz = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
+    w = np.abs(x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1)
+    return 2 * np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), w)
+
+
+def _distances(p0, p1):
+    """|p0 - p1| over the last axis (3 coordinates)."""
+    d = p0 - p1
+    return np.sqrt(np.einsum("...i,...i->...", d, d))
 
 
 def _positions_float64(joints, parents):
-    """(F, J, 3) world positions of (F, J) JOINT_QUAT local joints in float64: the rotation
-    matrices by jointmath.quat_to_matrix on float64 quaternions, then one vectorised step per
-    joint over all frames (parents before children)."""
-    rotation = quat_to_matrix(joints["q"].astype(np.float64))
-    translation = joints["t"][..., :3].astype(np.float64)
-    world_rotation = np.empty_like(rotation)
-    position = np.empty_like(translation)
+    """(F, J, 3) world positions of (F, J) JOINT_QUAT local joints in float64, by another route
+    than the float32 kernel's matrices: world quaternions Q[j] = Q[parent] q[j] (q normalised,
+    as the kernel takes the rotation of q / |q|) and P[j] = P[parent] + Q[parent] t[j] Q[parent]*,
+    one vectorised step per joint over all frames (joint-major arrays, parents before children)."""
+    q = joints["q"].astype(np.float64)
+    q /= np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+    q = np.ascontiguousarray(q.transpose(1, 2, 0))  # (J, 4, F)
+    t = np.ascontiguousarray(joints["t"][..., :3].astype(np.float64).transpose(1, 2, 0))  # (J, 3, F)
+    world_q, position = np.empty_like(q), np.empty_like(t)
     for j, p in enumerate(parents):
         if p < 0:
-            world_rotation[:, j] = rotation[:, j]
-            position[:, j] = translation[:, j]
-        else:
-            world_rotation[:, j] = world_rotation[:, p] @ rotation[:, j]
-            position[:, j] = np.einsum("fik,fk->fi", world_rotation[:, p], translation[:, j]) + position[:, p]
-    return position
+            world_q[j], position[j] = q[j], t[j]
+            continue
+        (px, py, pz, pw), (x, y, z, w) = world_q[p], q[j]
+        world_q[j] = (pw * x + px * w + py * z - pz * y, pw * y + py * w + pz * x - px * z,
+                      pw * z + pz * w + px * y - py * x, pw * w - px * x - py * y - pz * z)
+        # v' = v + w c + u x c with c = 2 u x v (u, w: the parent's vector and scalar parts)
+        vx, vy, vz = t[j]
+        cx, cy, cz = 2 * (py * vz - pz * vy), 2 * (pz * vx - px * vz), 2 * (px * vy - py * vx)
+        position[j] = (position[p][0] + vx + pw * cx + py * cz - pz * cy,
+                       position[p][1] + vy + pw * cy + pz * cx - px * cz,
+                       position[p][2] + vz + pw * cz + px * cy - py * cx)
+    return position.transpose(2, 0, 1)
 
 
 def _frames_after_resampling(clip, fps):
@@ -155,14 +170,14 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     def errors():
         angle = _angle_errors(unpacked["q"], joints["q"])
         world_back = forward_kinematics(unpacked, clip.parents)
-        position = np.linalg.norm(world_back["m"][..., 3] - world["m"][..., 3], axis=-1)  # (F, J)
+        position = _distances(world_back["m"][..., 3], world["m"][..., 3])  # (F, J)
         return angle, position
 
     angle, position = stage("errors", n_frames, errors)
     height = skeleton_height(clip)
     if check:
-        kinematics = stage("check", n_frames, lambda: np.linalg.norm(
-            world["m"][..., 3] - _positions_float64(joints, clip.parents), axis=-1).max(initial=0.0))
+        kinematics = stage("check", n_frames, lambda: _distances(
+            world["m"][..., 3], _positions_float64(joints, clip.parents)).max(initial=0.0))
 
     ends = _end_effectors(clip.parents)
     per_joint = position.max(axis=0, initial=0.0)
