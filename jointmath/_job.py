@@ -134,7 +134,8 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     as a fraction of the height); the worst joints by name; a per-frame error series of the worst
     end effectors (key "_series", left out of report.json). With check=True also the max position
     error of the float32 forward kinematics against float64 (clip units). Raises ValueError for a
-    resampling that would not fit in memory. progress(stage) is called after each stage.
+    resampling that would not fit in memory and for a clip of 0 frames. progress(stage) is called
+    after each stage.
     """
     times, counts = {}, {}
 
@@ -148,6 +149,8 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
         return value
 
     source_frames = clip.n_frames
+    if source_frames == 0:
+        raise ValueError("the clip has no frames: nothing to compress")
     joints = clip.joints.copy()
     joints["q"] = stage("continuity", source_frames, make_continuous, joints["q"], 0)
     clip = dataclasses.replace(clip, joints=joints)
@@ -197,7 +200,7 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
         "seconds": {k: float(v) for k, v in times.items()},
         "stage_frames": counts,
         "frames_per_second": {k: (counts[k] / v if v > 0 else None) for k, v in times.items()},
-        "compression_ratio": float(joints.nbytes / packed.nbytes) if packed.nbytes else None,
+        "compression_ratio": joints.dtype.itemsize / packed.dtype.itemsize,  # = their nbytes' ratio
         "skeleton_height": height,
         "angle_error_max": [float(x) for x in angle.max(axis=0, initial=0.0)],
         "angle_error_mean": [float(x) for x in (angle.mean(axis=0) if n_frames else np.zeros(n_joints))],
@@ -242,14 +245,20 @@ def _write_atomic(path, write, text=False):
     return path
 
 
-_UMASK = []
-
-
 def _umask():
+    """The process's umask, read without changing it where the OS says it (Linux: /proc), else
+    by setting and restoring it once (cached)."""
     if not _UMASK:
-        _UMASK.append(os.umask(0))
-        os.umask(_UMASK[0])
+        try:
+            with open("/proc/self/status") as f:
+                _UMASK.append(next(int(line.split()[1], 8) for line in f if line.startswith("Umask:")))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _UMASK.append(os.umask(0o022))
+            os.umask(_UMASK[0])
     return _UMASK[0]
+
+
+_UMASK = []
 
 
 def write_json(path, value):
@@ -334,7 +343,7 @@ def save_packed(path, clip, packed):
     """Write a packed clip (.npz at `path`, atomically): the packed joints plus the skeleton.
     Returns the path. Read it back with jointmath.load_packed."""
     def write(f):
-        np.savez(f, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (-1,)),
+        np.savez(f, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (packed.dtype.itemsize,)),
                  packed_dtype=np.array(str(packed.dtype.itemsize)), names=np.array(clip.names),
                  parents=clip.parents, offsets=clip.offsets, orders=np.array(clip.orders),
                  channels=np.array(json.dumps([list(c) for c in clip.channels])),

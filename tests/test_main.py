@@ -331,6 +331,18 @@ def test_fifo_named_bvh_is_skipped_not_waited_on(once, tmp_path):
     assert "summary: 1 clips processed, 0 failed, 2 skipped" in done.stdout
 
 
+def test_clip_without_frames_fails_alone(once, tmp_path, capsys):
+    """A valid clip of 0 frames has nothing to compress: FAILED with that reason, no output
+    written for it, the next clip processed."""
+    text = Path(DATA, "zxy_extra_frame.bvh").read_text()
+    (tmp_path / "empty.bvh").write_text(text[:text.index("MOTION")] + "MOTION\nFrames: 0\nFrame Time: 0.01\n")
+    shutil.copy(_job.sample_path(), tmp_path / "sample.bvh")
+    out = tmp_path / "out"
+    assert main([str(tmp_path), "--out", str(out), "--bvh"]) == 1
+    assert "FAILED " + str(tmp_path / "empty.bvh") + ": ValueError: the clip has no frames" in capsys.readouterr().out
+    assert sorted(os.listdir(out)) == ["errors.png", "report.json", "sample.bvh", "sample.npz"]
+
+
 def test_no_clips_is_an_error(once, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("no clips here")
