@@ -51,7 +51,7 @@ MSVC_FLAGS = ["/O2", "/std:c11", "/W3"]
 EXTRA_FLAGS = os.environ.get("JOINTMATH_CFLAGS", "").split()  # e.g. sanitizers, see README
 # A release build ships the binary without debug information: -g0 after Python's own -g, and the
 # linker strips the symbol tables (-s; macOS's ld: -S, debug symbols only). `build_ext --debug`
-# or a -g in JOINTMATH_CFLAGS (sanitizer runs) keeps it.
+# or any JOINTMATH_CFLAGS (sanitizer runs: their reports need the symbols) keeps them.
 RELEASE_CFLAGS = ["-g0"]
 RELEASE_LDFLAGS = ["-Wl,-S"] if sys.platform == "darwin" else ["-s"]
 
@@ -61,7 +61,7 @@ class BuildPerIsa(build_ext):
 
     def build_extension(self, ext):
         msvc = self.compiler.compiler_type == "msvc"
-        release = not msvc and not self.debug and not any(f.startswith("-g") for f in EXTRA_FLAGS)
+        release = not msvc and not self.debug and not EXTRA_FLAGS
         common = (MSVC_FLAGS if msvc else COMMON_FLAGS) + (RELEASE_CFLAGS if release else []) + EXTRA_FLAGS
         objects = []
         for isa, (value, flags, msvc_flags) in ISA_TARGETS.items():
