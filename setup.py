@@ -9,6 +9,7 @@ No -march=native anywhere, so the module runs on any CPU of its architecture. GC
 """
 import os
 import platform
+import sys
 import sysconfig
 
 import numpy
@@ -49,6 +50,11 @@ elif ARM64:
 COMMON_FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno"]
 MSVC_FLAGS = ["/O2", "/std:c11", "/W3"]
 EXTRA_FLAGS = os.environ.get("JOINTMATH_CFLAGS", "").split()  # e.g. sanitizers, see README
+# A release build ships the binary without debug information: -g0 after Python's own -g, and the
+# linker strips the symbol tables (-s; macOS's ld: -S, debug symbols only). `build_ext --debug`
+# or any JOINTMATH_CFLAGS (sanitizer runs: their reports need the symbols) keeps them.
+RELEASE_CFLAGS = ["-g0"]
+RELEASE_LDFLAGS = ["-Wl,-S"] if sys.platform == "darwin" else ["-s"]
 
 
 class BuildPerIsa(build_ext):
@@ -56,7 +62,8 @@ class BuildPerIsa(build_ext):
 
     def build_extension(self, ext):
         msvc = self.compiler.compiler_type == "msvc"
-        common = (MSVC_FLAGS if msvc else COMMON_FLAGS) + EXTRA_FLAGS
+        release = not msvc and not self.debug and not EXTRA_FLAGS
+        common = (MSVC_FLAGS if msvc else COMMON_FLAGS) + (RELEASE_CFLAGS if release else []) + EXTRA_FLAGS
         objects = []
         for isa, (value, flags, msvc_flags) in ISA_TARGETS.items():
             objects += self.compiler.compile(
@@ -69,6 +76,7 @@ class BuildPerIsa(build_ext):
             )
         ext.extra_objects = objects
         ext.extra_compile_args = common
+        ext.extra_link_args = (RELEASE_LDFLAGS if release else []) + EXTRA_FLAGS
         if not msvc:
             ext.libraries = ["m"]  # the libm slerp baseline (csrc/interp.c); part of the C runtime on Windows
         super().build_extension(ext)
@@ -80,7 +88,6 @@ core = Extension(
              "jointmath/_interp.c", "jointmath/_euler.c", "jointmath/_motion.c", "jointmath/_arrays.c", "csrc/dispatch.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
-    extra_link_args=EXTRA_FLAGS,
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so
     # that editing a kernel rebuilds the extension
     depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],

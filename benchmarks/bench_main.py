@@ -1,49 +1,128 @@
-"""Throughput of the mocap command: frames per second per stage on one clip, and the whole
-pipeline over 8 copies of a real clip in one process vs dask.distributed (LocalCluster,
-2 workers on 127.0.0.1). Run: python benchmarks/bench_main.py"""
+"""Speed of the mocap command, `python -m jointmath`, timed as whole processes (interpreter start,
+imports and all), as a user runs it.
+
+1. frames/s per stage on one clip (tests/data/01_01.bvh, CMU 01_01: 2,752 frames x 31 joints);
+2. 8 copies of that clip: this build against a baseline build (--baseline DIR: a checkout built
+   in place, e.g. commit fe6bb96), each command alternated with the other, median of --rounds;
+   with and without --check, since the baseline always checked against float64;
+3. --dask local against one process on the same 8 clips, and on 64 clips (whole processes:
+   the cluster's start is part of the cost), plus 64 clips on an already running 2-worker
+   cluster (the scale-out of the work alone).
+
+Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
+this script imports. Baseline: git archive fe6bb96 | tar -x -C /tmp/jm-fe6bb96 && (cd
+/tmp/jm-fe6bb96 && python setup.py build_ext --inplace), then
+    python benchmarks/bench_main.py --baseline /tmp/jm-fe6bb96
+Absolute times on a shared machine are noise: the ratios are taken round by round.
+"""
+import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import jointmath
+from jointmath import _job
 
-from jointmath.__main__ import local_cluster, run_dask, run_local  # noqa: E402
+CLIP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "01_01.bvh")
+THIS_BUILD = os.path.dirname(os.path.dirname(os.path.abspath(jointmath.__file__)))
 
-CLIP = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "data", "01_01.bvh")  # CMU 01_01
+
+def command_seconds(args, build, cwd):
+    """Wall seconds of `python -m jointmath ARGS` in a new process importing jointmath from `build`."""
+    env = dict(os.environ, PYTHONPATH=build)
+    env.pop("JOINTMATH_ISA", None)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "jointmath", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"python -m jointmath {' '.join(args)} (from {build}) failed:\n{done.stderr}")
+    return seconds
 
 
-ROUNDS = 5
+def paired(a, b, rounds):
+    """(median seconds of a(), of b(), median of the per-round ratio b / a): a and b alternate."""
+    first, second = [], []
+    a(), b()  # warm the file cache and the imports
+    for _ in range(rounds):
+        first.append(a())
+        second.append(b())
+    return statistics.median(first), statistics.median(second), statistics.median(
+        y / x for x, y in zip(first, second))
+
+
+def copies(folder, n):
+    os.makedirs(folder, exist_ok=True)
+    for k in range(n):
+        shutil.copy(CLIP, os.path.join(folder, f"copy{k:02d}.bvh"))
+    return folder
+
+
+def stages():
+    r = _job.process_file(CLIP, check=True)
+    print(f"one clip, {r['source_frames']} frames x {r['joints']} joints, in this process ({jointmath.isa()} path)")
+    print(f"  {'stage':20s} {'frames/s':>12s} {'share':>7s}")
+    total = sum(r["seconds"].values())
+    for name, fps in r["frames_per_second"].items():
+        print(f"  {name:20s} {fps:12,.0f} {100 * r['seconds'][name] / total:6.1f}%")
 
 
 def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", metavar="DIR", help="an in-place build to compare with (e.g. commit fe6bb96)")
+    parser.add_argument("--rounds", type=int, default=5, help="timed runs of each command (default 5)")
+    parser.add_argument("--no-dask", action="store_true", help="skip the dask.distributed figures")
+    args = parser.parse_args()
+    stages()
     with tempfile.TemporaryDirectory() as tmp:
-        files = []
-        for k in range(8):
-            files.append(os.path.join(tmp, f"copy{k}.bvh"))
-            shutil.copy(CLIP, files[-1])
-        first = run_local(files[:1], 10, None, None)[0]
-        print(f"{'stage':20s} {'frames/s':>12s}   (one clip, {first['frames']} frames x {first['joints']} joints)")
-        for name, fps in first["frames_per_second"].items():
-            print(f"{name:20s} {fps:12.0f}")
-        frames = first["frames"] * len(files)
-        single, dask = [], []
-        with local_cluster() as cluster:
-            run_dask(files[:2], 10, None, None, cluster.scheduler_address)  # warm the workers' imports
-            for _ in range(ROUNDS):  # alternated, so that both see the same machine load
-                start = time.perf_counter()
-                run_local(files, 10, None, None)
-                single.append(time.perf_counter() - start)
-                start = time.perf_counter()
-                run_dask(files, 10, None, None, cluster.scheduler_address)
-                dask.append(time.perf_counter() - start)
-        ratio = statistics.median(s / d for s, d in zip(single, dask))
-        print(f"\n8 clips, one process : {frames / statistics.median(single):10.0f} frames/s (median of {ROUNDS})")
-        print(f"8 clips, dask local  : {frames / statistics.median(dask):10.0f} frames/s (running 2-worker cluster, "
-              f"client connected per run)")
-        print(f"median per-round throughput ratio dask / one process: {ratio:.2f}x")
+        eight = copies(os.path.join(tmp, "eight"), 8)
+        print(f"\nwhole process, 8 copies of 01_01 (median of {args.rounds}; ratio: per round)")
+        if args.baseline:
+            for extra in ([], ["--check"]):
+                this, base, ratio = paired(lambda: command_seconds([eight, *extra], THIS_BUILD, tmp),
+                                           lambda: command_seconds([eight], args.baseline, tmp), args.rounds)
+                label = "this build" + (" --check" if extra else "")
+                print(f"  {label:<26}{this:8.3f} s   baseline {base:8.3f} s   baseline / this {ratio:5.2f}x")
+        else:
+            seconds = statistics.median(command_seconds([eight], THIS_BUILD, tmp) for _ in range(args.rounds))
+            print(f"  this build                {seconds:8.3f} s   (no --baseline given)")
+        if args.no_dask:
+            return
+        sixty_four = copies(os.path.join(tmp, "sixty_four"), 64)
+        for folder, n in ((eight, 8), (sixty_four, 64)):
+            one, dask, ratio = paired(lambda: command_seconds([folder], THIS_BUILD, tmp),
+                                      lambda: command_seconds([folder, "--dask", "local"], THIS_BUILD, tmp),
+                                      args.rounds)
+            print(f"  {n} clips: one process {one:8.3f} s   --dask local {dask:8.3f} s   "
+                  f"speed-up {1 / ratio:5.2f}x (whole processes, the cluster's start included)")
+        running_cluster(sixty_four, args.rounds)
+
+
+def running_cluster(folder, rounds):
+    """64 clips in this process vs on a running 2-worker local cluster (a client per run)."""
+    from jointmath.__main__ import local_cluster, run_dask, run_local
+
+    jobs = [{"path": os.path.join(folder, name)} for name in sorted(os.listdir(folder))]
+    with local_cluster() as cluster:
+        run_dask(jobs[:2], cluster.scheduler_address, bar=False)  # the workers' imports
+
+        def one():
+            start = time.perf_counter()
+            run_local(jobs, bar=False)
+            return time.perf_counter() - start
+
+        def dask():
+            start = time.perf_counter()
+            run_dask(jobs, cluster.scheduler_address, bar=False)
+            return time.perf_counter() - start
+
+        single, distributed, ratio = paired(one, dask, rounds)
+    print(f"  64 clips on a running cluster: one process {single:8.3f} s   2 workers {distributed:8.3f} s   "
+          f"speed-up {1 / ratio:5.2f}x (the work alone)")
 
 
 if __name__ == "__main__":

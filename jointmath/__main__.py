@@ -1,46 +1,196 @@
-"""python -m jointmath [FILES/DIRS ...]: process BVH motion capture clips.
+"""python -m jointmath [FILES/DIRS ...] [--out DIR]: compress BVH motion capture clips.
 
-Per clip: load -> local quaternions -> sign continuity -> forward kinematics -> optional
-resampling (--fps) -> packing (--bits) -> unpacking -> checks against the float64 reference.
-Prints a table per clip (frames, joints, seconds and frames/s per stage, compression ratio,
-max/mean packing angle error, end-effector position error in the clip's units) and a summary.
-With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
+Per clip: load -> sign continuity -> optional resampling (--fps) -> forward kinematics ->
+packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints a table per
+clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
+the compression ratio, the packing error (rotation angle per joint; end-effector positions as a
+fraction of the skeleton's rest-pose height and in clip units, or in cm with --unit-scale; the
+worst joints by name) and a summary. Directories give their *.bvh files (not recursive; anything
+that is not a regular file is skipped with a note). With no files it runs on the embedded
+sample clip (CMU 01_01 excerpt).
 
---out DIR writes DIR/<clip>.npz (read back with jointmath.load_packed), DIR/report.json
-and DIR/errors.png (per-joint error; needs matplotlib, a note is printed otherwise).
---dask local | ADDRESS processes the files with dask.distributed (pip install .[dask]).
+--out DIR writes, for each clip at its path relative to the inputs' common folder:
+  DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed)
+  DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded from the packed form)
+and DIR/report.json (every clip, its outputs and figures) and DIR/errors.png, one errors-N.png
+per skeleton when the clips have several (needs matplotlib). Every file is written to a
+temporary name in the same folder and renamed, so none is ever left half-written; a clip whose
+output cannot be written is reported FAILED and the others go on.
+--dask local | ADDRESS processes the files with dask.distributed (pip install jointmath[dask]);
+"local" starts a 2-worker cluster only when the work left after the first clip pays for it.
 --selfcheck runs the kernel self-check instead (see --selfcheck --help).
-Exit status 1 when any file failed, 0 otherwise.
+Exit status: 0 when every clip was processed, 1 when any failed or none was found, 2 for a
+usage error.
 """
 import argparse
-import json
+import math
+import multiprocessing
 import os
+import stat
 import sys
+import tempfile
+import threading
+import time
 
 from . import _job
 
+__all__ = ["CLUSTER_START_SECONDS", "MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
+           "plan_outputs", "run_dask", "run_local"]
 
-def _files(paths):
-    """BVH files from file and directory arguments (directories: their *.bvh, sorted)."""
-    found = []
+#: Highest --fps accepted: above any capture rate, resampling only makes a clip bigger (and at
+#: 1e6 frames/s a 20-second clip would need tens of GB).
+MAX_FPS = 10_000.0
+
+#: What starting the local cluster costs (the scheduler, a forkserver importing NumPy and
+#: distributed, 2 workers forked from it, the client), measured on a 2-core machine. With two
+#: workers the rest of the job takes half its time at best, so the cluster pays when the work
+#: left after the first clip is estimated at more than twice this.
+CLUSTER_START_SECONDS = 1.5
+
+
+def _fps(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_FPS):
+        raise argparse.ArgumentTypeError(f"must be a frame rate above 0 and at most {MAX_FPS:,.0f}, got {text!r}")
+    return value
+
+
+def _unit_scale(text):
+    """Centimetres per clip unit: a number or a fraction such as 2.54/0.45 (CMU's clips)."""
+    try:
+        parts = [float(p) for p in text.split("/")]
+        value = parts[0] / parts[1] if len(parts) == 2 else parts[0] if len(parts) == 1 else None
+    except (ValueError, ZeroDivisionError):
+        value = None
+    if value is None or not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of cm per clip unit (e.g. 2.54/0.45), "
+                                         f"got {text!r}")
+    return value
+
+
+def find_clips(paths):
+    """(files, notes): the BVH files of file and directory arguments (a directory gives its
+    *.bvh, sorted, not recursive), each once, and a note for every one skipped: anything that is
+    not a regular file (a FIFO or a device would block or never end) and repeated paths. A path
+    that does not exist is kept: it is reported FAILED like any unreadable clip."""
+    files, notes, seen = [], [], set()
+
+    def add(path):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is not None and not stat.S_ISREG(mode):
+            notes.append(f"skipped {path}: not a regular file")
+        elif os.path.abspath(path) in seen:
+            notes.append(f"skipped {path}: given twice")
+        else:
+            seen.add(os.path.abspath(path))
+            files.append(path)
+
     for path in paths:
         if os.path.isdir(path):
-            found += sorted(os.path.join(path, n) for n in os.listdir(path) if n.lower().endswith(".bvh"))
+            for name in sorted(os.listdir(path)):
+                if name.lower().endswith(".bvh"):
+                    add(os.path.join(path, name))
         else:
-            found.append(path)
-    return found
+            add(path)
+    return files, notes
 
 
-def _progress(items, total):
+def plan_outputs(files, out, bvh=False):
+    """{"packed": path[, "bvh": path]} per file: OUT/<path relative to the files' common
+    folder without .bvh> + .npz / .bvh, so inputs with the same name in different folders keep
+    apart; a name that would still collide (case-insensitive file systems) gets -2, -3 ...
+    Raises ValueError when an output would replace one of the inputs."""
+    absolute = [os.path.abspath(f) for f in files]
+    try:
+        base = os.path.commonpath([os.path.dirname(a) for a in absolute]) if absolute else ""
+        relative = [os.path.relpath(a, base) for a in absolute]
+    except ValueError:  # different drives (Windows)
+        relative = [os.path.basename(a) for a in absolute]
+    plans, taken = [], set()
+    inputs = set(os.path.normcase(a) for a in absolute)
+    for rel in relative:
+        stem = os.path.splitext(rel)[0]
+        unique, k = stem, 1
+        while unique.casefold() in taken:
+            k += 1
+            unique = f"{stem}-{k}"
+        taken.add(unique.casefold())
+        plan = {"packed": os.path.join(out, unique + ".npz")}
+        if bvh:
+            plan["bvh"] = os.path.join(out, unique + ".bvh")
+        for target in plan.values():
+            if os.path.normcase(os.path.abspath(target)) in inputs:
+                raise ValueError(f"{target} would replace an input clip; choose another --out folder")
+        plans.append(plan)
+    return plans
+
+
+def _check_out(out):
+    """None when files can be created in `out` (made if missing), else the reason."""
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        return f"cannot write there ({type(exc).__name__}: {exc.strerror or exc})"
+    return None
+
+
+def _tqdm():
     try:
         from tqdm import tqdm
     except ImportError:
-        return items
-    return tqdm(items, total=total, disable=total < 2, file=sys.stderr)
+        return None
+    return tqdm
 
 
-def run_local(files, bits, fps, out):
-    return [r for r in _progress((_job.process_file(f, bits, fps, out) for f in files), len(files))]
+def _say(text):
+    """A line on stderr that does not break a running progress bar."""
+    tqdm = _tqdm()
+    if tqdm is not None:
+        tqdm.write(text, file=sys.stderr)
+    else:
+        print(text, file=sys.stderr)
+
+
+def _stages(job):
+    names = ["load", "continuity"] + (["resample"] if job.get("fps") else []) + [
+        "forward_kinematics", "pack", "unpack", "errors"] + (["check"] if job.get("check") else [])
+    return names + ["write " + k for k in (job.get("outputs") or {})]
+
+
+def _report_warnings(result):
+    for w in result.get("warnings", ()):
+        _say(f"warning: {w}")
+
+
+def run_local(jobs, bar=True):
+    """process_file(**job) for each job in this process, results in order. A progress bar per
+    file (tqdm, on stderr), or per stage for a single clip; reader warnings are printed above
+    the bar."""
+    tqdm = _tqdm() if bar else None
+    results = []
+    if tqdm is not None and len(jobs) == 1:
+        with tqdm(total=len(_stages(jobs[0])), desc=os.path.basename(jobs[0]["path"]), file=sys.stderr,
+                  leave=False, mininterval=0) as stages:  # few updates: draw each
+            def progress(name):
+                stages.set_postfix_str(name, refresh=False)
+                stages.update()
+            results.append(_job.process_file(**jobs[0], progress=progress))
+    else:
+        files = tqdm(jobs, file=sys.stderr, unit="clip") if tqdm is not None and len(jobs) > 1 else jobs
+        for job in files:
+            results.append(_job.process_file(**job))
+            _report_warnings(results[-1])
+        return results
+    _report_warnings(results[-1])
+    return results
 
 
 # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins glibc's mmap
@@ -54,67 +204,215 @@ WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": 1 << 26, "MALLOC_TRIM_THRESHOLD_": 1
 
 def local_cluster(n_workers=2):
     """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each,
-    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them)."""
+    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them).
+
+    Where the OS has it, the workers are forked from a forkserver that has imported NumPy and
+    distributed once (Dask's default, spawn, starts each worker as a new interpreter that imports
+    them again: 3.4 s against 1.5 s for the cluster's start on a 2-core machine). The forkserver
+    is a new process started after the WORKER_ENVIRON settings are in the environment, so they
+    hold in the workers as with spawn."""
     import dask
     from dask.distributed import LocalCluster
 
     import jointmath
 
-    environ = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
-    with dask.config.set(environ):
+    config = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_ENVIRON.items()}
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        config["distributed.worker.multiprocessing-method"] = "forkserver"
+    with dask.config.set(config):
         # env: set in each worker process over an inherited JOINTMATH_ISA (the config cannot be)
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                             env={"JOINTMATH_ISA": jointmath.isa()})
 
 
-def run_dask(files, bits, fps, out, address):
-    """The same per-file function over dask.distributed futures (address "local": a
-    local_cluster() for this run); results in file order."""
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def run_dask(jobs, address, bar=True):
+    """process_file(**job) for each job over dask.distributed futures, results in job order.
+
+    address: a scheduler address, or "local": then the first clip runs in this process, and its
+    time per byte estimates the rest. Only when that estimate is more than twice
+    CLUSTER_START_SECONDS (two workers halve the rest at best) is a local_cluster() started, in a
+    thread, while this process goes on with the next clips; the clips left when it is up go to
+    its workers. Otherwise the rest runs here too. A note on stderr says which and why."""
+    done = []
+    if address == "local":
+        start = time.perf_counter()
+        done = run_local(jobs[:1], bar=False)
+        seconds = time.perf_counter() - start
+        rest = seconds * sum(_size(j["path"]) for j in jobs[1:]) / max(_size(jobs[0]["path"]), 1)
+        if rest <= 2 * CLUSTER_START_SECONDS:
+            _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process, less than starting "
+                 f"a cluster pays for (about {CLUSTER_START_SECONDS:g} s); processing them here")
+            return done + run_local(jobs[1:], bar)
+        _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process; starting a local "
+             f"cluster of 2 workers for them (this process goes on with the next clips meanwhile)")
+        started = []
+        thread = threading.Thread(target=lambda: started.append(_started_cluster()), daemon=True)
+        thread.start()
+        while thread.is_alive() and len(done) < len(jobs):
+            done += run_local(jobs[len(done):len(done) + 1], bar=False)
+        thread.join()
+        cluster = started[0]
+        if isinstance(cluster, BaseException):
+            raise cluster
+    else:
+        cluster = None
+    jobs = jobs[len(done):]
+    if not jobs:
+        if cluster is not None:
+            cluster.close()
+        return done
     from dask.distributed import Client, as_completed
 
-    cluster = local_cluster() if address == "local" else None
+    tqdm = _tqdm() if bar else None
     try:
         with Client(cluster if cluster is not None else address) as client:
-            futures = [client.submit(_job.process_file, f, bits, fps, out, pure=False) for f in files]
-            for _ in _progress(as_completed(futures), len(futures)):
-                pass
-            return client.gather(futures)
+            futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
+            finished = as_completed(futures, with_results=True)
+            for _, result in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
+                _report_warnings(result)
+            return done + client.gather(futures)
     finally:
         if cluster is not None:
             cluster.close()
 
 
-def _print_clip(r):
-    print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints, "
-          f"compression {r['compression_ratio']:.2f}x ({r['bits']}-bit)")
-    print(f"  {'stage':20s} {'seconds':>10s} {'frames/s':>12s}")
+def _started_cluster():
+    """local_cluster(), or the exception that stopped it (for the thread that starts it)."""
+    try:
+        return local_cluster()
+    except BaseException as exc:  # handed to the caller's thread
+        return exc
+
+
+def _length(value, height, unit_scale):
+    """'0.0847 units (0.28 % of height)' or with unit_scale '0.48 cm (0.28 % of height)'."""
+    text = f"{value * unit_scale:.3g} cm" if unit_scale else f"{value:.3g} units"
+    return text + (f" ({100 * value / height:.2g} % of height)" if height else "")
+
+
+def _print_clip(r, unit_scale):
+    height = r["skeleton_height"]
+    print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
+          + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
+          + f", compression {r['compression_ratio']:.2f}x ({r['bits']}-bit)")
+    print(f"  {'stage':20s} {'frames':>8s} {'seconds':>10s} {'frames/s':>12s}")
     for name, sec in r["seconds"].items():
         fps = r["frames_per_second"][name]
-        print(f"  {name:20s} {sec:10.5f} {fps if fps is not None else float('inf'):12.0f}")
-    print(f"  packing angle error (rad): max {max(r['angle_error_max']):.3g}, "
-          f"mean {sum(r['angle_error_mean']) / len(r['angle_error_mean']):.3g}")
-    print(f"  end-effector position error after packing: max {r['end_effector_error_max']:.3g}, "
-          f"mean {r['end_effector_error_mean']:.3g} (forward kinematics alone: max "
-          f"{r['forward_kinematics_error_max']:.3g}; vs the float64 reference)")
+        print(f"  {name:20s} {r['stage_frames'][name]:8d} {sec:10.5f} {fps if fps is not None else float('inf'):12.0f}")
+    print(f"  skeleton height (rest pose): {_length(height, 0, unit_scale)}")
+    print(f"  packing rotation error: max {max(r['angle_error_max'], default=0):.3g} rad, mean "
+          f"{sum(r['angle_error_mean']) / max(len(r['angle_error_mean']), 1):.3g} rad")
+    print(f"  end-effector position error: max {_length(r['end_effector_error_max'], height, unit_scale)}, "
+          f"mean {_length(r['end_effector_error_mean'], height, unit_scale)}")
+    print("  worst joints: " + ", ".join(f"{w['name']} {_length(w['position_error_max'], height, unit_scale)}"
+                                         for w in r["worst_joints"]))
+    if "forward_kinematics_error_max" in r:
+        print(f"  check: float32 forward kinematics vs float64: max "
+              f"{_length(r['forward_kinematics_error_max'], height, unit_scale)}")
+    for kind, path in r["outputs"].items():
+        print(f"  wrote {path}")
 
 
-def _plot(results, path):
-    """PNG of the per-joint max packing error of every clip (a Figure of its own: the caller's
-    matplotlib state is left alone). None, with a note, when matplotlib is not installed."""
+def _skeletons(results):
+    """Results grouped by skeleton (joint names and parents), in order of first appearance."""
+    groups = {}
+    for r in results:
+        groups.setdefault((tuple(r["names"]), tuple(r["parents"])), []).append(r)
+    return list(groups.values())
+
+
+def _error_figure(group):
+    """The Figure of one skeleton's clips (results with the same joint names and parents): the
+    max position error per joint by joint name (a bar for the worst clip, a dot per clip when
+    there are several) and the position error over time of the worst end effectors of the worst
+    clip, both as % of the skeleton height (clip units if a height is 0), y from 0."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    names = group[0]["names"]
+    relative = all(r["skeleton_height"] for r in group)
+    unit = "% of skeleton height" if relative else "clip units"
+
+    def scaled(r, values):
+        return np.asarray(values, np.float64) * (100 / r["skeleton_height"] if relative else 1.0)
+
+    per_clip = np.array([scaled(r, r["position_error_max"]) for r in group])
+    worst = group[int(np.argmax(per_clip.max(axis=1, initial=0.0)))]
+    fig = Figure(figsize=(max(8.0, 0.3 * len(names) + 2), 8), layout="constrained")
+    top, bottom = fig.subplots(2, 1)
+    x = np.arange(len(names))
+    top.bar(x, per_clip.max(axis=0), color="tab:blue", alpha=0.5,
+            label="worst clip" if len(group) > 1 else os.path.basename(worst["file"]))
+    if len(group) > 1:
+        for row in per_clip:
+            top.plot(x, row, ".", color="black", markersize=3)
+        top.plot([], [], ".", color="black", label="each clip")
+    top.set_xticks(x, names, rotation=90, fontsize=7)
+    top.set_xlim(-0.6, len(names) - 0.4)
+    top.set_ylim(bottom=0)
+    top.set_xlabel("joint")
+    top.set_ylabel(f"max position error ({unit})")
+    top.set_title(f"Packing error per joint ({worst['bits']}-bit): skeleton of {len(names)} joints "
+                  f"(root {names[0]}), {len(group)} clip{'s' if len(group) > 1 else ''}")
+    top.legend(loc="upper left")
+    series = worst["_series"]
+    for name, errors in zip(series["names"], series["errors"]):
+        bottom.plot(np.arange(len(errors)) * worst["frame_time"], scaled(worst, errors), linewidth=0.8, label=name)
+    bottom.set_ylim(bottom=0)
+    bottom.set_xlabel("time (s)")
+    bottom.set_ylabel(f"position error ({unit})")
+    bottom.set_title(f"Worst end effectors over time: {os.path.basename(worst['file'])}")
+    if series["names"]:
+        bottom.legend(loc="upper left")
+    return fig
+
+
+def _plot(results, out):
+    """One PNG per skeleton (_error_figure): errors.png, or errors-1.png, errors-2.png ... when
+    the clips have several skeletons. Returns [{"path", "clips"}]; [] with a note when
+    matplotlib is not installed."""
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401
     except ImportError:
         print("note: matplotlib is not installed, no plot written")
-        return None
-    fig = Figure(figsize=(10, 4))
-    ax = fig.subplots()
-    for r in results:
-        ax.plot(r["angle_error_max"], marker=".", label=os.path.basename(r["file"]))
-    ax.set_xlabel("joint")
-    ax.set_ylabel("max packing angle error (rad)")
-    ax.legend()
-    fig.savefig(path)
-    return path
+        return []
+    groups = _skeletons(results)
+    plots = []
+    for k, group in enumerate(groups, 1):
+        fig = _error_figure(group)
+        path = os.path.join(out, "errors.png" if len(groups) == 1 else f"errors-{k}.png")
+        try:
+            _job._write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=90))
+        except OSError as exc:
+            print(f"FAILED to write {path}: {type(exc).__name__}: {exc}")
+            continue
+        plots.append({"path": path, "clips": [r["file"] for r in group]})
+    return plots
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="*", help="BVH files or directories (default: the embedded sample)")
+    parser.add_argument("--bits", type=int, choices=(10, 20), default=10, help="packing size per component")
+    parser.add_argument("--fps", type=_fps, default=None, help=f"resample to N frames per second (0 < N <= "
+                                                                f"{MAX_FPS:,.0f})")
+    parser.add_argument("--out", default=None, help="folder for the .npz clips, report.json and errors.png")
+    parser.add_argument("--bvh", action="store_true", help="also write each processed clip as BVH (needs --out)")
+    parser.add_argument("--check", action="store_true",
+                        help="also check the float32 forward kinematics against float64 (a 'check' stage)")
+    parser.add_argument("--unit-scale", type=_unit_scale, default=None, metavar="CM",
+                        help="centimetres per clip unit, to print errors in cm (CMU: 2.54/0.45)")
+    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run with dask.distributed")
+    parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
+    return parser
 
 
 def main(argv=None):
@@ -122,35 +420,56 @@ def main(argv=None):
     if "--selfcheck" in argv:
         from . import _selfcheck
         return _selfcheck.main([a for a in argv if a != "--selfcheck"])
-    parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("paths", nargs="*", help="BVH files or directories (default: the embedded sample)")
-    parser.add_argument("--bits", type=int, choices=(10, 20), default=10, help="packing size per component")
-    parser.add_argument("--fps", type=float, default=None, help="resample to N frames per second")
-    parser.add_argument("--out", default=None, help="directory for .npz clips, report.json, errors.png")
-    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run with dask.distributed")
-    parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
+    parser = _parser()
     args = parser.parse_args(argv)
-    files = _files(args.paths) if args.paths else [_job.sample_path()]
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-    if args.dask:
-        results = run_dask(files, args.bits, args.fps, args.out, args.dask)
+    if args.bvh and not args.out:
+        parser.error("--bvh needs --out DIR")
+    if args.paths:
+        files, notes = find_clips(args.paths)
     else:
-        results = run_local(files, args.bits, args.fps, args.out)
+        files, notes = [_job.sample_path()], []
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not files:
+        print(f"error: no BVH clips found in {', '.join(args.paths)} (a directory gives its *.bvh files)",
+              file=sys.stderr)
+        return 1
+    plans = [None] * len(files)
+    if args.out:
+        problem = _check_out(args.out)
+        if problem is not None:
+            parser.error(f"--out {args.out}: {problem}")
+        try:
+            plans = plan_outputs(files, args.out, args.bvh)
+        except ValueError as exc:
+            parser.error(f"--out {args.out}: {exc}")
+    jobs = [{"path": f, "bits": args.bits, "fps": args.fps, "outputs": plan, "check": args.check}
+            for f, plan in zip(files, plans)]
+    results = run_dask(jobs, args.dask) if args.dask else run_local(jobs)
     good = [r for r in results if "error" not in r]
     bad = [r for r in results if "error" in r]
     for r in good:
-        _print_clip(r)
+        _print_clip(r, args.unit_scale)
     for r in bad:
         print(f"\nFAILED {r['file']}: {r['error']}")
+        for path in r["outputs"].values():
+            print(f"  wrote {path}")
     frames = sum(r["frames"] for r in good)
-    print(f"\nsummary: {len(good)} clips processed, {len(bad)} failed, {frames} frames")
+    print(f"\nsummary: {len(good)} clips processed, {len(bad)} failed, {len(notes)} skipped, {frames} frames")
     if args.out:
-        with open(os.path.join(args.out, "report.json"), "w") as f:
-            json.dump({"clips": good, "failed": bad, "bits": args.bits, "fps": args.fps}, f, indent=1)
-        if good:
-            _plot(good, os.path.join(args.out, "errors.png"))
+        plots = _plot(good, args.out) if good else []
+        report = {"clips": [{k: v for k, v in r.items() if not k.startswith("_")} for r in good], "failed": bad,
+                  "skipped": notes, "plots": plots, "bits": args.bits, "fps": args.fps, "check": args.check,
+                  "unit_scale_cm": args.unit_scale}
+        path = os.path.join(args.out, "report.json")
+        try:
+            _job.write_json(path, report)
+        except OSError as exc:
+            print(f"FAILED to write {path}: {type(exc).__name__}: {exc}")
+            return 1
+        for plot in plots:
+            print(f"wrote {plot['path']}")
+        print(f"wrote {path}")
     return 1 if bad else 0
 
 

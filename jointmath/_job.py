@@ -1,22 +1,40 @@
 """The mocap processing job behind `python -m jointmath`: one function per clip, plain results.
 
-process_file runs load -> local quaternions -> sign continuity -> forward kinematics ->
-optional resampling -> packing -> unpacking -> checks against jointmath.reference, and returns
-a JSON-ready dict, so the single-process run and the Dask run produce the same report.
+process_file runs load -> sign continuity -> optional resampling -> forward kinematics ->
+packing -> unpacking -> errors (-> optional float64 check), writes the clip's outputs
+atomically, and returns a JSON-ready dict, so the single-process run and the Dask run produce
+the same report. Product code only: nothing here calls jointmath.reference.
 """
+import dataclasses
 import json
 import os
+import tempfile
 import time
+import warnings
 from importlib import resources
 
 import numpy as np
 
-from . import bvh, reference
+from . import bvh
 from ._core import make_continuous
-from ._mocap import forward_kinematics
+from ._mocap import forward_kinematics, resample_joints
 from ._pack import pack_joints, unpack_joints
 
+__all__ = ["PACK_FORMAT", "load_packed", "process_clip", "process_file", "sample_path", "save_packed",
+           "skeleton_height"]
+
 SAMPLE = "sample_01_01.bvh"
+
+#: Working memory of the pipeline per joint per output frame (the joints, two sets of world
+#: matrices, packed and unpacked copies, positions and errors), used to refuse a resampling
+#: that would not fit before allocating it.
+BYTES_PER_JOINT_FRAME = 320
+
+#: How many end effectors the per-frame error series keeps (the worst ones, for the plot).
+SERIES_END_EFFECTORS = 3
+
+#: How many joints the report names as the worst.
+WORST_JOINTS = 3
 
 
 def sample_path():
@@ -30,83 +48,263 @@ def _end_effectors(parents):
     return np.array([j for j in range(len(parents)) if j not in used], np.int64)
 
 
-def process_clip(clip, bits=10, fps=None):
-    """Run the pipeline on a loaded Clip. Returns (result dict, packed joints, the clip as packed: resampled when fps is given).
+def skeleton_height(clip):
+    """Height of the clip's skeleton in its rest pose: Clip.height(), the extent along Y (BVH's up
+    axis); the largest extent of the rest pose when the Y extent is 0 (a skeleton lying in
+    another plane)."""
+    height = clip.height()
+    return height if height > 0 else max(clip.height(axis) for axis in (0, 2))
 
-    The dict holds frames, joints, seconds and frames per second per stage, the compression
-    ratio (JOINT_QUAT bytes / packed bytes), per-joint max and mean rotation angle error of
-    packing (radians, vs the float64 reference quaternions), the max / mean end-effector
-    position error of the unpacked clip after forward kinematics and the max end-effector error
-    of forward_kinematics itself on the original clip (clip units, both against
-    jointmath.reference.forward_kinematics in float64).
+def _angle_errors(q0, q1):
+    """(...) rotation angle in radians between quaternions q0 and q1 (..., 4), any scale, modulo
+    sign: 2 atan2(|v|, |w|) of r = conj(q0) q1 in float64, with |w| = |q0 . q1| and
+    v = w0 v1 - w1 v0 - v0 x v1. Accurate for the tiny angles of packing (2 acos(q0 . q1) loses
+    half the digits there) and one pass over the components, without normalising."""
+    x0, y0, z0, w0 = np.moveaxis(q0.astype(np.float64), -1, 0)
+    x1, y1, z1, w1 = np.moveaxis(q1.astype(np.float64), -1, 0)
+    vx = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
+    vy = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
+    vz = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
+    w = np.abs(x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1)
+    return 2 * np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), w)
+
+
+def _distances(p0, p1):
+    """|p0 - p1| over the last axis (3 coordinates)."""
+    d = p0 - p1
+    return np.sqrt(np.einsum("...i,...i->...", d, d))
+
+
+def _positions_float64(joints, parents):
+    """(F, J, 3) world positions of (F, J) JOINT_QUAT local joints in float64, by another route
+    than the float32 kernel's matrices: world quaternions Q[j] = Q[parent] q[j] (q normalised,
+    as the kernel takes the rotation of q / |q|) and P[j] = P[parent] + Q[parent] t[j] Q[parent]*,
+    one vectorised step per joint over all frames (joint-major arrays, parents before children)."""
+    q = joints["q"].astype(np.float64)
+    q /= np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+    q = np.ascontiguousarray(q.transpose(1, 2, 0))  # (J, 4, F)
+    t = np.ascontiguousarray(joints["t"][..., :3].astype(np.float64).transpose(1, 2, 0))  # (J, 3, F)
+    world_q, position = np.empty_like(q), np.empty_like(t)
+    for j, p in enumerate(parents):
+        if p < 0:
+            world_q[j], position[j] = q[j], t[j]
+            continue
+        (px, py, pz, pw), (x, y, z, w) = world_q[p], q[j]
+        world_q[j] = (pw * x + px * w + py * z - pz * y, pw * y + py * w + pz * x - px * z,
+                      pw * z + pz * w + px * y - py * x, pw * w - px * x - py * y - pz * z)
+        # v' = v + w c + u x c with c = 2 u x v (u, w: the parent's vector and scalar parts)
+        vx, vy, vz = t[j]
+        cx, cy, cz = 2 * (py * vz - pz * vy), 2 * (pz * vx - px * vz), 2 * (px * vy - py * vx)
+        position[j] = (position[p][0] + vx + pw * cx + py * cz - pz * cy,
+                       position[p][1] + vy + pw * cy + pz * cx - px * cz,
+                       position[p][2] + vz + pw * cz + px * cy - py * cx)
+    return position.transpose(2, 0, 1)
+
+
+def _frames_after_resampling(clip, fps):
+    """The frame count resample_times gives, without allocating its arrays."""
+    return int(np.floor(max(clip.n_frames - 1, 0) * clip.frame_time * fps + 1e-9)) + 1
+
+
+def _memory_budget():
+    """Bytes one clip's pipeline may take: half the physical memory (8 GiB where unknown)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (AttributeError, ValueError, OSError):
+        return 8 << 30
+
+
+def process_clip(clip, bits=10, fps=None, check=False, progress=None):
+    """Run the pipeline on a loaded Clip.
+
+    Returns (result dict, packed joints, processed clip, unpacked joints); the processed clip is
+    the one that was packed: resampled to `fps` when given, signs made continuous.
+
+    The dict holds, per stage, seconds, the frames that stage processed and frames per second
+    (stages before resampling count the source frames, later ones the output frames); the
+    compression ratio (JOINT_QUAT bytes / packed bytes); per joint the max and mean rotation
+    angle error of packing (radians) and the max position error (clip units); the skeleton height
+    (skeleton_height) and the end-effector position error after packing (max, mean, and the max
+    as a fraction of the height); the worst joints by name; a per-frame error series of the worst
+    end effectors (key "_series", left out of report.json). With check=True also the max position
+    error of the float32 forward kinematics against float64 (clip units). Raises ValueError for a
+    resampling that would not fit in memory and for a clip of 0 frames. progress(stage) is called
+    after each stage.
     """
-    times = {}
+    times, counts = {}, {}
 
-    def stage(name, func, *args):
+    def stage(name, frames, func, *args):
         start = time.perf_counter()
         value = func(*args)
         times[name] = time.perf_counter() - start
+        counts[name] = int(frames)
+        if progress is not None:
+            progress(name)
         return value
 
+    source_frames = clip.n_frames
+    if source_frames == 0:
+        raise ValueError("the clip has no frames: nothing to compress")
     joints = clip.joints.copy()
-    joints["q"] = stage("continuity", make_continuous, joints["q"], 0)
-    world = stage("forward_kinematics", forward_kinematics, joints, clip.parents)
-    frame_time = clip.frame_time
+    joints["q"] = stage("continuity", source_frames, make_continuous, joints["q"], 0)
+    clip = dataclasses.replace(clip, joints=joints)
     if fps is not None:
-        clip = stage("resample", bvh.resample, clip, fps)
-        joints = clip.joints.copy()
-        joints["q"] = make_continuous(joints["q"], 0)
-        world = forward_kinematics(joints, clip.parents)
-        frame_time = 1.0 / fps
-    packed = stage("pack", pack_joints, joints, bits)
-    unpacked = stage("unpack", unpack_joints, packed)
-    start = time.perf_counter()
-    angle = reference.angle_between(unpacked["q"], joints["q"].astype(np.float64))
-    world_back = forward_kinematics(unpacked, clip.parents)
+        frames = _frames_after_resampling(clip, fps)
+        need = frames * clip.n_joints * BYTES_PER_JOINT_FRAME
+        if need > _memory_budget():
+            raise ValueError(f"resampling to {fps:g} frames/s makes {frames:,} frames x {clip.n_joints} joints, "
+                             f"about {need / 2**30:.1f} GiB of working memory, more than this machine's budget "
+                             f"({_memory_budget() / 2**30:.1f} GiB); choose a lower --fps")
+        joints = stage("resample", frames, resample_joints, joints, clip.frame_time, fps)
+        clip = dataclasses.replace(clip, joints=joints, frame_time=1.0 / fps)
+    n_frames, n_joints = joints.shape
+    world = stage("forward_kinematics", n_frames, forward_kinematics, joints, clip.parents)
+    packed = stage("pack", n_frames, pack_joints, joints, bits)
+    unpacked = stage("unpack", n_frames, unpack_joints, packed)
+
+    def errors():
+        angle = _angle_errors(unpacked["q"], joints["q"])
+        world_back = forward_kinematics(unpacked, clip.parents)
+        position = _distances(world_back["m"][..., 3], world["m"][..., 3])  # (F, J)
+        return angle, position
+
+    angle, position = stage("errors", n_frames, errors)
+    height = skeleton_height(clip)
+    if check:
+        kinematics = stage("check", n_frames, lambda: _distances(
+            world["m"][..., 3], _positions_float64(joints, clip.parents)).max(initial=0.0))
+
     ends = _end_effectors(clip.parents)
-    expected = reference.forward_kinematics(joints, clip.parents)["m"][..., ends, :, 3]
-    position = np.linalg.norm(world_back["m"][..., ends, :, 3] - expected, axis=-1)
-    kinematics = np.linalg.norm(world["m"][..., ends, :, 3] - expected, axis=-1)
-    times["check"] = time.perf_counter() - start
-    n_frames = joints.shape[0]
+    per_joint = position.max(axis=0, initial=0.0)
+    end_position = position[:, ends]
+    worst_ends = ends[np.argsort(-per_joint[ends], kind="stable")[:SERIES_END_EFFECTORS]]
+    worst = np.argsort(-per_joint, kind="stable")[:WORST_JOINTS]
+
+    def fraction(value):
+        return float(value / height) if height > 0 else None
+
     result = {
         "frames": int(n_frames),
-        "joints": int(joints.shape[1]),
-        "frame_time": float(frame_time),
+        "source_frames": int(source_frames),
+        "joints": int(n_joints),
+        "frame_time": float(clip.frame_time),
         "bits": int(bits),
         "seconds": {k: float(v) for k, v in times.items()},
-        "frames_per_second": {k: (float(n_frames / v) if v > 0 else None) for k, v in times.items()},
-        "compression_ratio": float(joints.nbytes / packed.nbytes),
-        "angle_error_max": [float(x) for x in angle.max(axis=0)],
-        "angle_error_mean": [float(x) for x in angle.mean(axis=0)],
-        "end_effector_error_max": float(position.max()) if position.size else 0.0,
-        "end_effector_error_mean": float(position.mean()) if position.size else 0.0,
-        "forward_kinematics_error_max": float(kinematics.max()) if kinematics.size else 0.0,
+        "stage_frames": counts,
+        "frames_per_second": {k: (counts[k] / v if v > 0 else None) for k, v in times.items()},
+        "compression_ratio": joints.dtype.itemsize / packed.dtype.itemsize,  # = their nbytes' ratio
+        "skeleton_height": height,
+        "angle_error_max": [float(x) for x in angle.max(axis=0, initial=0.0)],
+        "angle_error_mean": [float(x) for x in (angle.mean(axis=0) if n_frames else np.zeros(n_joints))],
+        "position_error_max": [float(x) for x in per_joint],
+        "end_effectors": [clip.names[j] for j in ends],
+        "end_effector_error_max": float(end_position.max(initial=0.0)),
+        "end_effector_error_mean": float(end_position.mean()) if end_position.size else 0.0,
+        "end_effector_error_max_fraction": fraction(end_position.max(initial=0.0)),
+        "worst_joints": [{"name": clip.names[j], "position_error_max": float(per_joint[j]),
+                          "fraction": fraction(per_joint[j])} for j in worst],
         "names": list(clip.names),
+        "parents": [int(p) for p in clip.parents],
+        "_series": {"names": [clip.names[j] for j in worst_ends],
+                    "errors": position[:, worst_ends].T.astype(np.float32)},
     }
-    return result, packed, clip
+    if check:
+        result["forward_kinematics_error_max"] = float(kinematics)
+    return result, packed, clip, unpacked
 
 
-def process_file(path, bits=10, fps=None, out=None):
-    """Load and process one BVH file; with `out` also write OUT/<stem>.npz. Never raises for a
-    bad file: returns {"file": path, "error": reason} instead."""
-    start = time.perf_counter()
+def _write_atomic(path, write, text=False):
+    """Write `path` through write(file): into a temporary file in the same folder, flushed to
+    disk, then renamed over `path` (os.replace), so a crash or a full disk never leaves a
+    truncated `path`. The temporary file is removed on any error, which propagates (OSError for
+    an unwritable folder, or a directory at `path`)."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
     try:
-        clip = bvh.load(path)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        return {"file": str(path), "error": f"{type(exc).__name__}: {exc}"}
-    load_seconds = time.perf_counter() - start
+        with os.fdopen(fd, "w" if text else "wb", **({"newline": "\n", "encoding": "utf-8"} if text else {})) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; give it a new file's mode
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _umask():
+    """The process's umask, read without changing it where the OS says it (Linux: /proc), else
+    by setting and restoring it once (cached)."""
+    if not _UMASK:
+        try:
+            with open("/proc/self/status") as f:
+                _UMASK.append(next(int(line.split()[1], 8) for line in f if line.startswith("Umask:")))
+        except (OSError, StopIteration, ValueError, IndexError):
+            _UMASK.append(os.umask(0o022))
+            os.umask(_UMASK[0])
+    return _UMASK[0]
+
+
+_UMASK = []
+
+
+def write_json(path, value):
+    """value as indented JSON at `path`, written atomically."""
+    return _write_atomic(path, lambda f: json.dump(value, f, indent=1), text=True)
+
+
+def clip_to_save(clip, joints):
+    """The Clip to give to bvh.save for `clip`'s skeleton with `joints` (e.g. unpacked): bvh.save
+    writes what a clip's joints hold."""
+    return dataclasses.replace(clip, joints=joints)
+
+def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=None):
+    """Load and process one BVH file and write its outputs.
+
+    outputs: None or a dict with "packed" (path of the .npz archive, read back with
+    jointmath.load_packed) and optionally "bvh" (path of the processed clip as BVH: resampled
+    and decoded from the packed form). Each is written atomically (a temporary file in the same
+    folder, then renamed). Never raises for a bad file or a failed write: returns
+    {"file": path, "error": reason, "outputs": what was written} instead. Warnings of the reader
+    (BVHWarning) are returned under "warnings", not printed. progress(stage) as in process_clip.
+    """
+    path = str(path)
+    caught = []
+    written = {}
     try:
-        result, packed, clip = process_clip(clip, bits, fps)
-    except (ValueError, TypeError) as exc:
-        return {"file": str(path), "error": f"{type(exc).__name__}: {exc}"}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            clip = bvh.load(path)
+            load_seconds = time.perf_counter() - start
+        if progress is not None:
+            progress("load")
+        result, packed, clip, unpacked = process_clip(clip, bits, fps, check, progress)
+        for kind, target in (outputs or {}).items():
+            if kind == "packed":
+                save_packed(target, clip, packed)
+            elif kind == "bvh":
+                _write_atomic(target, lambda f: bvh.save(clip_to_save(clip, unpacked), f), text=True)
+            else:
+                raise ValueError(f"outputs: unknown kind {kind!r} (packed, bvh)")
+            written[kind] = target
+            if progress is not None:
+                progress("write " + kind)
+    except (OSError, ValueError, TypeError, UnicodeDecodeError, MemoryError) as exc:
+        return {"file": path, "error": f"{type(exc).__name__}: {exc}", "outputs": written,
+                "warnings": [str(w.message) for w in caught]}
     result["seconds"] = {"load": load_seconds, **result["seconds"]}
-    result["frames_per_second"] = {"load": result["frames"] / load_seconds if load_seconds > 0 else None,
+    result["stage_frames"] = {"load": result["source_frames"], **result["stage_frames"]}
+    result["frames_per_second"] = {"load": result["source_frames"] / load_seconds if load_seconds > 0 else None,
                                    **result["frames_per_second"]}
-    result["file"] = str(path)
-    if out is not None:
-        stem = os.path.splitext(os.path.basename(str(path)))[0]
-        result["npz"] = save_packed(os.path.join(out, stem + ".npz"), clip, packed)
+    result["file"] = path
+    result["outputs"] = written
+    result["warnings"] = [str(w.message) for w in caught]
     return result
 
 
@@ -117,14 +315,17 @@ PACK_FORMAT = 2
 
 
 def save_packed(path, clip, packed):
-    """Write a packed clip (.npz): the packed joints plus the skeleton. Returns the path."""
-    np.savez(path, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (-1,)),
-             packed_dtype=np.array(str(packed.dtype.itemsize)), names=np.array(clip.names),
-             parents=clip.parents, offsets=clip.offsets, orders=np.array(clip.orders),
-             channels=np.array(json.dumps([list(c) for c in clip.channels])),
-             end_sites=clip.end_sites, end_offsets=clip.end_offsets,
-             frame_time=np.array(clip.frame_time))
-    return path
+    """Write a packed clip (.npz at `path`, atomically): the packed joints plus the skeleton.
+    Returns the path. Read it back with jointmath.load_packed."""
+    def write(f):
+        np.savez(f, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (packed.dtype.itemsize,)),
+                 packed_dtype=np.array(str(packed.dtype.itemsize)), names=np.array(clip.names),
+                 parents=clip.parents, offsets=clip.offsets, orders=np.array(clip.orders),
+                 channels=np.array(json.dumps([list(c) for c in clip.channels])),
+                 end_sites=clip.end_sites, end_offsets=clip.end_offsets,
+                 frame_time=np.array(clip.frame_time))
+
+    return _write_atomic(os.fspath(path), write)
 
 
 def load_packed(path):

@@ -12,6 +12,8 @@ import numpy as np
 import jointmath as jm
 from jointmath import _core, reference
 
+__all__ = ["main"]
+
 
 def _random_joints(rng, n):
     q = rng.standard_normal((n, 4))

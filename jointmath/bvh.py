@@ -27,6 +27,9 @@ from . import _core
 from ._records import JOINT_QUAT, checked_joints
 
 
+__all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
+
+
 class BVHWarning(UserWarning):
     """A readable file that breaks the format in a way load() could repair (said what it did)."""
 

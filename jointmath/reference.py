@@ -8,6 +8,11 @@ from fractions import Fraction
 
 import numpy as np
 
+__all__ = ["JOINT_MAT64", "JOINT_QUAT64", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
+           "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints", "matrix_to_quat", "mats_to_joints",
+           "nlerp", "pack_quats", "polar_rotation", "quat_multiply", "quat_to_euler", "quat_to_matrix", "slerp",
+           "slerp_joints", "unpack_quats"]
+
 #: float64 twins of jointmath.JOINT_QUAT / JOINT_MAT, the record results of this module.
 JOINT_QUAT64 = np.dtype([("q", np.float64, (4,)), ("t", np.float64, (4,))])
 JOINT_MAT64 = np.dtype([("m", np.float64, (3, 4))])

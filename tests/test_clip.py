@@ -143,7 +143,7 @@ def test_reader_rounds_like_strtof(once):
 
 def test_packed_resampled_and_hand_built_clips_round_trip(isa, sample, tmp_path):
     # packed and unpacked (load_packed): used to fail on reload ("ends after 0 frames")
-    result, packed, clip = _job.process_clip(sample)
+    result, packed, clip, _ = _job.process_clip(sample)
     unpacked = jm.load_packed(_job.save_packed(str(tmp_path / "c.npz"), clip, packed))
     assert_same_motion(reload(unpacked)[0], unpacked)
     resampled = bvh.resample(sample, 30)

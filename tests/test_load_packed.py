@@ -12,7 +12,7 @@ def archive(isa, tmp_path):
     if isa != jointmath.available_isas()[-1]:
         pytest.skip("runs once, on the best path")
     clip = bvh.load(_job.sample_path())
-    _, packed, clip = _job.process_clip(clip)
+    _, packed, clip, _ = _job.process_clip(clip)
     return _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
 
 

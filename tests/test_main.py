@@ -4,6 +4,7 @@ processes, and the kernels themselves are tested per path in the family test fil
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 import jointmath
 from jointmath import _job, bvh
+from jointmath import __main__ as command
 from jointmath.__main__ import main
 
 DATA = str(Path(__file__).resolve().parent / "data")
@@ -32,7 +34,7 @@ def test_sample_is_a_small_valid_clip(once):
 
 def test_packed_archive_round_trip_and_old_format_refused(once, tmp_path):
     clip = bvh.load(_job.sample_path())
-    result, packed, clip = _job.process_clip(clip)
+    result, packed, clip, _ = _job.process_clip(clip)
     path = _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
     back = jointmath.load_packed(path)
     np.testing.assert_array_equal(back.joints, jointmath.unpack_joints(packed))
@@ -47,6 +49,13 @@ def test_packed_archive_round_trip_and_old_format_refused(once, tmp_path):
         jointmath.load_packed(tmp_path / "future.npz")
 
 
+def copy_clips(folder, *names):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copy(os.path.join(DATA, name), folder / name)
+    return folder
+
+
 def test_default_run_on_embedded_clip(once, capsys):
     assert main([]) == 0
     text = capsys.readouterr().out
@@ -54,10 +63,7 @@ def test_default_run_on_embedded_clip(once, capsys):
 
 
 def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
-    data = tmp_path / "in"
-    data.mkdir()
-    for name in ("01_01.bvh", "zxy_extra_frame.bvh"):
-        shutil.copy(os.path.join(DATA, name), data / name)
+    data = copy_clips(tmp_path / "in", "01_01.bvh", "zxy_extra_frame.bvh")
     (data / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     out = tmp_path / "out"
     assert main([str(data), "--out", str(out), "--bits", "20"]) == 1
@@ -65,22 +71,295 @@ def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
     text = captured.out
     assert "FAILED" in text and "broken.bvh" in text
     assert "3/3" in captured.err  # the tqdm bar (test extra), on stderr
-    assert (out / "errors.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # matplotlib (test extra)
     report = json.loads((out / "report.json").read_text())
     assert len(report["clips"]) == 2 and len(report["failed"]) == 1
     for r in report["clips"]:
         assert r["compression_ratio"] > 1
-        assert len(r["angle_error_max"]) == r["joints"]
+        assert len(r["angle_error_max"]) == len(r["position_error_max"]) == r["joints"]
         assert max(r["angle_error_max"]) < 1e-3
-        # positions in cm over a skeleton of ~100 cm: packing moves the hands by millimetres,
-        # the float32 kinematics itself by far less
-        assert 0 < r["end_effector_error_max"] < 2.0
-        assert 0 <= r["forward_kinematics_error_max"] < 1e-3
-        assert set(r["seconds"]) >= {"load", "continuity", "forward_kinematics", "pack", "unpack", "check"}
+        # 20-bit packing moves the hands by far less than a millimetre on a skeleton of ~1.5 m
+        assert 0 < r["end_effector_error_max_fraction"] < 1e-4
+        assert set(r["seconds"]) == {"load", "continuity", "forward_kinematics", "pack", "unpack", "errors"}
+        assert "_series" not in r  # the per-frame series feed the plot, not the report
     clip = jointmath.load_packed(out / "01_01.npz")
     original = bvh.load(os.path.join(DATA, "01_01.bvh"))
     assert clip.joints.shape == original.joints.shape and clip.names == original.names
     assert np.allclose(clip.joints["t"], original.joints["t"], atol=1e-5)
+
+
+def test_outputs_reload_as_packed_archive_and_bvh(once, tmp_path, capsys):
+    """--out with --bvh and --fps: the .npz reloads with load_packed, the .bvh with bvh.load, both
+    the resampled clip decoded from its packed form; the report and the output name both files."""
+    out = tmp_path / "out"
+    assert main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(out), "--bvh", "--fps", "60"]) == 0
+    text = capsys.readouterr().out
+    packed = jointmath.load_packed(out / "zxy_extra_frame.npz")
+    as_bvh = bvh.load(out / "zxy_extra_frame.bvh")
+    with pytest.warns(bvh.BVHWarning):
+        source = bvh.load(os.path.join(DATA, "zxy_extra_frame.bvh"))  # 150 frames at 100 fps: 1.49 s
+    assert packed.joints.shape == as_bvh.joints.shape == (90, source.n_joints)
+    assert as_bvh.frame_time == pytest.approx(1 / 60) and packed.frame_time == pytest.approx(1 / 60)
+    assert as_bvh.names == source.names and as_bvh.channels == source.channels
+    angle = jointmath.reference.angle_between(as_bvh.joints["q"], packed.joints["q"])
+    assert angle.max() < 1e-4  # only the Euler angles' 9 digits between the two
+    np.testing.assert_allclose(as_bvh.joints["t"], packed.joints["t"], atol=1e-4)
+    report = json.loads((out / "report.json").read_text())
+    assert report["clips"][0]["outputs"] == {"packed": str(out / "zxy_extra_frame.npz"),
+                                             "bvh": str(out / "zxy_extra_frame.bvh")}
+    for path in (*report["clips"][0]["outputs"].values(), str(out / "report.json"), str(out / "errors.png")):
+        assert f"wrote {path}" in text
+    assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
+
+
+def test_each_stage_counts_its_own_frames(once):
+    """With resampling, the stages before it divide by the source frames, the others by the
+    output frames (the load of 381 frames is 381 frames, whatever --fps says)."""
+    r = _job.process_file(_job.sample_path(), fps=30, check=True)
+    assert r["source_frames"] == 381 and r["frames"] == 95  # 380 frame times of 1/120 s: 3.167 s
+    assert r["stage_frames"] == {"load": 381, "continuity": 381, "resample": 95, "forward_kinematics": 95,
+                                 "pack": 95, "unpack": 95, "errors": 95, "check": 95}
+    for name, seconds in r["seconds"].items():
+        assert r["frames_per_second"][name] == pytest.approx(r["stage_frames"][name] / seconds)
+
+
+def test_errors_a_person_can_read(once, capsys):
+    """Skeleton height from the rest pose, end-effector error as a fraction of it and in cm with
+    --unit-scale, the worst joints by name."""
+    clip = bvh.load(_job.sample_path())
+    # the rest pose by hand: each joint's OFFSET added down the chain, End Sites included
+    rest = {}
+    for j, p in enumerate(clip.parents):
+        rest[j] = clip.offsets[j] + (rest[int(p)] if p >= 0 else 0)
+    ys = [v[1] for v in rest.values()] + [rest[int(p)][1] + o[1] for p, o in zip(clip.end_sites, clip.end_offsets)]
+    height = max(ys) - min(ys)
+    r = _job.process_file(_job.sample_path())
+    assert r["skeleton_height"] == pytest.approx(height)
+    assert 25 < height < 30  # CMU units of 2.54/0.45 cm: a person of about 1.5 m
+    assert r["end_effector_error_max_fraction"] == pytest.approx(r["end_effector_error_max"] / height)
+    assert 0 < r["end_effector_error_max_fraction"] < 0.01  # 10-bit: well under 1 % of the height
+    errors = np.array(r["position_error_max"])
+    worst = [w["name"] for w in r["worst_joints"]]
+    assert worst == [clip.names[j] for j in np.argsort(-errors, kind="stable")[:3]]
+    assert set(worst) <= set(clip.names) and r["worst_joints"][0]["position_error_max"] == errors.max()
+    ends = [clip.names[j] for j in range(clip.n_joints) if j not in set(clip.parents.tolist())]
+    assert r["end_effectors"] == ends
+    assert r["end_effector_error_max"] == max(errors[clip.names.index(n)] for n in ends)
+    assert main([_job.sample_path(), "--unit-scale", "2.54/0.45"]) == 0
+    text = capsys.readouterr().out
+    cm = r["end_effector_error_max"] * 2.54 / 0.45
+    assert f"end-effector position error: max {cm:.3g} cm ({100 * r['end_effector_error_max_fraction']:.2g} % " \
+           f"of height)" in text
+    assert "worst joints: " + worst[0] in text
+
+
+def test_check_against_float64(once, capsys):
+    """--check adds a 'check' stage: the float32 kinematics against float64 positions computed by
+    the product's own vectorised route, which matches the reference oracle."""
+    with pytest.warns(bvh.BVHWarning):
+        clip = bvh.load(os.path.join(DATA, "zxy_extra_frame.bvh"))
+    positions = _job._positions_float64(clip.joints, clip.parents)
+    expected = jointmath.reference.forward_kinematics(clip.joints, clip.parents)["m"][..., 3]
+    np.testing.assert_allclose(positions, expected, rtol=0, atol=1e-9)
+    r = _job.process_file(os.path.join(DATA, "zxy_extra_frame.bvh"), check=True)
+    assert 0 < r["forward_kinematics_error_max"] < 1e-3
+    assert "check" not in _job.process_file(_job.sample_path())["seconds"]  # off by default
+    assert main([_job.sample_path(), "--check"]) == 0
+    assert "check: float32 forward kinematics vs float64: max" in capsys.readouterr().out
+
+
+def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
+    """Two skeletons: two files, each with the joint names on its x axis, a title, axis labels
+    and y from 0; the report says which clips each holds."""
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    shutil.copy(_job.sample_path(), data / "sample.bvh")
+    out = tmp_path / "out"
+    assert main([str(data), "--out", str(out)]) == 0
+    capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    assert [p["path"] for p in report["plots"]] == [str(out / "errors-1.png"), str(out / "errors-2.png")]
+    assert [p["clips"] for p in report["plots"]] == [[str(data / "sample.bvh")], [str(data / "zxy_extra_frame.bvh")]]
+    for plot in report["plots"]:
+        assert Path(plot["path"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    results = [_job.process_file(str(data / n)) for n in ("sample.bvh", "zxy_extra_frame.bvh")]
+    assert len(command._skeletons(results)) == 2
+    for r in results:
+        top, bottom = command._error_figure([r]).axes
+        assert [t.get_text() for t in top.get_xticklabels()] == r["names"]
+        assert top.get_ylim()[0] == 0 and bottom.get_ylim()[0] == 0
+        assert top.get_title() and bottom.get_title()
+        assert "% of skeleton height" in top.get_ylabel() and top.get_xlabel() == "joint"
+        assert bottom.get_xlabel() == "time (s)"
+        assert [line.get_label() for line in bottom.get_lines()] == r["_series"]["names"]
+        assert len(r["_series"]["names"]) == 3 and set(r["_series"]["names"]) <= set(r["end_effectors"])
+    # one skeleton over several clips: one errors.png
+    out2 = tmp_path / "out2"
+    assert main([_job.sample_path(), str(data / "sample.bvh"), "--out", str(out2)]) == 0
+    assert json.loads((out2 / "report.json").read_text())["plots"][0]["path"] == str(out2 / "errors.png")
+
+
+def test_progress_bars_and_warnings_above_them(once, capsys):
+    """A bar per file for several clips, per stage for one; the reader's warning is written as a
+    line of its own (tqdm.write), not through the warnings module into the bar."""
+    zxy = os.path.join(DATA, "zxy_extra_frame.bvh")
+    assert main([_job.sample_path(), zxy]) == 0
+    err = capsys.readouterr().err
+    assert "2/2" in err
+    # tqdm.write clears the bar's line (\r), writes the warning, and draws the bar again under it
+    assert f"\rwarning: {zxy}: Frames: 150 but the file holds 151 frame lines; the last 1 are ignored\n" in err
+    assert "BVHWarning" not in err
+    assert main([zxy]) == 0
+    err = capsys.readouterr().err
+    assert "6/6" in err  # load, continuity, forward_kinematics, pack, unpack, errors
+    assert "\rwarning: " in err
+
+
+def test_same_names_in_two_folders_keep_apart(once, tmp_path, capsys):
+    for folder in ("a", "b"):
+        copy_clips(tmp_path / "in" / folder, "zxy_extra_frame.bvh")
+    out = tmp_path / "out"
+    a, b = tmp_path / "in" / "a" / "zxy_extra_frame.bvh", tmp_path / "in" / "b" / "zxy_extra_frame.bvh"
+    assert main([str(a), str(b), "--out", str(out), "--bvh"]) == 0
+    capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    outputs = [r["outputs"] for r in report["clips"]]
+    assert outputs == [{"packed": str(out / d / "zxy_extra_frame.npz"), "bvh": str(out / d / "zxy_extra_frame.bvh")}
+                       for d in ("a", "b")]
+    assert all(os.path.isfile(p) for o in outputs for p in o.values())
+    # names that only differ in case stay apart too (case-insensitive file systems)
+    plans = command.plan_outputs(["x/Walk.bvh", "x/walk.bvh", "x/walk.BVH"], "out")
+    assert [p["packed"] for p in plans] == [os.path.join("out", n) for n in ("Walk.npz", "walk-2.npz", "walk-3.npz")]
+
+
+def test_out_checked_before_the_first_clip(once, tmp_path, capsys, monkeypatch):
+    """--out naming a file, or a folder that cannot be created: exit 2 with usage before any clip
+    is read; an output that would replace an input: the same."""
+    calls = []
+    monkeypatch.setattr(_job, "process_file", lambda *a, **k: calls.append(a))
+    (tmp_path / "file").write_text("x")
+    for out in (tmp_path / "file", tmp_path / "file" / "sub"):
+        with pytest.raises(SystemExit) as exit_:
+            main([_job.sample_path(), "--out", str(out)])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert "usage:" in err and f"--out {out}: cannot write there" in err
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(data), "--out", str(data), "--bvh"])
+    assert exit_.value.code == 2 and "would replace an input clip" in capsys.readouterr().err
+    assert calls == []
+    assert (data / "zxy_extra_frame.bvh").read_bytes() == Path(DATA, "zxy_extra_frame.bvh").read_bytes()
+
+
+def test_failed_write_marks_that_clip_and_the_run_goes_on(once, tmp_path, capsys):
+    """An output path taken by a directory: that clip FAILED (exit 1), the next clips processed,
+    report.json written and listing both."""
+    data = tmp_path / "in"
+    copy_clips(data, "zxy_extra_frame.bvh")
+    shutil.copy(_job.sample_path(), data / "a_sample.bvh")
+    out = tmp_path / "out"
+    (out / "a_sample.npz").mkdir(parents=True)
+    assert main([str(data), "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "FAILED" in text and "a_sample.bvh" in text and "IsADirectoryError" in text
+    report = json.loads((out / "report.json").read_text())
+    assert [r["file"] for r in report["failed"]] == [str(data / "a_sample.bvh")]
+    assert [r["file"] for r in report["clips"]] == [str(data / "zxy_extra_frame.bvh")]
+    assert (out / "zxy_extra_frame.npz").is_file() and (out / "a_sample.npz").is_dir()
+    assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
+
+
+def test_atomic_write_never_leaves_a_truncated_file(once, tmp_path):
+    """A write that dies halfway leaves the earlier file as it was and no temporary file."""
+    target = tmp_path / "clip.npz"
+    target.write_bytes(b"earlier complete file")
+
+    def dies_halfway(f):
+        f.write(b"half of the new")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        _job._write_atomic(str(target), dies_halfway)
+    assert target.read_bytes() == b"earlier complete file" and os.listdir(tmp_path) == ["clip.npz"]
+    clip = bvh.load(_job.sample_path())
+    result, packed, clip, _ = _job.process_clip(clip)
+    _job.save_packed(target, clip, packed)
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_job._umask())
+    np.testing.assert_array_equal(jointmath.load_packed(target).joints, jointmath.unpack_joints(packed))
+
+
+@pytest.mark.parametrize("args", [["--fps", "0"], ["--fps", "-5"], ["--fps", "nan"], ["--fps", "inf"],
+                                  ["--fps", "1e6"], ["--fps", "fast"], ["--bogus"], ["--unit-scale", "0"],
+                                  ["--unit-scale", "2.54/0"], ["--bits", "12"], ["--bvh"]])
+def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
+    calls = []
+    monkeypatch.setattr(_job, "process_file", lambda *a, **k: calls.append(a))
+    with pytest.raises(SystemExit) as exit_:
+        main([_job.sample_path(), *args])
+    assert exit_.value.code == 2
+    assert "usage: python -m jointmath" in capsys.readouterr().err
+    assert calls == []
+
+
+def test_resampling_beyond_memory_fails_that_clip(once, monkeypatch, capsys):
+    """A frame rate within bounds that still would not fit (a long clip): that clip FAILED with
+    the size it needed, before allocating it; the other clips go on."""
+    monkeypatch.setattr(_job, "_memory_budget", lambda: 50 << 20)
+    assert main([_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--fps", "5000"]) == 1
+    text = capsys.readouterr().out
+    assert "FAILED" in text and "GiB of working memory" in text and "choose a lower --fps" in text
+    assert "summary: 1 clips processed, 1 failed" in text
+
+
+def run_command(*args, cwd, timeout=120):
+    """python -m jointmath in a fresh process running in `cwd`, importing the jointmath this test
+    imported (an in-place build or the installed package, never the uncompiled checkout)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(jointmath.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "jointmath", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_fifo_named_bvh_is_skipped_not_waited_on(once, tmp_path):
+    """A FIFO named *.bvh in a folder, or given by name, is skipped with a note (opening it would
+    block forever: the command runs in a process of its own, with a timeout)."""
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    os.mkfifo(data / "pipe.bvh")
+    done = run_command(data, data / "pipe.bvh", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"note: skipped {data / 'pipe.bvh'}: not a regular file" in done.stderr
+    assert "summary: 1 clips processed, 0 failed, 2 skipped" in done.stdout
+
+
+def test_clip_without_frames_fails_alone(once, tmp_path, capsys):
+    """A valid clip of 0 frames has nothing to compress: FAILED with that reason, no output
+    written for it, the next clip processed."""
+    text = Path(DATA, "zxy_extra_frame.bvh").read_text()
+    (tmp_path / "empty.bvh").write_text(text[:text.index("MOTION")] + "MOTION\nFrames: 0\nFrame Time: 0.01\n")
+    shutil.copy(_job.sample_path(), tmp_path / "sample.bvh")
+    out = tmp_path / "out"
+    assert main([str(tmp_path), "--out", str(out), "--bvh"]) == 1
+    assert "FAILED " + str(tmp_path / "empty.bvh") + ": ValueError: the clip has no frames" in capsys.readouterr().out
+    assert sorted(os.listdir(out)) == ["errors.png", "report.json", "sample.bvh", "sample.npz"]
+
+
+def test_no_clips_is_an_error(once, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("no clips here")
+    assert main([str(tmp_path / "empty")]) == 1
+    assert f"error: no BVH clips found in {tmp_path / 'empty'}" in capsys.readouterr().err
+
+
+def test_dask_local_small_job_stays_in_this_process(once, capsys, monkeypatch):
+    """--dask local on a job smaller than a cluster's start: no cluster, the same results, and a
+    note that says why."""
+    monkeypatch.setattr(command, "local_cluster", lambda *a, **k: pytest.fail("started a cluster"))
+    jobs = [{"path": p} for p in (_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
+    local = command.run_local(jobs)
+    remote = command.run_dask(jobs, "local")
+    assert "less than starting a cluster pays for" in capsys.readouterr().err
+    for a, b in zip(local, remote):
+        assert a["file"] == b["file"] and a["angle_error_max"] == b["angle_error_max"]
 
 
 def test_dask_local_cluster_matches(once, tmp_path):
@@ -92,10 +371,10 @@ def test_dask_local_cluster_matches(once, tmp_path):
 
     from jointmath.__main__ import WORKER_ENVIRON, local_cluster, run_dask, run_local
 
-    files = [_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh")]
-    local = run_local(files, 10, None, None)
+    jobs = [{"path": p} for p in (_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
+    local = run_local(jobs)
     with local_cluster() as cluster:
-        remote = run_dask(files, 10, None, None, cluster.scheduler_address)
+        remote = run_dask(jobs, cluster.scheduler_address)
         with Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             environs = client.run(lambda: {k: os.environ.get(k) for k in WORKER_ENVIRON})
@@ -104,8 +383,8 @@ def test_dask_local_cluster_matches(once, tmp_path):
     # the workers run this process's path, whatever JOINTMATH_ISA the session was started with
     assert worker_isas == {jointmath.isa()}
     for a, b in zip(local, remote):
-        for key in ("frames", "joints", "angle_error_max", "angle_error_mean",
-                    "end_effector_error_max", "compression_ratio"):
+        for key in ("frames", "joints", "angle_error_max", "angle_error_mean", "position_error_max",
+                    "end_effector_error_max", "compression_ratio", "warnings"):
             assert a[key] == b[key]
     assert all(env == {k: str(v) for k, v in WORKER_ENVIRON.items()} for env in environs.values())
     expected = bvh.load(_job.sample_path())
@@ -114,17 +393,42 @@ def test_dask_local_cluster_matches(once, tmp_path):
     np.testing.assert_array_equal(clip.parents, expected.parents)
 
 
-def test_dask_option_of_the_command(once, tmp_path, capsys):
-    """--dask local: the report's results are those of the single-process command."""
+def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
+    """--dask local when the rest pays for a cluster (here: always): the cluster starts in a
+    thread while this process takes the next clip; the clips left when it is up run on its
+    workers; the report's results are those of the single-process command."""
     pytest.importorskip("dask.distributed")
+    import threading
+
+    monkeypatch.setattr(command, "CLUSTER_START_SECONDS", 0.0)
+    started, real_start = threading.Event(), command._started_cluster
+    monkeypatch.setattr(command, "_started_cluster", lambda: (real_start(), started.set())[0])
+    local_runs, real_run_local = [], command.run_local
+
+    def run_local(jobs, bar=True):
+        if local_runs:  # the clips after the first: wait for the cluster, so that one clip is left for it
+            started.wait(60)
+        local_runs.append([j["path"] for j in jobs])
+        return real_run_local(jobs, bar)
+
+    monkeypatch.setattr(command, "run_local", run_local)
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    shutil.copy(_job.sample_path(), data / "a.bvh")
+    shutil.copy(_job.sample_path(), data / "b.bvh")
+    files = [str(data / n) for n in ("a.bvh", "b.bvh", "zxy_extra_frame.bvh")]
     reports = []
     for extra in ([], ["--dask", "local"]):
         out = tmp_path / ("dask" if extra else "single")
-        assert main([_job.sample_path(), "--out", str(out), *extra]) == 0
+        local_runs.clear()
+        assert main([str(data), "--out", str(out), *extra]) == 0
         reports.append(json.loads((out / "report.json").read_text())["clips"])
-    capsys.readouterr()
-    for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio"):
-        assert reports[0][0][key] == reports[1][0][key]
+    assert "starting a local cluster of 2 workers" in capsys.readouterr().err
+    assert local_runs == [files[:1], files[1:2]]  # the third clip ran on a worker
+    assert [r["file"] for r in reports[1]] == files
+    for a, b in zip(*reports):
+        for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio", "warnings"):
+            assert a[key] == b[key]
+        assert os.path.isfile(b["outputs"]["packed"])
 
 
 def continuous_in_chunks(q):
@@ -169,7 +473,7 @@ def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     monkeypatch.setitem(sys.modules, "tqdm", None)
     out = tmp_path / "out"
-    assert main([_job.sample_path(), _job.sample_path(), "--out", str(out)]) == 0
+    assert main([_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "note: matplotlib is not installed, no plot written" in captured.out
     assert "2/2" not in captured.err

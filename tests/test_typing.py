@@ -1,0 +1,100 @@
+"""The type stubs (jointmath/*.pyi, py.typed): mypy checks a small typed program against them,
+and each public module exports what its __all__ lists and nothing it merely imports."""
+import importlib
+import os
+import site
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+import jointmath
+
+PACKAGE = Path(jointmath.__file__).resolve().parent
+
+GOOD = '''
+import numpy as np
+import jointmath as jm
+from jointmath import bvh
+
+q = np.array([[0.0, 0.0, 0.0, 1.0]], np.float32)
+joints = jm.make_joints(q, np.zeros((1, 3)))
+mats = jm.joints_to_mats(joints)
+back = jm.mats_to_joints(mats, out=np.empty_like(joints))
+m = jm.quat_to_matrix(q)
+codes = jm.pack_quats(q, bits=20)
+rotation, iterations = jm.extract_rotation(m, return_iterations=True)
+clip: bvh.Clip = bvh.load("walk.bvh")
+height: float = clip.frame_time * clip.n_frames
+name: str = jm.isa()
+paths: list[str] = jm.available_isas()
+version: str = jm.__version__
+packed_clip: bvh.Clip = jm.load_packed("walk.npz")
+'''
+
+BAD = '''
+import numpy as np
+import jointmath as jm
+from jointmath import bvh
+
+count: int = jm.isa()
+clip = bvh.load("walk.bvh")
+joints: str = clip.names
+jm.pack_quats(np.zeros((1, 4), np.float32), bits=12)
+jm.slerp_joints()
+'''
+
+
+def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
+    pytest.importorskip("mypy")
+    (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
+    (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
+    env = dict(os.environ)
+    if str(PACKAGE.parent) not in site.getsitepackages() + [site.getusersitepackages()]:
+        env["MYPYPATH"] = str(PACKAGE.parent)  # a checkout built in place (an installed one is found as it is)
+    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+                           sys.executable, "good.py", "bad.py"], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600)
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert not [e for e in errors if e.startswith("good.py")], done.stdout
+    # each wrong call in bad.py is caught, by line: str for int, list for str, bits 12, no arguments
+    assert sorted({int(e.split(":")[1]) for e in errors if e.startswith("bad.py")}) == [6, 8, 9, 10], done.stdout
+
+
+@pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
+def test_public_modules_export_their_all_and_no_imports(once_per_module, name):
+    module = importlib.import_module(name)
+    assert sorted(module.__all__) == sorted(set(module.__all__))
+    for export in module.__all__:
+        value = getattr(module, export)
+        assert not isinstance(value, types.ModuleType) or value.__name__.startswith("jointmath."), export
+        assert not export.startswith("_")
+    namespace = {}
+    exec(f"from {name} import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(module.__all__)
+    for imported in ("np", "os", "io", "sys", "json", "warnings", "dataclass", "field", "Fraction"):
+        assert imported not in module.__all__
+
+
+def test_stubs_name_what_the_package_has(once_per_module):
+    """Every name jointmath.__all__ lists is in __init__.pyi, every function of bvh.__all__ in
+    bvh.pyi, and the version is the one the package metadata was built from."""
+    stub = (PACKAGE / "__init__.pyi").read_text()
+    for name in jointmath.__all__:
+        assert f"def {name}(" in stub or f"{name}:" in stub or f"as {name}\n" in stub, name
+    bvh_stub = (PACKAGE / "bvh.pyi").read_text()
+    for name in jointmath.bvh.__all__:
+        assert f"def {name}(" in bvh_stub or f"class {name}" in bvh_stub, name
+    assert (PACKAGE / "py.typed").exists()
+    assert jointmath.__version__.count(".") >= 2
+
+
+@pytest.fixture
+def once_per_module(isa):
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
