@@ -330,16 +330,18 @@ JM_INLINE vd atan2_f64(vd y, vd x) {
 /*
  * quats_to_euler_f64: quats_to_euler on double[4] quaternions and double[3] angles: the same
  * formulation (one atan2 per output angle, the middle one free of cancellation, q first scaled
- * by a power of two, 2^-1074 ... DBL_MAX) and the same gimbal-lock rule as float32, scipy and
- * jointmath.reference: the middle angle within 1e-7 rad of +-pi/2, tested as
- * |(c, d)| < tan(5e-8) |(a, b)| or the reverse; there the third angle is 0 and the first carries
- * the rest.
+ * by a power of two, 2^-1074 ... DBL_MAX) and the same gimbal-lock rule (the third angle 0, the
+ * first carrying the rest), on a band scaled to float64: the middle angle within 2e-15 rad of
+ * +-pi/2, tested as |(c, d)| < 1e-15 |(a, b)| or the reverse (float32, scipy and
+ * jointmath.reference use 1e-7 rad). Setting the third angle to 0 while the middle one is delta
+ * from +-pi/2 moves the rotation by up to about delta * |third angle|: 1e-7 would cost up to
+ * 3e-7 rad, 2e-15 costs at most ~6e-15, so the round trip holds everywhere. Outside the band
+ * the outer angles come from the arguments of the complex products (a + ib)(c -+ id), which
+ * keep their relative accuracy however small |(c, d)| gets: each may be ill-conditioned near
+ * the lock, their rotation is not.
  * Accuracy, float64 (tests/test_float64.py, every path): the rotation of the angles (evaluated
- * in extended precision) within 1e-14 rad of q's away from the lock band and at exact lock
- * (middle angle +-pi/2 to rounding); 1.0e-15 measured over 360,000 quaternions, every order. Inside the band the rule itself moves the rotation: setting the third
- * angle to 0 while the middle one is delta from +-pi/2 changes the rotation by up to about
- * delta * |third angle| (<= 1e-7 * pi), in every precision (scipy's as_euler alike); this is
- * the lock rule's cost, not rounding.
+ * in extended precision) within 1e-14 rad of q's everywhere, lock band and its edges included;
+ * 1.0e-15 measured over 360,000 quaternions, every order.
  * A zero quaternion, or one with a NaN or infinite component, gives three NaN angles.
  */
 JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
@@ -353,7 +355,7 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     vd a = vd_sub(q[3], q[j]), b = vd_add(q[i], qk), c = vd_add(q[j], q[3]), d = vd_sub(qk, q[i]);
     vd ab = vd_sqrt(vd_fmadd(a, a, vd_mul(b, b))), cd = vd_sqrt(vd_fmadd(c, c, vd_mul(d, d)));
     vd middle = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(q[i], qk, vd_mul(q[3], q[j]))), vd_mul(ab, cd));
-    const vd lock_ratio = vd_set1(5.0000000000000044e-08); /* tan(5e-8) */
+    const vd lock_ratio = vd_set1(1e-15); /* tan(1e-15): a band of 2e-15 rad */
     vdmask near_zero = vd_lt(cd, vd_mul(ab, lock_ratio));
     vdmask near_pi = vd_lt(ab, vd_mul(cd, lock_ratio));
     vdmask regular = md_not(md_or(near_zero, near_pi));
