@@ -28,7 +28,7 @@ def _files_under(folder):
 
 def test_sdist_holds_the_tests_their_data_and_the_licence(once, tmp_path):
     """Every file of tests/ (conftest.py, adversarial.py, tests/data ...), the C sources, the type
-    stubs and LICENSE are in the sdist; the metadata names the licence by SPDX expression."""
+    stubs, the example notebook (tests run it) and LICENSE are in the sdist; the metadata names the licence by SPDX expression."""
     pytest.importorskip("build")
     done = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
                           capture_output=True, text=True, timeout=600)
@@ -38,7 +38,7 @@ def test_sdist_holds_the_tests_their_data_and_the_licence(once, tmp_path):
         prefix = f"jointmath-{jointmath.__version__}/"
         names = {m.name[len(prefix):] for m in tar.getmembers() if m.isfile()}
         metadata = tar.extractfile(prefix + "PKG-INFO").read().decode()
-    needed = _files_under("tests") + _files_under("csrc") + [
+    needed = _files_under("tests") + _files_under("csrc") + _files_under("examples") + [
         "LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "jointmath/py.typed",
         "jointmath/__init__.pyi", "jointmath/_core.pyi", "jointmath/bvh.pyi", "jointmath/data/sample_01_01.bvh"]
     needed += [str(p.relative_to(ROOT)) for p in (ROOT / "jointmath").glob("*.[ch]")]
