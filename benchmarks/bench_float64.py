@@ -4,10 +4,10 @@ ns per element, at 1,024 and 1,048,576 elements. Run: python benchmarks/bench_fl
 
 Every time is a median over batches; each ratio (scipy / float64, float64 / float32) is the median
 of ratios of the two timed back to back in every round (timing.median_ratio), so that a slow spell
-of a shared machine slows both sides. The public functions are timed (their Python argument checks
-included, which at 1,024 elements are part of the cost; each call allocates its result), then, for
-the float64 / float32 ratio of the kernels alone, the internal C entry points (the conversions
-into preallocated outputs; the Euler entry points allocate theirs). Then the float64 time of every
+of a shared machine slows both sides. The public functions are timed (their argument checks included,
+which at 1,024 elements are part of the cost; each call allocates its result), then, for the
+float64 / float32 ratio closer to the kernels alone, the conversions into a preallocated out=
+(the Euler functions have no out= and allocate theirs). Then the float64 time of every
 path. At 1,048,576 elements a fresh result above glibc's 32 MiB mmap threshold (quat_to_matrix
 both dtypes, matrix_to_quat and euler_to_quat float64) is new memory on every call: its page faults
 are part of the time, as they are for scipy.
@@ -39,15 +39,13 @@ def cases(n, rng):
     angles = rng.uniform(-180, 180, (n, 3))
     return [
         ("quat_to_matrix", jm.quat_to_matrix, q, lambda a: Rotation.from_quat(a).as_matrix(),
-         lambda a, out: _core._convert_float32("quats_to_matrices", a, out), (n, 3, 3)),
+         lambda a, out: jm.quat_to_matrix(a, out=out), (n, 3, 3)),
         ("matrix_to_quat", jm.matrix_to_quat, m, lambda a: Rotation.from_matrix(a).as_quat(),
-         lambda a, out: _core._convert_float32("matrices_to_quats", a, out), (n, 4)),
+         lambda a, out: jm.matrix_to_quat(a, out=out), (n, 4)),
         ("euler_to_quat ZXY", lambda a: jm.euler_to_quat(a, "ZXY", degrees=False), angles,
-         lambda a: Rotation.from_euler("ZXY", a).as_quat(), lambda a, out: _core._euler_float32(a, (2, 0, 1), True,
-                                                                                                 False, True), None),
+         lambda a: Rotation.from_euler("ZXY", a).as_quat(), lambda a, out: jm.euler_to_quat(a, "ZXY"), None),
         ("quat_to_euler ZXY", lambda a: jm.quat_to_euler(a, "ZXY", degrees=False), q,
-         lambda a: Rotation.from_quat(a).as_euler("ZXY"), lambda a, out: _core._euler_float32(a, (2, 0, 1), True,
-                                                                                               False, False), None),
+         lambda a: Rotation.from_quat(a).as_euler("ZXY"), lambda a, out: jm.quat_to_euler(a, "ZXY"), None),
     ]
 
 
