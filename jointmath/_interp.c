@@ -366,7 +366,7 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
         (t && jm_walk_operand(t, type, 0, esize, batch_ndim, batch, JM_WALK_REPEAT, &wt) < 0))
         goto done;
     const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
-    if (t && check_fractions(wt.base, wt.stride, wt.stride ? n : 1, esize) < 0)
+    if (t && check_fractions(wt.base, wt.stride, n && !wt.stride ? 1 : n, esize) < 0)
         goto done;
     const jm_walk inputs[3] = {wa, wb, wt};
     if (jm_walk_output(out, type, batch_ndim + 1, batch, batch_ndim, 4 * esize, 0, inputs, record_bytes, t ? 3 : 2,
