@@ -36,6 +36,9 @@ SERIES_END_EFFECTORS = 3
 #: How many joints the report names as the worst.
 WORST_JOINTS = 3
 
+#: Quaternions per block of the float64 angle errors (16,384: 128 KiB per temporary).
+ERROR_BLOCK = 16384
+
 
 def sample_path():
     """Path of the embedded sample clip (CMU 01_01 excerpt; attribution next to it)."""
@@ -59,14 +62,23 @@ def _angle_errors(q0, q1):
     """(...) rotation angle in radians between quaternions q0 and q1 (..., 4), any scale, modulo
     sign: 2 atan2(|v|, |w|) of r = conj(q0) q1 in float64, with |w| = |q0 . q1| and
     v = w0 v1 - w1 v0 - v0 x v1. Accurate for the tiny angles of packing (2 acos(q0 . q1) loses
-    half the digits there) and one pass over the components, without normalising."""
-    x0, y0, z0, w0 = np.moveaxis(q0.astype(np.float64), -1, 0)
-    x1, y1, z1, w1 = np.moveaxis(q1.astype(np.float64), -1, 0)
-    vx = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
-    vy = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
-    vz = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
-    w = np.abs(x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1)
-    return 2 * np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), w)
+    half the digits there) and one pass over the components, without normalising. Computed in
+    blocks of ERROR_BLOCK quaternions, each component a contiguous row: the ~30 float64
+    temporaries of a block stay in the L2 cache (over a whole clip they are each larger than it,
+    and the stage took 3-4x as long)."""
+    a, b = q0.reshape(-1, 4), q1.reshape(-1, 4)
+    angle = np.empty(len(a))
+    for start in range(0, len(a), ERROR_BLOCK):
+        block = slice(start, start + ERROR_BLOCK)
+        x0, y0, z0, w0 = a[block].T.astype(np.float64, order="C")
+        x1, y1, z1, w1 = b[block].T.astype(np.float64, order="C")
+        vx = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
+        vy = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
+        vz = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
+        w = np.abs(x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1)
+        np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), w, out=angle[block])
+    angle *= 2
+    return angle.reshape(q0.shape[:-1])
 
 
 def _distances(p0, p1):
