@@ -100,9 +100,13 @@ def one_t_calls(func, q0, q1, t):
     return np.concatenate([func(q0[i:i + SAME_T], q1[i:i + SAME_T], t) for i in range(0, len(q0), SAME_T)])
 
 
-def joint_calls(func, q0, q1, t, **kwargs):
-    """The rotations of func(joints, blend, t, **kwargs) on joint lists of SAME_T joints."""
-    return one_t_calls(lambda a, b, tt: func(jm.make_joints(a), jm.make_joints(b), tt, **kwargs)["q"], q0, q1, t)
+def joint_calls(func, q0, q1, t, indexed=False):
+    """The rotations of func(joints, blend, t) on joint lists of SAME_T joints (the last one
+    shorter); indexed: with an index that lists every joint (the indexed kernel on every pair)."""
+    def call(a, b, tt):
+        index = {"index": np.arange(len(a))} if indexed else {}
+        return func(jm.make_joints(a), jm.make_joints(b), tt, **index)["q"]
+    return one_t_calls(call, q0, q1, t)
 
 
 END_FUNCS = {
@@ -111,7 +115,7 @@ END_FUNCS = {
     "nlerp, t array": lambda q0, q1: jm.nlerp(q0, q1, np.ones(len(q0), np.float32)),
     "slerp_joints": lambda q0, q1: joint_calls(jm.slerp_joints, q0, q1, 1.0),
     "lerp_joints": lambda q0, q1: joint_calls(jm.lerp_joints, q0, q1, 1.0),
-    "slerp_joints index=::2": lambda q0, q1: joint_calls(jm.slerp_joints, q0, q1, 1.0, index=np.arange(0, SAME_T)),
+    "slerp_joints, index of every joint": lambda q0, q1: joint_calls(jm.slerp_joints, q0, q1, 1.0, indexed=True),
 }
 
 
