@@ -1397,8 +1397,9 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
  * value (records may overlap only when nothing is stored). AVX-512 with stride >= 72 (every
  * record after the one before it): one 8x8 transpose of doubles 0..7 (full-record 64-byte loads
  * and stores) and double 8 of record i through lane i of a one-lane masked load / store at
- * base + i * stride + 64 - 8 i, whose 64 bytes lie inside the block's records (for i < 7 they
- * reach into later records; masked-off lanes are neither read nor written and cannot fault).
+ * base + i * stride + 64 - 8 i, whose 64 bytes lie between the block's first and last byte (for
+ * i < 7 they reach past record i into the next; masked-off lanes are neither read nor written
+ * and cannot fault). Negative or smaller strides take the quads.
  * That is 24 shuffles per 8 matrices where three overlapping dquads (doubles 0..3, 4..7, 5..8,
  * the other paths and other strides) take 24 512-bit shuffles plus 12 half extracts or
  * inserts; on CPUs that split 512-bit shuffles in two (AMD Zen 4) the shuffles bound these
