@@ -1,6 +1,7 @@
 """float64 kernels: quat_to_matrix, matrix_to_quat, euler_to_quat, quat_to_euler on float64 arrays
 (NumPy's default dtype) against the same functions on float32 arrays and scipy's Rotation (float64),
-ns per element, at 1,024 and 1,048,576 elements. Run: python benchmarks/bench_float64.py [--quick] [--best]
+ns per element, at 1,024 and 1,048,576 elements.
+Run: python benchmarks/bench_float64.py [--quick] [--best] [--baseline DIR]
 
 Every time is a median over batches; each ratio (scipy / float64, float64 / float32) is the median
 of ratios of the two timed back to back in every round (timing.median_ratio), so that a slow spell
@@ -15,6 +16,10 @@ are part of the time, as they are for scipy.
 --best: every time is the minimum over batches instead (best_seconds below) and each ratio the
 ratio of two minima: on a machine shared with other work the median of a loaded minute says more
 about the other work than about the code, while the minimum is the uncontended cost.
+
+--baseline DIR: only quat_to_matrix and matrix_to_quat on float64 into a preallocated out=, this
+build's time / the time of the jointmath built in place at DIR, per path (bench_convert.py's
+paired median ratios, both orders; with --best the ratio of the two minima).
 """
 import time
 
@@ -106,10 +111,40 @@ def bench_paths(n, rng, best):
         print(f"  {name:<20}" + "".join(f"{times[isa] * 1e9 / n:>10.2f}" for isa in names))
 
 
+def bench_baseline(n, rng, directory, best):
+    """float64 quat_to_matrix / matrix_to_quat into out=, this build / the build at directory, per
+    path: bench_convert's paired median ratios, or with best the ratio of the two minima."""
+    from bench_convert import load_baseline, print_baseline_ratios
+
+    baseline = load_baseline(directory)
+    for name, _, x64, _, _, out_shape in cases(n, rng)[:2]:
+        out = np.empty(out_shape)
+        print(f"\nfloat64 {name}, out= given")
+        if not best:
+            print_baseline_ratios(name, n, x64, out, baseline)
+            continue
+        ours, theirs = getattr(_core, name), getattr(baseline, name)
+        print(f"  this / baseline build, ratio of minima (ns per element: this, baseline), n = {n:,}:")
+        running = jm.isa()
+        for isa in jm.available_isas():
+            _core._set_isa(isa)
+            baseline._set_isa(isa)
+            t_ours = best_seconds(lambda: ours(x64, out=out))
+            t_theirs = best_seconds(lambda: theirs(x64, out=out))
+            print(f"    {isa:<10}{t_ours / t_theirs:>8.3f}{t_ours * 1e9 / n:>9.2f}{t_theirs * 1e9 / n:>9.2f}")
+        _core._set_isa(running)
+
+
 def main():
     args, rng = start(__doc__, "only 1,024 elements",
-                      [("--best", dict(action="store_true", help="minimum times instead of medians"))])
+                      [("--best", dict(action="store_true", help="minimum times instead of medians")),
+                       ("--baseline", dict(metavar="DIR", help="a jointmath checkout built in place: paired "
+                                                               "float64 conversion ratios to it"))])
     sizes = [1024] if args.quick else [1024, 1 << 20]
+    if args.baseline:
+        for n in sizes:
+            bench_baseline(n, rng, args.baseline, args.best)
+        return
     for n in sizes:
         bench_size(n, rng, args.best)
     for n in sizes:

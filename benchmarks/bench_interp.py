@@ -2,7 +2,8 @@
 against the commonly used libm slerp (acos, sin; the project's scalar baseline), scipy's pairwise
 route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
 per joint (the memory bound: two joint lists in); float64 slerp / nlerp against the float32
-kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick]
+kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick] [--float64]
+(--float64: only the float64 section)
 """
 
 import numpy as np
@@ -160,10 +161,12 @@ def bench_float64(n, rng):
 
 
 def main():
-    args, rng = start(__doc__, "only 1,024 joints")
+    args, rng = start(__doc__, "only 1,024 joints",
+                      [("--float64", dict(action="store_true", help="only the float64 section"))])
     for n in [1024] if args.quick else [1024, 1 << 20]:
-        bench_joints(n, rng)
-        bench_arrays(n, rng)
+        if not args.float64:
+            bench_joints(n, rng)
+            bench_arrays(n, rng)
         bench_float64(n, rng)
 
 

@@ -130,27 +130,18 @@ JM_INLINE void quat_to_rotation_f64(vd x, vd y, vd z, vd w, vd r[9]) {
     r[8] = vd_mul(vd_sub(vd_add(ww, zz), vd_add(xx, yy)), h);
 }
 
-/*
- * double[4] -> double[3][3]. A 72-byte matrix is written as the dquads at doubles 0..3, 4..7
- * and 5..8: the last overlaps the second by three doubles of equal value and stays inside the
- * record.
- */
+/* double[4] -> double[3][3] (vd_store_mat3) */
 JM_INLINE void quats_to_matrices_f64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds) {
     vd q[4], r[9];
     vd_load_quads(src, ss, &q[0], &q[1], &q[2], &q[3]);
     quat_to_rotation_f64(q[0], q[1], q[2], q[3], r);
-    vd_store_quads(dst, ds, r[0], r[1], r[2], r[3]);
-    vd_store_quads(dst + 32, ds, r[4], r[5], r[6], r[7]);
-    vd_store_quads(dst + 40, ds, r[5], r[6], r[7], r[8]);
+    vd_store_mat3(dst, ds, r);
 }
 
-/* double[3][3] -> double[4], reading the same three dquads (rotation_to_quat_f64). */
+/* double[3][3] -> double[4] (vd_load_mat3, rotation_to_quat_f64) */
 JM_INLINE void matrices_to_quats_f64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds) {
-    vd r[9], again5, again6, again7, q[4];
-    vd_load_quads(src, ss, &r[0], &r[1], &r[2], &r[3]);
-    vd_load_quads(src + 32, ss, &r[4], &r[5], &r[6], &r[7]);
-    vd_load_quads(src + 40, ss, &again5, &again6, &again7, &r[8]);
-    (void)again5, (void)again6, (void)again7;
+    vd r[9], q[4];
+    vd_load_mat3(src, ss, r);
     rotation_to_quat_f64(r, q);
     vd_store_quads(dst, ds, q[0], q[1], q[2], q[3]);
 }

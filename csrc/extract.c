@@ -579,11 +579,8 @@ JM_INLINE vdmask rank_two_f64(const extract_state_f64 *st) {
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
                                  extract_state_f64 *st) {
-    vd a[9], again5, again6, again7;
-    vd_load_quads(a_rec, as, &a[0], &a[1], &a[2], &a[3]);
-    vd_load_quads(a_rec + 32, as, &a[4], &a[5], &a[6], &a[7]);
-    vd_load_quads(a_rec + 40, as, &again5, &again6, &again7, &a[8]); /* doubles 5..8: inside the record */
-    (void)again5, (void)again6, (void)again7;
+    vd a[9];
+    vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
 
     st->kxx = vd_sub(vd_sub(a[0], a[4]), a[8]);

@@ -292,6 +292,18 @@ JM_INLINE vd sign_of_sum4_f64(vd p0, vd p1, vd p2, vd p3) {
 /* where a float64 field estimate is closer than this to a half-integer it is decided exactly */
 #define NEAR_TIE_F64 0x1p-30
 
+/* the estimates o * fl(M / l) of the three fields (scaled[0] = l, scaled[1..3] = the o): their
+   roundings field[k], rest[k] = estimate - field[k] (exact) and where |rest| is near 1/2 */
+JM_INLINE void estimate_fields_f64(const vd scaled[4], vd level_m, vd field[3], vd rest[3], vdmask near[3]) {
+    vd m_over_l = vd_div(level_m, scaled[0]);
+    for (int k = 0; k < 3; k++) {
+        vd estimate = vd_mul(scaled[k + 1], m_over_l);
+        field[k] = vd_round(estimate);
+        rest[k] = vd_sub(estimate, field[k]);
+        near[k] = vd_gt(vd_abs(rest[k]), vd_set1(0.5 - NEAR_TIE_F64));
+    }
+}
+
 /*
  * quantize for JM_WD float64 quaternions: the index of the largest |component| (lowest on ties)
  * and the three fields round(v) + M, v = o * M / l exactly rounded to nearest, ties to even (l
@@ -299,10 +311,14 @@ JM_INLINE vd sign_of_sum4_f64(vd p0, vd p1, vd p2, vd p3) {
  * integer-valued doubles. Returns the lanes holding a zero or non-finite quaternion (their fields
  * are set to M, so that every lane converts to an integer).
  *
- * l and the o are first multiplied by the power of two that puts l in [1, 2) (vd_scale_pow2:
- * exact for every finite l, denormals included; an o below 2^-1022 l may round, but its v is
- * below 2^-1000 and rounds to 0 either way). The estimate o * fl(M / l) is then within
- * 2^-52 M <= 2^-33 of v, so its rounding is v's unless it lies within NEAR_TIE_F64 of a
+ The estimate o * fl(M / l) is within 2^-52 M <= 2^-33 of v where l is in [2^-1000, 2^1000]
+ * (neither quotient nor product overflows, and a product that underflows is a v below 2^-3, which
+ * rounds to 0 either way), as it is for l and the o multiplied by the power of two that puts l in
+ * [1, 2) (vd_scale_pow2: exact for every finite l, denormals included; an o below 2^-1022 l may
+ * round, but its v is below 2^-1000 and rounds to 0 either way). So the unscaled estimate runs
+ * first and only a block with an l outside that range, or a field near a tie, is scaled and
+ * estimated again (scaling that costs a quarter of the block's time otherwise). The estimate's
+ * rounding is v's unless it lies within NEAR_TIE_F64 of a
  * half-integer b; such blocks (ties, and about one field in 10^9 otherwise) decide by the exact
  * sign of o 2M - 2b l, with 2M = 2^bits - 2: o 2^bits and 2o are exact, and 2b l is exact as
  * 2b lh + 2b (l - lh), lh = l rounded to 31 fraction bits (2b has at most 21 bits), so the sign
@@ -322,18 +338,18 @@ JM_INLINE vdmask quantize_f64(vd x, vd y, vd z, vd w, double max_level, vd *inde
     /* scaled[0] = l, scaled[1..3] = the other three in increasing index order, sign divided out */
     vd scaled[4] = {largest_magnitude, vd_xor(vd_select(is_x, y, x), largest_sign),
                     vd_xor(vd_select(md_or(is_x, is_y), z, y), largest_sign), vd_xor(vd_select(is_w, z, w), largest_sign)};
-    vd_scale_pow2(scaled, 4);
-    const vd level_m = vd_set1(max_level), l = scaled[0];
-    vd m_over_l = vd_div(level_m, l);
+    const vd level_m = vd_set1(max_level);
     vd rest[3];
     vdmask near[3];
-    for (int k = 0; k < 3; k++) {
-        vd estimate = vd_mul(scaled[k + 1], m_over_l);
-        field[k] = vd_round(estimate);
-        rest[k] = vd_sub(estimate, field[k]); /* exact */
-        near[k] = vd_gt(vd_abs(rest[k]), vd_set1(0.5 - NEAR_TIE_F64));
-    }
-    if (JM_UNLIKELY(md_any(md_or(md_or(near[0], near[1]), near[2])))) {
+    estimate_fields_f64(scaled, level_m, field, rest, near); /* unscaled: the scaled estimates, for l in range */
+    /* l outside [2^-1000, 2^1000] but finite and non-zero (zero, inf and NaN lanes are invalid) */
+    vdmask out_of_range = md_and(md_not(md_and(vd_ge(largest_magnitude, vd_set1(0x1p-1000)),
+                                               vd_ge(vd_set1(0x1p1000), largest_magnitude))),
+                                 md_and(vd_gt(largest_magnitude, vd_set1(0.0)), vd_lt(largest_magnitude, vd_set1(INFINITY))));
+    if (JM_UNLIKELY(md_any(md_or(md_or(md_or(near[0], near[1]), near[2]), out_of_range)))) {
+        vd_scale_pow2(scaled, 4);
+        estimate_fields_f64(scaled, level_m, field, rest, near);
+        const vd l = scaled[0];
         vd lh = vd_mul(vd_round(vd_mul(l, vd_set1(0x1p31))), vd_set1(0x1p-31)), ll = vd_sub(l, lh);
         for (int k = 0; k < 3; k++) {
             vd o = scaled[k + 1];

@@ -1391,6 +1391,78 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
 }
 #endif
 
+/*
+ * vd_load_mat3: for i in [0, JM_WD) read the nine doubles at (base + i * stride), a row-major
+ * double[3][3], into r[0..9) lane i; vd_store_mat3 writes the inverse. stride is in bytes, any
+ * value (records may overlap only when nothing is stored). AVX-512 with stride >= 72 (every
+ * record after the one before it): one 8x8 transpose of doubles 0..7 (full-record 64-byte loads
+ * and stores) and double 8 of record i through lane i of a one-lane masked load / store at
+ * base + i * stride + 64 - 8 i, whose 64 bytes lie between the block's first and last byte (for
+ * i < 7 they reach past record i into the next; masked-off lanes are neither read nor written
+ * and cannot fault). Negative or smaller strides take the quads.
+ * That is 24 shuffles per 8 matrices where three overlapping dquads (doubles 0..3, 4..7, 5..8,
+ * the other paths and other strides) take 24 512-bit shuffles plus 12 half extracts or
+ * inserts; on CPUs that split 512-bit shuffles in two (AMD Zen 4) the shuffles bound these
+ * kernels.
+ */
+#if JM_ISA == JM_ISA_AVX512
+/* t[i] lane k = c[k] lane i: in-lane unpacks, then two rounds of 128-bit block shuffles */
+JM_INLINE void jm_transpose_8x8_pd(const __m512d c[8], __m512d t[8]) {
+    __m512d pairs[8], halves[8];
+    for (int k = 0; k < 4; k++) { /* pairs[2k] = records 0, 2, 4, 6 of doubles 2k, 2k+1; pairs[2k+1] odd records */
+        pairs[2 * k] = _mm512_unpacklo_pd(c[2 * k], c[2 * k + 1]);
+        pairs[2 * k + 1] = _mm512_unpackhi_pd(c[2 * k], c[2 * k + 1]);
+    }
+    for (int odd = 0; odd < 2; odd++) { /* records odd + {0, 4} (then odd + {2, 6}): doubles 0..3, then 4..7 */
+        halves[4 * odd + 0] = _mm512_shuffle_f64x2(pairs[odd], pairs[2 + odd], _MM_SHUFFLE(2, 0, 2, 0));
+        halves[4 * odd + 1] = _mm512_shuffle_f64x2(pairs[4 + odd], pairs[6 + odd], _MM_SHUFFLE(2, 0, 2, 0));
+        halves[4 * odd + 2] = _mm512_shuffle_f64x2(pairs[odd], pairs[2 + odd], _MM_SHUFFLE(3, 1, 3, 1));
+        halves[4 * odd + 3] = _mm512_shuffle_f64x2(pairs[4 + odd], pairs[6 + odd], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+    for (int j = 0; j < 4; j++) { /* halves[2j], halves[2j + 1] hold records r and r + 4, r = {0, 2, 1, 3}[j] */
+        const int r = (j & 1) * 2 + (j >> 1);
+        t[r] = _mm512_shuffle_f64x2(halves[2 * j], halves[2 * j + 1], _MM_SHUFFLE(2, 0, 2, 0));
+        t[r + 4] = _mm512_shuffle_f64x2(halves[2 * j], halves[2 * j + 1], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+#endif
+JM_INLINE void vd_load_mat3(const char *base, ptrdiff_t stride, vd r[9]) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride >= 72) {
+        __m512d rows[8], last = _mm512_setzero_pd();
+        for (int i = 0; i < 8; i++) {
+            rows[i] = _mm512_loadu_pd((const double *)(base + i * stride));
+            last = _mm512_mask_loadu_pd(last, (__mmask8)(1u << i), (const double *)(base + i * stride + 64 - 8 * i));
+        }
+        jm_transpose_8x8_pd(rows, r);
+        r[8] = last;
+        return;
+    }
+#endif
+    vd again5, again6, again7;
+    vd_load_quads(base, stride, &r[0], &r[1], &r[2], &r[3]);
+    vd_load_quads(base + 32, stride, &r[4], &r[5], &r[6], &r[7]);
+    vd_load_quads(base + 40, stride, &again5, &again6, &again7, &r[8]); /* doubles 5..8: inside the record */
+    (void)again5, (void)again6, (void)again7;
+}
+JM_INLINE void vd_store_mat3(char *base, ptrdiff_t stride, const vd r[9]) {
+#if JM_ISA == JM_ISA_AVX512
+    if (stride >= 72) {
+        __m512d rows[8];
+        jm_transpose_8x8_pd(r, rows);
+        for (int i = 0; i < 8; i++) {
+            _mm512_storeu_pd((double *)(base + i * stride), rows[i]);
+            _mm512_mask_storeu_pd((double *)(base + i * stride + 64 - 8 * i), (__mmask8)(1u << i), r[8]);
+        }
+        return;
+    }
+#endif
+    /* doubles 5..8 overlap the second quad by three doubles of equal value */
+    vd_store_quads(base, stride, r[0], r[1], r[2], r[3]);
+    vd_store_quads(base + 32, stride, r[4], r[5], r[6], r[7]);
+    vd_store_quads(base + 40, stride, r[5], r[6], r[7], r[8]);
+}
+
 /* --------------------------------------- float64 lanes: ops of the interpolation kernels -- */
 /* vd_loadu: JM_WD consecutive doubles from p (any alignment) into lanes 0 .. JM_WD - 1 (the
    per-element fractions t of csrc/interp.c's float64 kernels). */

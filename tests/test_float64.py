@@ -157,6 +157,25 @@ def test_quat_to_matrix_layouts_and_sizes(rng, n):
     assert np.abs(strided_out - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND
 
 
+
+@pytest.mark.parametrize("n", SIZES)
+def test_quat_to_matrix_out_with_gaps_or_reversed(rng, n):
+    """out= records 96 bytes apart (the AVX-512 path stores whole 64-byte rows plus one masked
+    double per matrix: the 24 bytes between matrices stay untouched) and in reverse order (a
+    negative stride: the overlapping-quad stores)."""
+    q = random_unit_quats(rng, n, np.float64)
+    expected = ld_quat_to_matrix(q)
+    padded = np.full((n, 4, 3), 7.0)
+    assert jm.quat_to_matrix(q, out=padded[:, :3]).base is not None
+    assert np.abs(padded[:, :3] - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND
+    np.testing.assert_array_equal(padded[:, 3], 7.0)
+    backwards = np.full((n, 3, 3), 7.0)[::-1]
+    jm.quat_to_matrix(q, out=backwards)
+    assert np.abs(backwards - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND
+    m = np.full((n, 4, 3), np.nan)
+    m[:, :3] = expected.astype(np.float64)
+    assert ld_angle(jm.matrix_to_quat(m[:, :3]), q).max(initial=0) <= MATRIX_TO_QUAT_BOUND
+
 # ------------------------------------------------------------------ matrix_to_quat --
 
 

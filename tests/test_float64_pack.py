@@ -79,8 +79,13 @@ def test_denormal_and_huge_scales_give_the_unit_scale_codes(rng, bits):
     ints[ints == 0] = 1
     codes = jm.pack_quats(ints, bits)
     np.testing.assert_array_equal(codes, exact_codes(ints, bits))
-    for scale in (2.0**-1074, 2.0**-1060, 2.0**-1030, 2.0**-500, 2.0**500, 2.0**1000):
+    for scale in (2.0**-1074, 2.0**-1060, 2.0**-1030, 2.0**-1001, 2.0**-1000, 2.0**-500, 2.0**500, 2.0**1000,
+                  2.0**1001, 2.0**1003):
         np.testing.assert_array_equal(jm.pack_quats(ints * scale, bits), codes)  # exact scalings
+    # blocks mixing quaternions whose largest |component| is in [2^-1000, 2^1000] (the kernels'
+    # unscaled estimate) with ones outside it (scaled first)
+    scales = np.resize([1.0, 2.0**-1040, 2.0**1002, 1.0, 2.0**-1074, 2.0**-990, 0.5, 2.0**1003, 1.0], len(ints))
+    np.testing.assert_array_equal(jm.pack_quats(ints * scales[:, None], bits), codes)
     tiny = np.array([[5e-324, 0, 0, 0], [5e-324, -5e-324, 1e-323, 0], [2.2e-308, 1e-310, 0, -3e-320]])
     np.testing.assert_array_equal(jm.pack_quats(tiny, bits), exact_codes(tiny, bits))
     big = np.finfo(np.float64).max
