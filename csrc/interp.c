@@ -561,10 +561,36 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
     blend_joints(NLERP, a, as, b, bs, out, os, n, t);
 }
 
+#if JM_ISA == JM_ISA_AVX512
+/*
+ * Whether an index of n (> 0) joints runs on this path's own indexed slerp: when at least half of
+ * its blocks of 16 are runs of consecutive joints (one 512-bit move per two records, as the full
+ * call). Else the AVX2 kernel runs: a scattered block of 16 reads and writes every record on its
+ * own, and on a CPU that executes 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16
+ * inserts and 8 extracts beside the transposes made such a block cost ~1.4 full blocks, where an
+ * AVX2 block of 8 scattered records costs about one full AVX2 block (measured on the EPYC of
+ * benchmarks/README.md: every second joint of 1,024, in place 0.76 of the full AVX-512 call on
+ * this kernel, 0.64 on AVX2's). The fixed-t slerp computes the same FMAs in the same order on
+ * both paths (no estimate instruction), so the results are bit-identical either way.
+ */
+static int runs_dominate(const intptr_t *index, size_t n) {
+    size_t runs = 0, blocks = n / JM_W;
+    for (size_t k = 0; k + JM_W <= n; k += JM_W)
+        runs += index[k + JM_W - 1] - index[k] == JM_W - 1;
+    return blocks && 2 * runs >= blocks;
+}
+#endif
+
 /* jm_slerp_joints on the joints at `index` of every frame, the others copied (see above). */
 void JM_FN(jm_slerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
+#if JM_ISA == JM_ISA_AVX512
+    if (!runs_dominate(index, n_index)) {
+        jm_slerp_joints_indexed_avx2(a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
+        return;
+    }
+#endif
     blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 
