@@ -556,6 +556,28 @@ def test_scattered_and_dense_indexes(rng, func, ref_func, bound):
         np.testing.assert_array_equal(b, result)
 
 
+@pytest.mark.parametrize("in_place", [False, True])
+def test_long_irregular_index(rng, in_place):
+    """An index of more than 4,096 joints (csrc/interp.c SPAN_COPY_MIN_INDEX) whose blocks are
+    random subsets (a separate out copies their whole spans before the blocks' stores), every
+    second joint and runs, into an out that holds other values: the selected joints as without
+    index, the others copied from joints (or left as they were, in place)."""
+    frames, n = 2, 12_011
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    idx = np.r_[np.sort(rng.choice(np.arange(0, 5000), 2500, replace=False)), 5000:7000:2, 7001:7200,
+                np.sort(rng.choice(np.arange(7300, n), 1700, replace=False))]
+    assert len(idx) >= 4096 and (np.diff(idx) > 0).all()
+    rest = np.setdiff1d(np.arange(n), idx)
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        expected = func(joints[:, idx], blend[:, idx], 0.55)
+        out = joints.copy() if in_place else random_joints(rng, frames * n).reshape(frames, n)
+        marker = out[:, rest].copy()
+        assert func(out if in_place else joints, blend, 0.55, index=idx, out=out) is out
+        np.testing.assert_array_equal(out[:, idx], expected)
+        np.testing.assert_array_equal(out[:, rest], joints[:, rest])
+        assert out[:, rest].tobytes() == (marker.tobytes() if in_place else joints[:, rest].tobytes())
+
+
 PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
 
 
