@@ -3,7 +3,8 @@ against the commonly used libm slerp (acos, sin; the project's scalar baseline),
 route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
 per joint (the memory bound: two joint lists in); float64 slerp / nlerp against the float32
 kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick] [--float64]
-(--float64: only the float64 section)
+[--partial-body [--rounds N]] (--float64: only the float64 section; --partial-body: only the index=
+ratios per path, 1,024 and 1,048,576 joints)
 """
 
 import numpy as np
@@ -38,9 +39,12 @@ def best_full(rows):
     return min((t, label.split()[1]) for label, t in rows if label.split()[0] == "slerp_joints" and len(label.split()) == 2)
 
 
+def joint_lists(n, rng):
+    return [jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3))) for _ in range(2)]
+
+
 def bench_joints(n, rng):
-    joints = jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3)))
-    blend = jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3)))
+    joints, blend = joint_lists(n, rng)
     out = np.empty(n, jm.JOINT_QUAT)
     copy_src = np.ones(n * 64, np.uint8)
     copy_dst = np.empty_like(copy_src)
@@ -73,15 +77,25 @@ def bench_joints(n, rng):
         print(f", {d[SCIPY] / slerp_best:.0f}x faster than scipy's route on prebuilt Rotations "
               f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")
     print()
-    print("  ratios below: medians of 31 rounds, the two calls timed back to back in each round, in thread CPU time")
+    bench_partial_body(n, joints, blend)
+
+
+def bench_partial_body(n, joints, blend, rounds=31):
+    """Per path: indexed / full slerp_joints (every second joint, the first half, a random half;
+    separate out= and in place) and each call against its data movement."""
+    print(f"  partial-body blending, n = {n:,}: ratios below are medians of {rounds} rounds, the two calls timed "
+          "back to back in each round, in thread CPU time")
     print("  (indexed with a separate out= also copies the unselected joints; every second joint still lies in "
           "every 64-byte cache line of the lists; the first half is one run of joints)")
+    out = np.empty(n, jm.JOINT_QUAT)
+    in_place = joints.copy()  # out=joints, as the seed's routine (values drift, cost does not)
+    every_second, first_half = np.arange(0, n, 2), np.arange(n // 2)
+    random_half = np.sort(np.random.default_rng(1).choice(n, n // 2, replace=False))
     # the data movement of a call: np.maximum on float32 views of the same bytes (both lists read,
     # out written; in place: out is joints), no slerp math
     floats = [x.view(np.float32) for x in (joints, blend, out, in_place)]
     movement = lambda: np.maximum(floats[0], floats[1], out=floats[2])  # noqa: E731
     movement_in_place = lambda: np.maximum(floats[3], floats[1], out=floats[3])  # noqa: E731
-    first_half = np.arange(n // 2)
     before = jm.isa()
     for isa in jm.available_isas():
         _core._set_isa(isa)
@@ -89,18 +103,20 @@ def bench_joints(n, rng):
 
         def ratio(index, in_place_call, to=full):
             if in_place_call:
-                return median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place), to, cpu=True)
-            return median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=index, out=out), to, cpu=True)
+                return median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place), to,
+                                    rounds=rounds, cpu=True)
+            return median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=index, out=out), to, rounds=rounds,
+                                cpu=True)
 
-        line = (f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out), cpu=True):.2f}; "
+        line = (f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out), rounds=rounds, cpu=True):.2f}; "
                 f"indexed / full: every second joint {ratio(every_second, False):.2f} "
                 f"(out=joints {ratio(every_second, True):.2f}), first half {ratio(first_half, False):.2f} "
-                f"(out=joints {ratio(first_half, True):.2f})")
-        if n >= PREFETCH_MIN_RECORDS:
-            line += (f"; every second joint / data movement {ratio(every_second, False, movement):.2f} "
-                     f"(out=joints {ratio(every_second, True, movement_in_place):.2f}), full / data movement "
-                     f"{median_ratio(full, movement, cpu=True):.2f}")
-        print(line)
+                f"(out=joints {ratio(first_half, True):.2f}), random half {ratio(random_half, False):.2f} "
+                f"(out=joints {ratio(random_half, True):.2f})")
+        line += (f"; every second joint / data movement {ratio(every_second, False, movement):.2f} "
+                 f"(out=joints {ratio(every_second, True, movement_in_place):.2f}), full / data movement "
+                 f"{median_ratio(full, movement, rounds=rounds, cpu=True):.2f}")
+        print(line, flush=True)
     _core._set_isa(before)
 
 
@@ -161,9 +177,14 @@ def bench_float64(n, rng):
 
 
 def main():
-    args, rng = start(__doc__, "only 1,024 joints",
-                      [("--float64", dict(action="store_true", help="only the float64 section"))])
+    args, rng = start(__doc__, "only 1,024 joints", [
+        ("--float64", dict(action="store_true", help="only the float64 section")),
+        ("--partial-body", dict(action="store_true", help="only the partial-body (index=) ratios per path")),
+        ("--rounds", dict(type=int, default=31, help="rounds per partial-body ratio (default 31)"))])
     for n in [1024] if args.quick else [1024, 1 << 20]:
+        if args.partial_body:
+            bench_partial_body(n, *joint_lists(n, rng), rounds=args.rounds)
+            continue
         if not args.float64:
             bench_joints(n, rng)
             bench_arrays(n, rng)

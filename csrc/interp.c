@@ -332,6 +332,29 @@ JM_INLINE size_t copy_gaps(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, c
 }
 
 /*
+ * copy_gaps for a block of JM_W selected records of contiguous lists, before the block's stores.
+ * copy_gaps' loop tests follow the gaps; the branch predictor learns them when they are all equal
+ * (every second or third joint, a run) or the index is short enough to be learnt whole (fewer than
+ * SPAN_COPY_MIN_INDEX entries, used again in every call and frame). Other gaps (a random subset of
+ * a long list) would mispredict about once per selected record, and the lost work and memory
+ * requests cost more than copying every record up to the block's last without a test (the
+ * block's stores then replace the selected ones): a random half of 1,048,576 joints with a
+ * separate out went from 1.49 to 1.14 of the full call on sse, 1.33 to 1.26 on avx2, 1.19 to 0.94
+ * on avx512 (medians of 15 rounds, benchmarks/README.md's machine). A random half of 1,024
+ * joints keeps copy_gaps (0.70 of the full call on sse; 0.80 copying the spans).
+ */
+#define SPAN_COPY_MIN_INDEX 4096
+JM_INLINE size_t copy_block_gaps(const char *a, char *o, const intptr_t *index, size_t next, int long_index) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    /* (one lane: a block has no gaps of its own; index[1] may lie past the index) */
+    if (!long_index || JM_W == 1 || index[JM_W - 1] - index[0] == (JM_W - 1) * (index[1] - index[0]))
+        return copy_gaps(a, rec, o, rec, index, JM_W, next);
+    for (const size_t end = (size_t)index[JM_W - 1] + 1; next < end; next++)
+        jm_copy_record32(o + (ptrdiff_t)next * rec, a + (ptrdiff_t)next * rec);
+    return next;
+}
+
+/*
  * The lanes of a last, partial block of r < JM_W records: positions 0..r-1 of `first`, the
  * spare lanes repeating the last one (same record, same result: stores stay in bounds).
  */
@@ -408,6 +431,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
     const size_t prefetch_below = prefetch_end(n_index, n_frames * n_joints);
+    const int long_index = n_index >= SPAN_COPY_MIN_INDEX;
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
@@ -427,7 +451,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                         JM_PREFETCH(fb + index[p] * rec);
                     }
                 if (!in_place)
-                    next = copy_gaps(fa, rec, fo, rec, index + k, JM_W, next);
+                    next = copy_block_gaps(fa, fo, index + k, next, long_index);
                 if (index[k + JM_W - 1] - index[k] == JM_W - 1) { /* a run of joints: the full call's block */
                     const ptrdiff_t run = index[k] * rec;
                     joints_block(mode, fa + run, rec, fb + run, rec, fo + run, rec, NULL, &ft);
@@ -561,10 +585,36 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
     blend_joints(NLERP, a, as, b, bs, out, os, n, t);
 }
 
+#if JM_ISA == JM_ISA_AVX512
+/*
+ * Whether an index of n joints runs on this path's own indexed slerp: when it has blocks of 16 and
+ * at least half of them are runs of consecutive joints (one 512-bit move per two records, as the
+ * full call). Else (and for fewer than 16 entries) the AVX2 kernel runs: a scattered block of 16 reads and writes every record on its
+ * own, and on a CPU that executes 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16
+ * inserts and 8 extracts beside the transposes made such a block cost ~1.4 full blocks, where an
+ * AVX2 block of 8 scattered records costs about one full AVX2 block (measured on the EPYC of
+ * benchmarks/README.md: every second joint of 1,024, in place 0.76 of the full AVX-512 call on
+ * this kernel, ~0.65 on AVX2's). The fixed-t slerp computes the same FMAs in the same order on
+ * both paths (no estimate instruction), so the results are bit-identical either way.
+ */
+static int runs_dominate(const intptr_t *index, size_t n) {
+    size_t runs = 0, blocks = n / JM_W;
+    for (size_t k = 0; k + JM_W <= n; k += JM_W)
+        runs += index[k + JM_W - 1] - index[k] == JM_W - 1;
+    return blocks && 2 * runs >= blocks;
+}
+#endif
+
 /* jm_slerp_joints on the joints at `index` of every frame, the others copied (see above). */
 void JM_FN(jm_slerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
+#if JM_ISA == JM_ISA_AVX512
+    if (!runs_dominate(index, n_index)) {
+        jm_slerp_joints_indexed_avx2(a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
+        return;
+    }
+#endif
     blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 

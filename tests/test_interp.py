@@ -503,6 +503,81 @@ def test_index_runs_and_scattered_blocks(rng, func, in_place):
             np.testing.assert_array_equal(result[:, rest], joints[:, rest])
 
 
+def half_run_blocks(n_blocks, n_runs):
+    """An index of n_blocks blocks of 16 selected joints, the first n_runs of them runs of 16
+    consecutive joints and the others every second joint, the blocks apart by gaps of 3."""
+    parts, start = [], 0
+    for block in range(n_blocks):
+        step = 1 if block < n_runs else 2
+        parts.append(start + step * np.arange(16))
+        start = parts[-1][-1] + 4
+    return np.concatenate(parts)
+
+
+def scattered_indexes(rng, n):
+    """Indexes of partial-body blends over n joints: every second and third joint from 0 and 1,
+    random subsets of several densities, blocks of 16 half runs (the AVX-512 path's own kernel)
+    and one run fewer (its AVX2 kernel), indexes at both frame edges."""
+    yield from (np.arange(0, n, 2), np.arange(1, n, 2), np.arange(0, n, 3), np.arange(2, n, 3))
+    for size in (1, 15, 16, 17, n // 4, n // 2, n - 16, n - 1):
+        yield np.sort(rng.choice(n, size, replace=False))
+    yield from (half_run_blocks(4, 2), half_run_blocks(4, 1), half_run_blocks(5, 3), half_run_blocks(5, 2))
+    yield np.r_[0:32:2, n - 32:n:2]
+    yield np.r_[0, 2:n - 1:2, n - 1]
+
+
+@pytest.mark.parametrize("func, ref_func, bound", [(jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
+                                                   (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)])
+def test_scattered_and_dense_indexes(rng, func, ref_func, bound):
+    """Scattered, dense and mixed indexes (scattered_indexes) in frames of 137 joints: against the
+    float64 reference, bit-identical to the call without index on the selected joints, the others
+    copied bit for bit (separate out=), left as they were (in place: their bytes stay), and with
+    out=blend (the unselected joints from joints)."""
+    frames, n = 3, 137
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    for idx in scattered_indexes(rng, n):
+        assert idx.max() < n and (np.diff(idx) > 0).all()
+        rest = np.setdiff1d(np.arange(n), idx)
+        full = func(joints, blend, 0.3)
+        result = func(joints, blend, 0.3, index=idx)
+        expected = ref_func(joints, blend, np.float32(0.3), index=idx)
+        assert np.abs(result["q"] - expected["q"]).max() <= bound
+        assert np.abs(result["t"] - expected["t"]).max() <= 1e-4
+        np.testing.assert_array_equal(result[:, idx], full[:, idx])
+        np.testing.assert_array_equal(result[:, rest], joints[:, rest])
+        work = joints.copy()
+        work["q"][:, rest] = np.float32("nan")
+        marker = work[:, rest].copy()
+        assert func(work, blend, 0.3, index=idx, out=work) is work
+        np.testing.assert_array_equal(work[:, idx], full[:, idx])
+        assert work[:, rest].tobytes() == marker.tobytes()
+        b = blend.copy()
+        assert func(joints, b, 0.3, index=idx, out=b) is b
+        np.testing.assert_array_equal(b, result)
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_long_irregular_index(rng, in_place):
+    """An index of more than 4,096 joints (csrc/interp.c SPAN_COPY_MIN_INDEX) whose blocks are
+    random subsets (a separate out copies their whole spans before the blocks' stores), every
+    second joint and runs, into an out that holds other values: the selected joints as without
+    index, the others copied from joints (or left as they were, in place)."""
+    frames, n = 2, 12_011
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    idx = np.r_[np.sort(rng.choice(np.arange(0, 5000), 2500, replace=False)), 5000:7000:2, 7001:7200,
+                np.sort(rng.choice(np.arange(7300, n), 1700, replace=False))]
+    assert len(idx) >= 4096 and (np.diff(idx) > 0).all()
+    rest = np.setdiff1d(np.arange(n), idx)
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        expected = func(joints[:, idx], blend[:, idx], 0.55)
+        out = joints.copy() if in_place else random_joints(rng, frames * n).reshape(frames, n)
+        marker = out[:, rest].copy()
+        assert func(out if in_place else joints, blend, 0.55, index=idx, out=out) is out
+        np.testing.assert_array_equal(out[:, idx], expected)
+        np.testing.assert_array_equal(out[:, rest], joints[:, rest])
+        assert out[:, rest].tobytes() == (marker.tobytes() if in_place else joints[:, rest].tobytes())
+
+
 PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
 
 
