@@ -270,13 +270,17 @@ static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_
     jm_walk src = {NULL, NULL, 0};
     const int code_type = parse_bits(slots[1]), ndim = PyArray_NDIM(joints);
     const npy_intp *shape = PyArray_DIMS(joints);
-    if (code_type < 0 ||
-        jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), ndim, shape, 0, &src) < 0)
+    if (code_type < 0)
         goto done;
+    /* the result first: one too large to allocate says so before any copy of the records */
     PyArray_Descr *packed_descr = code_type == NPY_UINT32 ? jm_packed_joint_descr : jm_packed_joint64_descr;
     Py_INCREF(packed_descr);
     if (!(packed = jm_new_array_descr(ndim, shape, packed_descr)))
         goto done;
+    if (jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), ndim, shape, 0, &src) < 0) {
+        Py_CLEAR(packed);
+        goto done;
+    }
     const size_t n = (size_t)PyArray_SIZE(joints);
     size_t first_invalid = 0;
     PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
@@ -315,7 +319,7 @@ static PyObject *py_unpack_joints(PyObject *self, PyObject *const *args, Py_ssiz
     jm_walk src = {NULL, NULL, 0};
     const int bits10 = PyArray_ITEMSIZE(packed) == JM_PACKED_JOINT_BYTES, ndim = PyArray_NDIM(packed);
     const npy_intp *shape = PyArray_DIMS(packed);
-    Py_INCREF(jm_joint_quat_descr);
+    Py_INCREF(jm_joint_quat_descr); /* the result first, as in pack_joints */
     if (!(joints = jm_new_array_descr(ndim, shape, jm_joint_quat_descr)) ||
         jm_walk_records(packed, bits10 ? jm_packed_joint_descr : jm_packed_joint64_descr, 0, PyArray_ITEMSIZE(packed),
                         ndim, shape, 0, &src) < 0) {
