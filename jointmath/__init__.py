@@ -8,11 +8,12 @@ from ._core import available_isas, isa, joints_to_mats, mats_to_joints
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints, translations
 from ._core import make_continuous, matrix_to_quat, quat_to_matrix
 from ._core import pack_quats, unpack_quats
-from ._pack import PACKED_JOINT, PACKED_JOINT64, pack_joints, unpack_joints
+from ._records import PACKED_JOINT, PACKED_JOINT64
+from ._core import pack_joints, unpack_joints
 from ._extract import extract_rotation
 from ._core import euler_to_quat, quat_to_euler
 from ._core import compose_mats
-from ._mocap import forward_kinematics, resample_joints
+from ._core import forward_kinematics, resample_joints
 from . import bvh
 from ._core import lerp_joints, slerp_joints
 from ._core import nlerp, slerp

@@ -1,9 +1,11 @@
 /*
  * _convert.c - boundary of the conversion kernels (csrc/convert.c) on joint records:
  * joints_to_mats and mats_to_joints (the plain-array quat_to_matrix / matrix_to_quat are in
- * _arrays.c).
+ * _arrays.c), and make_joints, which builds the records from plain arrays.
  */
 #include "_core.h"
+
+#include <string.h>
 
 PyDoc_STRVAR(joints_to_mats_doc,
              "joints_to_mats(joints, out=None)\n--\n\n"
@@ -47,10 +49,75 @@ static PyObject *py_mats_to_joints(PyObject *self, PyObject *const *args, Py_ssi
                        "jointmath.JOINT_QUAT", jm_active->mats_to_joints);
 }
 
+/* n JOINT_QUAT records at dst (contiguous) from float[4] q (q + i * qs) and float[3] t (t + i *
+   ts; NULL: zero); t[3] = 0. memcpy: the sources may be any float-aligned records. */
+static void fill_joints(const char *q, ptrdiff_t qs, const char *t, ptrdiff_t ts, char *dst, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        jm_joint_quat joint = {{0}, {0}};
+        memcpy(joint.q, q + (ptrdiff_t)i * qs, sizeof joint.q);
+        if (t)
+            memcpy(joint.t, t + (ptrdiff_t)i * ts, 3 * sizeof(float));
+        memcpy(dst + i * sizeof joint, &joint, sizeof joint);
+    }
+}
+
+PyDoc_STRVAR(make_joints_doc,
+             "make_joints(q, t=None)\n--\n\n"
+             "A JOINT_QUAT array from quaternions ``q`` (..., 4) and optional translations ``t`` (..., 3).\n\n"
+             "Both are array_like of real numbers (any float size, integers, bools, any byte order or\n"
+             "strides), converted to float32 (each value rounded once, as NumPy's assignment casts);\n"
+             "``t`` defaults to zero and must have shape q.shape[:-1] + (3,). The result has shape\n"
+             "``q.shape[:-1]`` (q of shape (4,): a 0-d array of one record). Raises TypeError (naming\n"
+             "the argument) for complex, object or string input, ValueError for wrong shapes and for a\n"
+             "result too large to allocate (saying how large).");
+
+static PyObject *py_make_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"q", "t"};
+    static const npy_intp quat_core[1] = {4};
+    PyObject *slots[2];
+    if (jm_parse_args("make_joints", args, nargs, kwnames, names, 2, 1, slots) < 0)
+        return NULL;
+    if (!jm_joint_quat_descr)
+        return PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
+    PyArrayObject *q = jm_real_array(slots[0], "q", 1, quat_core), *t = NULL, *joints = NULL;
+    if (!q)
+        return NULL;
+    jm_walk wq = {NULL, NULL, 0}, wt = {NULL, NULL, 0};
+    const int batch_ndim = PyArray_NDIM(q) - 1;
+    npy_intp shape[NPY_MAXDIMS];
+    if (batch_ndim) /* q of shape (4,) makes one record: a 0-d result */
+        memcpy(shape, PyArray_DIMS(q), batch_ndim * sizeof(npy_intp));
+    shape[batch_ndim] = 3;
+    Py_INCREF(jm_joint_quat_descr);
+    if (!(joints = jm_new_array_descr(batch_ndim, shape, jm_joint_quat_descr)))
+        goto done;
+    if (slots[1] && slots[1] != Py_None &&
+        (!(t = jm_real_array(slots[1], "t", 0, NULL)) || jm_require_shape(t, batch_ndim + 1, shape, "t must have shape") < 0))
+        goto fail;
+    if (jm_walk_operand(q, NPY_FLOAT32, 1, 4 * sizeof(float), batch_ndim, shape, 0, &wq) < 0 ||
+        (t && jm_walk_operand(t, NPY_FLOAT32, 1, 3 * sizeof(float), batch_ndim, shape, 0, &wt) < 0))
+        goto fail;
+    const size_t n = (size_t)PyArray_SIZE(joints);
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    fill_joints(wq.base, wq.stride, t ? wt.base : NULL, wt.stride, PyArray_BYTES(joints), n);
+    jm_restore_gil(saved);
+    goto done;
+fail:
+    Py_CLEAR(joints);
+done:
+    jm_walk_release(&wq);
+    jm_walk_release(&wt);
+    Py_DECREF(q);
+    Py_XDECREF(t);
+    return (PyObject *)joints;
+}
+
 PyMethodDef jm_convert_methods[] = {
     {"joints_to_mats", (PyCFunction)(void (*)(void))py_joints_to_mats, METH_FASTCALL | METH_KEYWORDS,
      joints_to_mats_doc},
     {"mats_to_joints", (PyCFunction)(void (*)(void))py_mats_to_joints, METH_FASTCALL | METH_KEYWORDS,
      mats_to_joints_doc},
+    {"make_joints", (PyCFunction)(void (*)(void))py_make_joints, METH_FASTCALL | METH_KEYWORDS, make_joints_doc},
     {NULL, NULL, 0, NULL},
 };

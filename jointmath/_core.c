@@ -16,6 +16,8 @@
 const jm_kernel_table *jm_active; /* the running path */
 PyArray_Descr *jm_joint_quat_descr;      /* jointmath.JOINT_QUAT, registered by _records.py */
 PyArray_Descr *jm_joint_mat_descr;       /* jointmath.JOINT_MAT */
+PyArray_Descr *jm_packed_joint_descr;    /* jointmath.PACKED_JOINT */
+PyArray_Descr *jm_packed_joint64_descr;  /* jointmath.PACKED_JOINT64 */
 
 /* ------------------------------------------------------------------ paths (ISA) -- */
 
@@ -86,17 +88,28 @@ static PyObject *py_set_isa(PyObject *self, PyObject *arg) {
 
 static PyObject *py_register_dtypes(PyObject *self, PyObject *args) {
     (void)self;
-    PyArray_Descr *q, *m;
-    if (!PyArg_ParseTuple(args, "O&O&", PyArray_DescrConverter, &q, PyArray_DescrConverter, &m))
+    PyArray_Descr *d[4] = {NULL, NULL, NULL, NULL};
+    if (!PyArg_ParseTuple(args, "O&O&O&O&", PyArray_DescrConverter, &d[0], PyArray_DescrConverter, &d[1],
+                          PyArray_DescrConverter, &d[2], PyArray_DescrConverter, &d[3])) {
+        for (int i = 0; i < 4; i++)
+            Py_XDECREF(d[i]);
         return NULL;
-    if (PyDataType_ELSIZE(q) != (npy_intp)sizeof(jm_joint_quat) || PyDataType_ELSIZE(m) != (npy_intp)sizeof(jm_joint_mat)) {
-        Py_DECREF(q);
-        Py_DECREF(m);
-        return PyErr_Format(PyExc_ValueError, "record dtypes must be %d and %d bytes",
-                            (int)sizeof(jm_joint_quat), (int)sizeof(jm_joint_mat));
     }
-    Py_XSETREF(jm_joint_quat_descr, q);
-    Py_XSETREF(jm_joint_mat_descr, m);
+    static const npy_intp sizes[4] = {sizeof(jm_joint_quat), sizeof(jm_joint_mat), JM_PACKED_JOINT_BYTES,
+                                      JM_PACKED_JOINT64_BYTES};
+    int ok = 1;
+    for (int i = 0; i < 4; i++)
+        ok = ok && PyDataType_ELSIZE(d[i]) == sizes[i];
+    if (!ok) {
+        for (int i = 0; i < 4; i++)
+            Py_DECREF(d[i]);
+        return PyErr_Format(PyExc_ValueError, "record dtypes must be %d, %d, %d and %d bytes", (int)sizes[0],
+                            (int)sizes[1], (int)sizes[2], (int)sizes[3]);
+    }
+    Py_XSETREF(jm_joint_quat_descr, d[0]);
+    Py_XSETREF(jm_joint_mat_descr, d[1]);
+    Py_XSETREF(jm_packed_joint_descr, d[2]);
+    Py_XSETREF(jm_packed_joint64_descr, d[3]);
     Py_RETURN_NONE;
 }
 
@@ -172,6 +185,40 @@ PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *de
         return NULL;
     }
     return a;
+}
+
+/* Whether dtype d is `descr` or `alt` (NULL: none), as NumPy's == compares dtypes. */
+static int record_dtype_is(PyArray_Descr *d, PyArray_Descr *descr, PyArray_Descr *alt) {
+    return d == descr || d == alt || PyArray_EquivTypes(d, descr) || (alt && PyArray_EquivTypes(d, alt));
+}
+
+const char *jm_type_name(PyObject *obj) {
+    const char *name = Py_TYPE(obj)->tp_name, *dot = strrchr(name, '.');
+    return dot ? dot + 1 : name;
+}
+
+PyArrayObject *jm_record_operand(PyObject *obj, const char *arg, PyArray_Descr *descr, PyArray_Descr *alt,
+                                 const char *dtype_names) {
+    if (!descr)
+        return (PyArrayObject *)PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
+    if (PyArray_Check(obj) && record_dtype_is(PyArray_DESCR((PyArrayObject *)obj), descr, alt)) {
+        Py_INCREF(obj);
+        return (PyArrayObject *)obj;
+    }
+    if (PyArray_IsScalar(obj, Void)) { /* one record indexed out of an array */
+        PyArray_Descr *d = PyArray_DescrFromScalar(obj);
+        const int match = d && record_dtype_is(d, descr, alt);
+        Py_XDECREF(d);
+        if (match)
+            return (PyArrayObject *)PyArray_FromScalar(obj, NULL);
+    }
+    if (PyArray_Check(obj))
+        PyErr_Format(PyExc_TypeError, "%s must be a numpy array of dtype jointmath.%s, got dtype %S", arg, dtype_names,
+                     (PyObject *)PyArray_DESCR((PyArrayObject *)obj));
+    else
+        PyErr_Format(PyExc_TypeError, "%s must be a numpy array of dtype jointmath.%s, got %s", arg, dtype_names,
+                     jm_type_name(obj));
+    return NULL;
 }
 
 /* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
@@ -362,33 +409,72 @@ static int float_type_of(PyArray_Descr *d) {
     }
 }
 
-PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core) {
-    PyArrayObject *a;
+/* `obj` as an ndarray (a new reference; arrays themselves), or NULL with a TypeError naming `arg`
+   for what NumPy cannot make an array of (ragged sequences and the like). */
+static PyArrayObject *array_like(PyObject *obj, const char *arg) {
     if (PyArray_Check(obj)) {
         Py_INCREF(obj);
-        a = (PyArrayObject *)obj;
-    } else if (!(a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL))) {
-        /* ragged sequences and the like: NumPy's reason, under the argument's name */
-        if (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyObject *type, *value, *tb;
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_Format(PyExc_TypeError, "%s must be an array_like of real numbers, got %s (%S)", arg,
-                         Py_TYPE(obj)->tp_name, value ? value : Py_None);
-            Py_XDECREF(type);
-            Py_XDECREF(value);
-            Py_XDECREF(tb);
-        }
-        return NULL;
+        return (PyArrayObject *)obj;
     }
-    const int type = float_type_of(PyArray_DESCR(a));
-    if (type < 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s must be an array_like of real numbers (float32, float64, float16, integers or bools), "
-                     "got dtype %S",
-                     arg, (PyObject *)PyArray_DESCR(a));
+    PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
+    /* NumPy's reason, under the argument's name */
+    if (!a && (PyErr_ExceptionMatches(PyExc_ValueError) || PyErr_ExceptionMatches(PyExc_TypeError))) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_Format(PyExc_TypeError, "%s must be an array_like of real numbers, got %s (%S)", arg,
+                     Py_TYPE(obj)->tp_name, value ? value : Py_None);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    return a;
+}
+
+/* NULL with the TypeError for an array `a` (dropped) that holds no real numbers. */
+static PyArrayObject *not_real_error(PyArrayObject *a, const char *arg) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s must be an array_like of real numbers (float32, float64, float16, integers or bools), got dtype %S",
+                 arg, (PyObject *)PyArray_DESCR(a));
+    Py_DECREF(a);
+    return NULL;
+}
+
+/* 0 if the shape of `a` ends in `core`, else -1 with a ValueError naming `arg`. */
+static int require_core(PyArrayObject *a, const char *arg, int ncore, const npy_intp *core) {
+    const int ndim = PyArray_NDIM(a);
+    int ok = ndim >= ncore;
+    for (int d = 0; ok && d < ncore; d++)
+        ok = PyArray_DIM(a, ndim - ncore + d) == core[d];
+    if (ok)
+        return 0;
+    char text[64];
+    PyObject *got = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(a));
+    PyErr_Format(PyExc_ValueError, "%s must have shape %s, got shape %R", arg, jm_core_text(ncore, core, text), got);
+    Py_XDECREF(got);
+    return -1;
+}
+
+PyArrayObject *jm_real_array(PyObject *obj, const char *arg, int ncore, const npy_intp *core) {
+    PyArrayObject *a = array_like(obj, arg);
+    if (!a)
+        return NULL;
+    const char kind = PyArray_DESCR(a)->kind;
+    if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
+        return not_real_error(a, arg);
+    if (require_core(a, arg, ncore, core) < 0) {
         Py_DECREF(a);
         return NULL;
     }
+    return a;
+}
+
+PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core) {
+    PyArrayObject *a = array_like(obj, arg);
+    if (!a)
+        return NULL;
+    const int type = float_type_of(PyArray_DESCR(a));
+    if (type < 0)
+        return not_real_error(a, arg);
     if (PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
         PyArrayObject *converted = (PyArrayObject *)PyArray_FromArray(
             a, PyArray_DescrFromType(type), NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
@@ -397,16 +483,7 @@ PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const
             return NULL;
         a = converted;
     }
-    const int ndim = PyArray_NDIM(a);
-    int ok = ndim >= ncore;
-    for (int d = 0; ok && d < ncore; d++)
-        ok = PyArray_DIM(a, ndim - ncore + d) == core[d];
-    if (!ok) {
-        char text[64];
-        PyObject *got = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(a));
-        PyErr_Format(PyExc_ValueError, "%s must have shape %s, got shape %R", arg, jm_core_text(ncore, core, text),
-                     got);
-        Py_XDECREF(got);
+    if (require_core(a, arg, ncore, core) < 0) {
         Py_DECREF(a);
         return NULL;
     }
@@ -444,6 +521,8 @@ static int walk_in_place(PyArrayObject *a, int ncore, npy_intp record_bytes, int
                          int flags, char **base, ptrdiff_t *stride) {
     const int ndim = PyArray_NDIM(a);
     *base = PyArray_BYTES(a);
+    if ((uintptr_t)*base % sizeof(float)) /* the kernels read floats (record dtypes: packed structs) */
+        return 0;
     if ((flags & JM_WALK_REPEAT) && PyArray_SIZE(a) * PyArray_ITEMSIZE(a) == record_bytes &&
         contiguous_tail(a, ndim - ncore, record_bytes)) {
         *stride = 0;
@@ -455,7 +534,7 @@ static int walk_in_place(PyArrayObject *a, int ncore, npy_intp record_bytes, int
     *stride = (ptrdiff_t)record_bytes;
     if (batch_ndim == 1 && !(flags & JM_WALK_PACKED)) {
         *stride = PyArray_STRIDE(a, 0);
-        return 1;
+        return *stride % (ptrdiff_t)sizeof(float) == 0;
     }
     return contiguous_tail(a, 0, record_bytes * PyArray_MultiplyList(batch, batch_ndim)) ||
            PyArray_MultiplyList(batch, batch_ndim) <= 1;
@@ -463,7 +542,18 @@ static int walk_in_place(PyArrayObject *a, int ncore, npy_intp record_bytes, int
 
 int jm_walk_operand(PyArrayObject *a, int type, int ncore, npy_intp record_bytes, int batch_ndim,
                     const npy_intp *batch, int flags, jm_walk *w) {
-    if (PyArray_TYPE(a) == type && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a) &&
+    PyArray_Descr *descr = PyArray_DescrFromType(type); /* builtin descriptors live forever */
+    Py_DECREF(descr);
+    return jm_walk_records(a, descr, ncore, record_bytes, batch_ndim, batch, flags, w);
+}
+
+int jm_walk_records(PyArrayObject *a, PyArray_Descr *descr, int ncore, npy_intp record_bytes, int batch_ndim,
+                    const npy_intp *batch, int flags, jm_walk *w) {
+    /* a record dtype (a packed struct, so NumPy's aligned flag says nothing): the same dtype as
+       NumPy compares them, records at a float's alignment (walk_in_place checks) */
+    const int same_type = PyArray_TYPE(a) == descr->type_num &&
+                          (descr->type_num != NPY_VOID || record_dtype_is(PyArray_DESCR(a), descr, NULL));
+    if (same_type && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a) &&
         walk_in_place(a, ncore, record_bytes, batch_ndim, batch, flags, &w->base, &w->stride)) {
         Py_INCREF(a);
         w->array = a;
@@ -472,10 +562,12 @@ int jm_walk_operand(PyArrayObject *a, int type, int ncore, npy_intp record_bytes
     npy_intp shape[NPY_MAXDIMS];
     if (batch_ndim + ncore > NPY_MAXDIMS)
         return PyErr_Format(PyExc_ValueError, "arrays may have at most %d dimensions", NPY_MAXDIMS), -1;
-    memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
+    if (batch_ndim) /* a 0-d batch may have no dims pointer */
+        memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
     for (int d = 0; d < ncore; d++)
         shape[batch_ndim + d] = PyArray_DIM(a, PyArray_NDIM(a) - ncore + d);
-    PyArrayObject *copy = jm_new_array(batch_ndim + ncore, shape, type);
+    Py_INCREF(descr);
+    PyArrayObject *copy = jm_new_array_descr(batch_ndim + ncore, shape, descr);
     if (!copy || PyArray_CopyInto(copy, a) < 0) {
         Py_XDECREF(copy);
         return -1;
@@ -526,8 +618,10 @@ PyObject *jm_output_result(PyArrayObject *out, jm_walk *w) {
 
 PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {
     PyArray_Descr *descr = PyArray_DescrFromType(type);
-    if (!descr)
-        return NULL;
+    return descr ? jm_new_array_descr(ndim, shape, descr) : NULL;
+}
+
+PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr) {
     const npy_intp itemsize = PyDataType_ELSIZE(descr);
     double bytes = (double)itemsize;
     npy_intp exact = itemsize;
@@ -582,7 +676,8 @@ static PyMethodDef core_methods[] = {
      "available_isas()\n--\n\nThe ISA paths this CPU and OS can run, from scalar up."},
     {"_set_isa", py_set_isa, METH_O, "Switch the running path (tests and benchmarks)."},
     {"_gil_releases", py_gil_releases, METH_NOARGS, "How many kernel calls have run without the GIL (tests)."},
-    {"_register_dtypes", py_register_dtypes, METH_VARARGS, "Register JOINT_QUAT and JOINT_MAT."},
+    {"_register_dtypes", py_register_dtypes, METH_VARARGS,
+     "Register JOINT_QUAT, JOINT_MAT, PACKED_JOINT and PACKED_JOINT64."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -39,6 +39,10 @@ static inline void jm_restore_gil(PyThreadState *saved) {
 extern const jm_kernel_table *jm_active;    /* the running ISA path */
 extern PyArray_Descr *jm_joint_quat_descr;  /* jointmath.JOINT_QUAT, registered by _records.py */
 extern PyArray_Descr *jm_joint_mat_descr;   /* jointmath.JOINT_MAT */
+extern PyArray_Descr *jm_packed_joint_descr;   /* jointmath.PACKED_JOINT: uint32 code, float32 t[3] */
+extern PyArray_Descr *jm_packed_joint64_descr; /* jointmath.PACKED_JOINT64: uint64 code, float32 t[3] */
+#define JM_PACKED_JOINT_BYTES 16   /* packed structs: the code at offset 0, t at the code's size */
+#define JM_PACKED_JOINT64_BYTES 20
 
 /* Fills slots[0..n) from FASTCALL arguments named `names`; the first `required` are mandatory. */
 int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -47,6 +51,18 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
 /* `obj` (an ndarray or one record of one) as a new reference to an ndarray of a dtype equivalent
    to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);
+
+/*
+ * `obj` as a new reference to an ndarray of dtype `descr` or (alt, unless NULL) `alt`, compared as
+ * NumPy's == compares dtypes; one record indexed out of such an array (np.void) as a 0-d array.
+ * Anything else: NULL with a TypeError "<arg> must be a numpy array of dtype
+ * jointmath.<dtype_names>, got <dtype or type>".
+ */
+PyArrayObject *jm_record_operand(PyObject *obj, const char *arg, PyArray_Descr *descr, PyArray_Descr *alt,
+                                 const char *dtype_names);
+
+/* The name of obj's type as Python's type(obj).__name__ says it ("float64", not "numpy.float64"). */
+const char *jm_type_name(PyObject *obj);
 
 /* 0 if `a` has exactly `shape`, else -1 with a ValueError "<what> <shape>, got shape <a's>". */
 int jm_require_shape(PyArrayObject *a, int ndim, const npy_intp *shape, const char *what);
@@ -82,6 +98,10 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
  */
 PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const npy_intp *core);
 
+/* `obj`, array_like, as a new reference to an ndarray of real numbers (floats of any size,
+   integers, bools; not converted) whose shape ends in `core`: errors as jm_float_operand's. */
+PyArrayObject *jm_real_array(PyObject *obj, const char *arg, int ncore, const npy_intp *core);
+
 /* NumPy broadcasting of two batch shapes into `out` (n1, n2 <= NPY_MAXDIMS; out may be s1 or s2);
    0, or -1 (no error set). */
 int jm_broadcast_shapes(int n1, const npy_intp *s1, int n2, const npy_intp *s2, int *n, npy_intp *out);
@@ -106,6 +126,10 @@ typedef struct {
  */
 int jm_walk_operand(PyArrayObject *a, int type, int ncore, npy_intp record_bytes, int batch_ndim,
                     const npy_intp *batch, int flags, jm_walk *w);
+/* The same for an operand of any dtype `descr` (record dtypes included: compared as NumPy's ==
+   compares dtypes; walked in place only at a float's alignment, since the kernels read floats). */
+int jm_walk_records(PyArrayObject *a, PyArray_Descr *descr, int ncore, npy_intp record_bytes, int batch_ndim,
+                    const npy_intp *batch, int flags, jm_walk *w);
 static inline void jm_walk_release(jm_walk *w) { Py_CLEAR(w->array); }
 
 /*
@@ -126,6 +150,9 @@ PyObject *jm_output_result(PyArrayObject *out, jm_walk *w);
 /* A new C-ordered array of `type` (a result or a working copy); one too large to allocate is a
    ValueError saying its shape and how many bytes it needs (not a MemoryError). */
 PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
+
+/* The same of dtype `descr` (a reference to it is stolen, as PyArray_NewFromDescr does). */
+PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr);
 
 /* `out` checked for a plain-array function: None -> NULL (no error); else an ndarray of dtype
    `type` (float32/float64) and exactly `shape`, writeable; -1 with an error set otherwise. */

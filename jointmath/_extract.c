@@ -11,61 +11,6 @@
 /* Names a Python object's type for error messages. */
 #define TYPE_NAME(obj) (Py_TYPE(obj)->tp_name)
 
-/*
- * How the kernel walks `arr` (batch dims == the call's batch shape, then `core_ndim` dims of
- * contiguous records of `record_bytes`): base and record stride. 1 when that works in place
- * (0-d or 1-d batch with any stride, or a C-contiguous array), else 0.
- */
-static int batch_records(PyArrayObject *arr, int core_ndim, npy_intp record_bytes, int batch_ndim,
-                         const npy_intp *batch, char **base, ptrdiff_t *stride) {
-    const int ndim = PyArray_NDIM(arr);
-    if (ndim != batch_ndim + core_ndim || !PyArray_CompareLists(PyArray_DIMS(arr), batch, batch_ndim))
-        return 0;
-    npy_intp inner = PyArray_ITEMSIZE(arr);
-    for (int d = ndim - 1; d >= batch_ndim; d--) {
-        if (PyArray_STRIDE(arr, d) != inner && PyArray_DIM(arr, d) > 1)
-            return 0;
-        inner *= PyArray_DIM(arr, d);
-    }
-    if (inner != record_bytes)
-        return 0;
-    *base = PyArray_BYTES(arr);
-    *stride = batch_ndim == 1 ? PyArray_STRIDE(arr, 0) : record_bytes;
-    if ((uintptr_t)*base % sizeof(float) || *stride % (ptrdiff_t)sizeof(float)) /* kernels read floats */
-        return 0;
-    return batch_ndim <= 1 || PyArray_IS_C_CONTIGUOUS(arr);
-}
-
-/* `arr` as records the kernel can walk: a new reference to arr itself, or to a C-ordered copy
-   in `descr` broadcast to the batch shape. */
-static PyArrayObject *as_batch_records(PyArrayObject *arr, PyArray_Descr *descr, int core_ndim, const npy_intp *core,
-                                       npy_intp record_bytes, int batch_ndim, const npy_intp *batch, char **base,
-                                       ptrdiff_t *stride) {
-    if (PyArray_EquivTypes(PyArray_DESCR(arr), descr) &&
-        batch_records(arr, core_ndim, record_bytes, batch_ndim, batch, base, stride)) {
-        Py_INCREF(arr);
-        return arr;
-    }
-    npy_intp shape[NPY_MAXDIMS];
-    memcpy(shape, batch, batch_ndim * sizeof(npy_intp));
-    if (core_ndim) /* records have no core dims (and core is NULL) */
-        memcpy(shape + batch_ndim, core, core_ndim * sizeof(npy_intp));
-    Py_INCREF(descr);
-    PyArrayObject *copy =
-        (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, batch_ndim + core_ndim, shape, NULL, NULL, 0, NULL);
-    if (!copy || PyArray_CopyInto(copy, arr) < 0) {
-        Py_XDECREF(copy);
-        return NULL;
-    }
-    batch_records(copy, core_ndim, record_bytes, batch_ndim, batch, base, stride);
-    return copy;
-}
-
-/* The same records walked the same way (out = q0 in place is fine: each block reads first). */
-static int same_records(char *a_base, ptrdiff_t a_stride, char *b_base, ptrdiff_t b_stride) {
-    return a_base == b_base && a_stride == b_stride;
-}
-
 #define MAX_ITER_LIMIT (1 << 24) /* iteration counts live in float lanes */
 
 /*
@@ -122,7 +67,6 @@ static PyObject *extract_rotation(PyObject *const *slots) {
 static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0) {
     PyObject *max_iter_obj = slots[2];
     PyObject *tol_obj = slots[3] == Py_None ? NULL : slots[3], *out_obj = slots[4] == Py_None ? NULL : slots[4];
-    static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};
     const int type = records ? NPY_FLOAT32 : PyArray_TYPE(a);
     const int a_batch_ndim = PyArray_NDIM(a) - (records ? 0 : 2);
     int batch_ndim = a_batch_ndim;
@@ -186,51 +130,38 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
 
     /* out: exactly batch + (4,) in the result dtype */
     npy_intp out_shape[NPY_MAXDIMS];
-    memcpy(out_shape, batch, batch_ndim * sizeof(npy_intp));
+    if (batch_ndim) /* a 0-d batch may have no dims pointer */
+        memcpy(out_shape, batch, batch_ndim * sizeof(npy_intp));
     out_shape[batch_ndim] = 4;
-    PyArray_Descr *result_descr = PyArray_DescrFromType(type); /* borrowed: builtin descriptors live forever */
-    Py_DECREF(result_descr);
-    if (out_obj && jm_check_out(out_obj, result_descr, type == NPY_FLOAT32 ? "float32" : "float64", batch_ndim + 1,
-                                out_shape) < 0)
+    PyArrayObject *out;
+    if (jm_float_out(out_obj, type, batch_ndim + 1, out_shape, &out) < 0)
         return NULL;
-    PyArrayObject *out = (PyArrayObject *)out_obj;
 
     /* records the kernel walks (views when possible), the result, the counts */
-    const npy_intp item = type == NPY_FLOAT64 ? 8 : 4, mat_bytes = 9 * item, quat_bytes = 4 * item;
-    char *a_base, *q0_base = NULL, *out_base;
-    ptrdiff_t a_stride, q0_stride = 0, out_stride;
-    PyArrayObject *a_rec = records ? as_batch_records(a, jm_joint_mat_descr, 0, NULL, sizeof(jm_joint_mat), batch_ndim,
-                                                      batch, &a_base, &a_stride)
-                                   : as_batch_records(a, result_descr, 2, mat_core, mat_bytes, batch_ndim, batch, &a_base,
-                                                      &a_stride);
-    PyArrayObject *q0_rec = NULL, *result = NULL, *iterations = NULL;
-    if (!a_rec)
-        goto fail;
-    if (q0 && !(q0_rec = as_batch_records(q0, result_descr, 1, quat_core, quat_bytes, batch_ndim, batch, &q0_base,
-                                          &q0_stride)))
-        goto fail;
+    const npy_intp item = type == NPY_FLOAT64 ? 8 : 4, quat_bytes = 4 * item;
+    const npy_intp record_bytes[2] = {records ? (npy_intp)sizeof(jm_joint_mat) : 9 * item, quat_bytes};
+    jm_walk inputs[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}}, dst = {NULL, NULL, 0};
+    PyArrayObject *iterations = NULL;
+    PyObject *result = NULL;
+    if ((records ? jm_walk_records(a, jm_joint_mat_descr, 0, record_bytes[0], batch_ndim, batch, 0, &inputs[0])
+                 : jm_walk_operand(a, type, 2, record_bytes[0], batch_ndim, batch, 0, &inputs[0])) < 0 ||
+        (q0 && jm_walk_operand(q0, type, 1, quat_bytes, batch_ndim, batch, 0, &inputs[1]) < 0))
+        goto done;
     /* out directly when the kernel can walk it and it overlaps neither input (or is q0's very
        records: an in-place warm start) */
-    if (out && batch_records(out, 1, quat_bytes, batch_ndim, batch, &out_base, &out_stride) && !jm_may_overlap(out, a_rec) &&
-        (!q0_rec || same_records(out_base, out_stride, q0_base, q0_stride) || !jm_may_overlap(out, q0_rec))) {
-        result = out;
-        Py_INCREF(result);
-    } else {
-        result = (PyArrayObject *)PyArray_SimpleNew(batch_ndim + 1, out_shape, type);
-        if (!result)
-            goto fail;
-        batch_records(result, 1, quat_bytes, batch_ndim, batch, &out_base, &out_stride);
-    }
-    if (return_iterations && !(iterations = (PyArrayObject *)PyArray_SimpleNew(batch_ndim, batch, NPY_INT32)))
-        goto fail;
+    if (jm_walk_output(out, type, batch_ndim + 1, out_shape, batch_ndim, quat_bytes, 0, inputs, record_bytes,
+                       q0 ? 2 : 1, &dst) < 0)
+        goto done;
+    if (return_iterations && !(iterations = jm_new_array(batch_ndim, batch, NPY_INT32)))
+        goto done;
     const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
     jm_extract_job job = {
-        .a = a_base,
-        .a_stride = a_stride,
-        .q0 = q0_base,
-        .q0_stride = q0_stride,
-        .out = out_base,
-        .out_stride = out_stride,
+        .a = inputs[0].base,
+        .a_stride = inputs[0].stride,
+        .q0 = q0 ? inputs[1].base : NULL,
+        .q0_stride = inputs[1].stride,
+        .out = dst.base,
+        .out_stride = dst.stride,
         .iterations = iterations ? (int32_t *)PyArray_BYTES(iterations) : NULL,
         .iterations_stride = sizeof(int32_t),
         .n = (size_t)n,
@@ -247,23 +178,17 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         kernel(&job);
         jm_restore_gil(saved);
     }
-    Py_CLEAR(a_rec);
-    Py_CLEAR(q0_rec);
-    if (out && result != out) {
-        if (PyArray_CopyInto(out, result) < 0)
-            goto fail;
-        Py_INCREF(out);
-        Py_SETREF(result, out);
+    result = jm_output_result(out, &dst);
+    if (result && return_iterations) {
+        result = Py_BuildValue("NN", result, iterations);
+        iterations = NULL;
     }
-    if (!return_iterations)
-        return (PyObject *)result;
-    return Py_BuildValue("NN", result, iterations);
-fail:
-    Py_XDECREF(a_rec);
-    Py_XDECREF(q0_rec);
-    Py_XDECREF(result);
+done:
+    jm_walk_release(&inputs[0]);
+    jm_walk_release(&inputs[1]);
+    jm_walk_release(&dst);
     Py_XDECREF(iterations);
-    return NULL;
+    return result;
 }
 
 PyMethodDef jm_extract_methods[] = {

@@ -1,11 +1,15 @@
 /*
  * _interp.c - boundary of the interpolation kernels (csrc/interp.c): slerp_joints and
- * lerp_joints on JOINT_QUAT arrays, slerp / nlerp on (..., 4) arrays, and the libm baseline the
- * benchmarks compare against.
+ * lerp_joints on JOINT_QUAT arrays, slerp / nlerp on (..., 4) arrays, resample_joints (a clip at
+ * another frame rate), and the libm baseline the benchmarks compare against.
  */
 #include "_core.h"
 
+#include <math.h>
 #include <string.h>
+#ifndef _WIN32
+#include <unistd.h> /* sysconf */
+#endif
 
 /* t: a real number in [0, 1] (NaN refused), as float32. */
 static int parse_fraction(PyObject *obj, float *t) {
@@ -443,6 +447,180 @@ static PyObject *py_nlerp(PyObject *self, PyObject *const *args, Py_ssize_t narg
     return blend_quats("nlerp", args, nargs, kwnames, jm_active->nlerp_quats, jm_active->nlerp_quats_f64);
 }
 
+/* ------------------------------------------------------------------- resample_joints -- */
+
+/* `value` as a double if it is a real number (int, float, NumPy integer or floating; not a bool)
+   that is finite and > 0; else -1 with a TypeError / ValueError naming it. */
+static int positive_number(PyObject *value, const char *name, const char *unit, double *out) {
+    if (PyBool_Check(value) || PyArray_IsScalar(value, Bool) ||
+        !(PyFloat_Check(value) || PyLong_Check(value) || PyArray_IsScalar(value, Integer) ||
+          PyArray_IsScalar(value, Floating))) {
+        PyErr_Format(PyExc_TypeError, "%s must be a positive number%s, got %s", name, unit, jm_type_name(value));
+        return -1;
+    }
+    double v = PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int too large for a double: not finite */
+            return -1;
+        PyErr_Clear();
+        v = INFINITY;
+    }
+    if (!(isfinite(v) && v > 0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a positive number%s, got %R", name, unit, value);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Bytes of RAM on this machine (asked once), or 0 where the OS does not say. */
+static double physical_memory(void) {
+    static double memory = -1;
+    if (memory < 0) {
+        memory = 0;
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0)
+            memory = (double)pages * (double)page;
+#endif
+    }
+    return memory;
+}
+
+/* `x` as Python formats it with `spec` (",.0f", ".3g", ","): a new reference, or NULL. */
+static PyObject *formatted(PyObject *x, const char *spec) {
+    PyObject *format = PyUnicode_FromString(spec), *text = x && format ? PyObject_Format(x, format) : NULL;
+    Py_XDECREF(format);
+    Py_XDECREF(x);
+    return text;
+}
+
+/* a count of frames or bytes: with thousands separators below 1e18, else 3 digits */
+static PyObject *amount(double x) { return formatted(PyFloat_FromDouble(x), x < 1e18 ? ",.0f" : ".3g"); }
+
+/* The ValueError for an output of `frames` frames of `bytes` that cannot be allocated. */
+static void too_many_frames(double fps, double frame_time, double frames, double bytes, const char *reason) {
+    PyObject *f = PyFloat_FromDouble(fps), *ft = PyFloat_FromDouble(frame_time), *nf = amount(frames),
+             *nb = amount(bytes);
+    if (f && ft && nf && nb)
+        PyErr_Format(PyExc_ValueError, "fps=%R at frame_time=%R makes %U frames (%U bytes), %s", f, ft, nf, nb, reason);
+    Py_XDECREF(f);
+    Py_XDECREF(ft);
+    Py_XDECREF(nf);
+    Py_XDECREF(nb);
+}
+
+/*
+ * The source frames of new frame k at fps (frame_time seconds per source frame, n_frames >= 2):
+ * it lies between source frames *i0 and *i0 + 1, at `fraction` of the way. Its time k / fps in
+ * source frames, within 1e-9 frames of a source frame, snaps onto it (120 -> 30 fps takes every
+ * fourth frame exactly); i0 stops at n_frames - 2 with fraction 1 for the last source frame.
+ */
+static float frame_position(npy_intp k, double fps, double frame_time, npy_intp n_frames, npy_intp *i0) {
+    double position = (double)k / fps / frame_time;
+    const double snapped = nearbyint(position); /* to even on ties, as NumPy rounds */
+    if (fabs(position - snapped) < 1e-9)
+        position = snapped;
+    const double below = floor(position);
+    *i0 = below < (double)(n_frames - 2) ? (npy_intp)below : n_frames - 2;
+    const double fraction = position - (double)*i0;
+    return (float)(fraction < 0.0 ? 0.0 : fraction > 1.0 ? 1.0 : fraction);
+}
+
+PyDoc_STRVAR(resample_joints_doc,
+             "resample_joints(joints, frame_time, fps)\n--\n\n"
+             "(F, J) JOINT_QUAT frames at `frame_time` seconds each -> frames at `fps`, k / fps apart.\n\n"
+             "Rotations are slerped (shortest arc) and translations linearly interpolated between the\n"
+             "two source frames around each new time, one fraction per new frame (slerp_joints'\n"
+             "kernel: a fraction of 0 copies the earlier frame exactly, 1 gives the later one's\n"
+             "translation and the end of the arc exactly). The new frame k lies at k / fps seconds;\n"
+             "within 1e-9 source frames of a source frame it is that frame (120 -> 30 fps takes\n"
+             "every fourth frame exactly). Returns a new (F', J) JOINT_QUAT array,\n"
+             "F' = floor((F - 1) * frame_time * fps + 1e-9) + 1: it covers the clip's duration,\n"
+             "(F - 1) * frame_time. joints may have any strides (records not one after another are\n"
+             "copied first); it is never written.\n"
+             "Raises TypeError for joints not of dtype JOINT_QUAT and for a frame_time or fps that is\n"
+             "not a real number (True is not 1 s), ValueError for joints not 2-D, a frame_time or\n"
+             "fps that is not positive and finite, fewer than 2 frames, and an fps whose output\n"
+             "would not fit in memory (the error says how many frames and bytes).");
+
+static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"joints", "frame_time", "fps"};
+    PyObject *slots[3];
+    if (jm_parse_args("resample_joints", args, nargs, kwnames, names, 3, 3, slots) < 0)
+        return NULL;
+    PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *out = NULL;
+    if (!joints)
+        return NULL;
+    jm_walk src = {NULL, NULL, 0};
+    double fps, frame_time;
+    if (PyArray_NDIM(joints) != 2) {
+        PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(joints), PyArray_DIMS(joints));
+        if (shape)
+            PyErr_Format(PyExc_ValueError, "joints must have shape (frames, joints), got shape %R", shape);
+        Py_XDECREF(shape);
+        goto done;
+    }
+    if (positive_number(slots[2], "fps", " of frames per second", &fps) < 0 ||
+        positive_number(slots[1], "frame_time", " of seconds per source frame", &frame_time) < 0)
+        goto done;
+    const npy_intp n_frames = PyArray_DIM(joints, 0), n_joints = PyArray_DIM(joints, 1);
+    if (n_frames < 2) {
+        PyErr_Format(PyExc_ValueError, "resampling needs at least 2 frames, got %zd", (Py_ssize_t)n_frames);
+        goto done;
+    }
+    /* the new frame count as a double first: it may exceed any integer type */
+    const double frames = floor((double)(n_frames - 1) * frame_time * fps + 1e-9) + 1;
+    const double bytes = n_joints ? frames * (double)(n_joints * (npy_intp)sizeof(jm_joint_quat)) : 0.0;
+    const double memory = physical_memory();
+    if (!isfinite(bytes) || frames >= 4611686018427387904.0 /* 2^62 */ || (memory && bytes > memory)) {
+        if (memory) {
+            PyObject *m = formatted(PyFloat_FromDouble(memory), ",.0f"), *reason = NULL;
+            if (m && (reason = PyUnicode_FromFormat("more than this machine's memory (%U bytes)", m)))
+                too_many_frames(fps, frame_time, frames, bytes, PyUnicode_AsUTF8(reason));
+            Py_XDECREF(m);
+            Py_XDECREF(reason);
+        } else {
+            too_many_frames(fps, frame_time, frames, bytes, "too large to allocate");
+        }
+        goto done;
+    }
+    const npy_intp count = (npy_intp)frames, out_shape[2] = {count, n_joints};
+    Py_INCREF(jm_joint_quat_descr);
+    out = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, jm_joint_quat_descr, 2, out_shape, NULL, NULL, 0, NULL);
+    if (!out) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError)) {
+            PyErr_Clear();
+            too_many_frames(fps, frame_time, frames, bytes, "too large to allocate");
+        }
+        goto done;
+    }
+    /* the source frames one after another: record (i, j) at src.base + (i * n_joints + j) * 32 */
+    if (jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), 2, PyArray_DIMS(joints),
+                        JM_WALK_PACKED, &src) < 0) {
+        Py_CLEAR(out);
+        goto done;
+    }
+    if (n_joints) {
+        const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat), frame_bytes = (ptrdiff_t)n_joints * rec;
+        const jm_blend_kernel slerp_frame = jm_active->slerp_joints;
+        PyThreadState *saved = jm_release_gil(count * n_joints >= GIL_RELEASE_MIN_RECORDS);
+        for (npy_intp k = 0; k < count; k++) {
+            npy_intp i0;
+            const float fraction = frame_position(k, fps, frame_time, n_frames, &i0);
+            const char *a = src.base + i0 * frame_bytes;
+            slerp_frame(a, rec, a + frame_bytes, rec, PyArray_BYTES(out) + k * frame_bytes, rec, (size_t)n_joints,
+                        fraction);
+        }
+        jm_restore_gil(saved);
+    }
+done:
+    jm_walk_release(&src);
+    Py_DECREF(joints);
+    return (PyObject *)out;
+}
+
 PyMethodDef jm_interp_methods[] = {
     {"slerp_joints", (PyCFunction)(void (*)(void))py_slerp_joints, METH_FASTCALL | METH_KEYWORDS, slerp_joints_doc},
     {"lerp_joints", (PyCFunction)(void (*)(void))py_lerp_joints, METH_FASTCALL | METH_KEYWORDS, lerp_joints_doc},
@@ -451,5 +629,7 @@ PyMethodDef jm_interp_methods[] = {
      "Internal: the commonly used libm slerp (acos, sin), one joint at a time, as the benchmark baseline."},
     {"slerp", (PyCFunction)(void (*)(void))py_slerp, METH_FASTCALL | METH_KEYWORDS, slerp_doc},
     {"nlerp", (PyCFunction)(void (*)(void))py_nlerp, METH_FASTCALL | METH_KEYWORDS, nlerp_doc},
+    {"resample_joints", (PyCFunction)(void (*)(void))py_resample_joints, METH_FASTCALL | METH_KEYWORDS,
+     resample_joints_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -17,8 +17,7 @@ import numpy as np
 
 from . import bvh
 from ._core import make_continuous
-from ._mocap import forward_kinematics, resample_joints
-from ._pack import pack_joints, unpack_joints
+from ._core import forward_kinematics, pack_joints, resample_joints, unpack_joints
 
 __all__ = ["PACK_FORMAT", "load_packed", "process_clip", "process_file", "sample_path", "save_packed",
            "skeleton_height"]
@@ -114,7 +113,7 @@ def _positions_float64(joints, parents):
 
 
 def _frames_after_resampling(clip, fps):
-    """The frame count resample_times gives, without allocating its arrays."""
+    """The frame count resample_joints gives, without allocating anything."""
     return int(np.floor(max(clip.n_frames - 1, 0) * clip.frame_time * fps + 1e-9)) + 1
 
 
@@ -353,7 +352,7 @@ def load_packed(path):
     import pickle
     import zipfile
 
-    from ._pack import PACKED_JOINT, PACKED_JOINT64
+    from ._records import PACKED_JOINT, PACKED_JOINT64
 
     required = ("packed", "packed_dtype", "names", "parents", "offsets", "orders", "channels", "end_sites",
                 "end_offsets", "frame_time")

@@ -1,9 +1,10 @@
 /*
- * _pack.c - boundary of the packing kernels (csrc/pack.c): pack_quats and unpack_quats
- * (jointmath/_pack.py builds the joint-record packing on them).
+ * _pack.c - boundary of the packing kernels (csrc/pack.c): pack_quats and unpack_quats on
+ * quaternion arrays and codes, pack_joints and unpack_joints on joint records.
  */
 #include "_core.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* bits: 10 or 20 (an int or NumPy integer, not a bool); the code type, or -1 with a ValueError. */
@@ -190,9 +191,158 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
     return (PyObject *)q;
 }
 
+/* ----------------------------------------------------------------- joint records -- */
+
+/* Records go through the contiguous kernels in chunks of this many, in buffers on the stack
+   (6 KiB): the kernels' loads and stores stay contiguous, the records any stride. */
+#define RECORD_CHUNK 256
+
+/*
+ * n JOINT_QUAT records (src + i * stride) -> n packed records of code_bytes (4 or 8) + 12 bytes
+ * at dst (contiguous): the code of q by `kernel`, t[0..3) copied. Returns how many quaternions
+ * could not be packed, the first one's index in *first_invalid. Fields are copied with memcpy:
+ * a packed record's code and floats have no alignment.
+ */
+static size_t pack_records(jm_pack_kernel kernel, const char *src, ptrdiff_t stride, char *dst, size_t code_bytes,
+                           size_t n, size_t *first_invalid) {
+    float q[RECORD_CHUNK][4];
+    uint64_t codes[RECORD_CHUNK]; /* uint32 or uint64 codes, packed one after another */
+    const size_t record_bytes = code_bytes + 3 * sizeof(float);
+    size_t invalid = 0;
+    for (size_t i = 0; i < n; i += RECORD_CHUNK) {
+        const size_t m = n - i < RECORD_CHUNK ? n - i : RECORD_CHUNK;
+        for (size_t k = 0; k < m; k++)
+            memcpy(q[k], src + (ptrdiff_t)(i + k) * stride + offsetof(jm_joint_quat, q), sizeof q[k]);
+        size_t first;
+        const size_t bad = kernel(&q[0][0], codes, m, &first);
+        if (bad && !invalid)
+            *first_invalid = i + first;
+        invalid += bad;
+        for (size_t k = 0; k < m; k++) {
+            char *record = dst + (i + k) * record_bytes;
+            memcpy(record, (const char *)codes + k * code_bytes, code_bytes);
+            memcpy(record + code_bytes, src + (ptrdiff_t)(i + k) * stride + offsetof(jm_joint_quat, t),
+                   3 * sizeof(float));
+        }
+    }
+    return invalid;
+}
+
+/* n packed records (code_bytes + 12 bytes each, src + i * stride) -> n JOINT_QUAT records at dst
+   (contiguous): q decoded by `kernel`, t[0..3) copied, t[3] = 0. */
+static void unpack_records(jm_unpack_kernel kernel, const char *src, ptrdiff_t stride, size_t code_bytes, char *dst,
+                           size_t n) {
+    float q[RECORD_CHUNK][4];
+    uint64_t codes[RECORD_CHUNK];
+    for (size_t i = 0; i < n; i += RECORD_CHUNK) {
+        const size_t m = n - i < RECORD_CHUNK ? n - i : RECORD_CHUNK;
+        for (size_t k = 0; k < m; k++)
+            memcpy((char *)codes + k * code_bytes, src + (ptrdiff_t)(i + k) * stride, code_bytes);
+        kernel(codes, &q[0][0], m);
+        for (size_t k = 0; k < m; k++) {
+            jm_joint_quat joint = {{0}, {0}};
+            memcpy(joint.q, q[k], sizeof joint.q);
+            memcpy(joint.t, src + (ptrdiff_t)(i + k) * stride + code_bytes, 3 * sizeof(float));
+            memcpy(dst + (i + k) * sizeof joint, &joint, sizeof joint);
+        }
+    }
+}
+
+PyDoc_STRVAR(pack_joints_doc,
+             "pack_joints(joints, bits=10)\n--\n\n"
+             "Pack JOINT_QUAT records for compact storage.\n\n"
+             "joints: array of dtype JOINT_QUAT, any shape, or one record of one (a 0-d result).\n"
+             "bits: 10 (default) or 20.\n"
+             "Returns an array of the same shape of dtype PACKED_JOINT (16 bytes: ``q`` uint32 code,\n"
+             "``t`` float32[3] translation) for bits=10, or PACKED_JOINT64 (20 bytes, uint64 code) for\n"
+             "bits=20. The rotation is packed as by pack_quats (same errors for zero or non-finite q);\n"
+             "the translation is kept exactly.");
+
+static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"joints", "bits"};
+    PyObject *slots[2];
+    if (jm_parse_args("pack_joints", args, nargs, kwnames, names, 2, 1, slots) < 0)
+        return NULL;
+    PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *packed = NULL;
+    if (!joints)
+        return NULL;
+    jm_walk src = {NULL, NULL, 0};
+    const int code_type = parse_bits(slots[1]), ndim = PyArray_NDIM(joints);
+    const npy_intp *shape = PyArray_DIMS(joints);
+    if (code_type < 0)
+        goto done;
+    /* the result first: one too large to allocate says so before any copy of the records */
+    PyArray_Descr *packed_descr = code_type == NPY_UINT32 ? jm_packed_joint_descr : jm_packed_joint64_descr;
+    Py_INCREF(packed_descr);
+    if (!(packed = jm_new_array_descr(ndim, shape, packed_descr)))
+        goto done;
+    if (jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), ndim, shape, 0, &src) < 0) {
+        Py_CLEAR(packed);
+        goto done;
+    }
+    const size_t n = (size_t)PyArray_SIZE(joints);
+    size_t first_invalid = 0;
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    const size_t invalid =
+        code_type == NPY_UINT32
+            ? pack_records(jm_active->pack_quats32, src.base, src.stride, PyArray_BYTES(packed), 4, n, &first_invalid)
+            : pack_records(jm_active->pack_quats64, src.base, src.stride, PyArray_BYTES(packed), 8, n, &first_invalid);
+    jm_restore_gil(saved);
+    if (invalid) {
+        invalid_error(invalid, first_invalid, ndim, shape);
+        Py_CLEAR(packed);
+    }
+done:
+    jm_walk_release(&src);
+    Py_DECREF(joints);
+    return (PyObject *)packed;
+}
+
+PyDoc_STRVAR(unpack_joints_doc,
+             "unpack_joints(packed)\n--\n\n"
+             "JOINT_QUAT records from pack_joints' output (PACKED_JOINT or PACKED_JOINT64: an array of\n"
+             "any shape, or one record of one), same shape; unit quaternions as by unpack_quats,\n"
+             "translations exact, t[3] = 0.");
+
+static PyObject *py_unpack_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"packed"};
+    PyObject *slots[1];
+    if (jm_parse_args("unpack_joints", args, nargs, kwnames, names, 1, 1, slots) < 0)
+        return NULL;
+    PyArrayObject *packed = jm_record_operand(slots[0], "packed", jm_packed_joint_descr, jm_packed_joint64_descr,
+                                              "PACKED_JOINT or PACKED_JOINT64"),
+                  *joints = NULL;
+    if (!packed)
+        return NULL;
+    jm_walk src = {NULL, NULL, 0};
+    const int bits10 = PyArray_ITEMSIZE(packed) == JM_PACKED_JOINT_BYTES, ndim = PyArray_NDIM(packed);
+    const npy_intp *shape = PyArray_DIMS(packed);
+    Py_INCREF(jm_joint_quat_descr); /* the result first, as in pack_joints */
+    if (!(joints = jm_new_array_descr(ndim, shape, jm_joint_quat_descr)) ||
+        jm_walk_records(packed, bits10 ? jm_packed_joint_descr : jm_packed_joint64_descr, 0, PyArray_ITEMSIZE(packed),
+                        ndim, shape, 0, &src) < 0) {
+        Py_CLEAR(joints);
+        goto done;
+    }
+    const size_t n = (size_t)PyArray_SIZE(packed);
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    unpack_records(bits10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64, src.base, src.stride,
+                   bits10 ? 4 : 8, PyArray_BYTES(joints), n);
+    jm_restore_gil(saved);
+done:
+    jm_walk_release(&src);
+    Py_DECREF(packed);
+    return (PyObject *)joints;
+}
+
 PyMethodDef jm_pack_methods[] = {
     {"pack_quats", (PyCFunction)(void (*)(void))py_pack_quats, METH_FASTCALL | METH_KEYWORDS, pack_quats_doc},
     {"unpack_quats", (PyCFunction)(void (*)(void))py_unpack_quats, METH_FASTCALL | METH_KEYWORDS,
      unpack_quats_doc},
+    {"pack_joints", (PyCFunction)(void (*)(void))py_pack_joints, METH_FASTCALL | METH_KEYWORDS, pack_joints_doc},
+    {"unpack_joints", (PyCFunction)(void (*)(void))py_unpack_joints, METH_FASTCALL | METH_KEYWORDS,
+     unpack_joints_doc},
     {NULL, NULL, 0, NULL},
 };

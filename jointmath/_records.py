@@ -1,4 +1,5 @@
-"""The joint record dtypes, byte for byte the C structs in csrc/jointmath.h."""
+"""The joint record dtypes (JOINT_QUAT and JOINT_MAT byte for byte the C structs in csrc/jointmath.h;
+the packed joints of pack_joints) and the views on them."""
 import numpy as np
 
 from . import _core
@@ -11,39 +12,17 @@ JOINT_QUAT = np.dtype([("q", np.float32, (4,)), ("t", np.float32, (4,))])
 #: translation in column 3.
 JOINT_MAT = np.dtype([("m", np.float32, (3, 4))])
 
-_core._register_dtypes(JOINT_QUAT, JOINT_MAT)
+#: A packed joint, 16 bytes: ``q`` uint32 (the 32-bit code of pack_quats, bits=10) and
+#: ``t`` float32[3] (the translation).
+PACKED_JOINT = np.dtype([("q", np.uint32), ("t", np.float32, (3,))])
 
+#: A packed joint with the 64-bit code (bits=20), 20 bytes: ``q`` uint64, ``t`` float32[3].
+PACKED_JOINT64 = np.dtype([("q", np.uint64), ("t", np.float32, (3,))])
 
-def _real_array(a, name):
-    """``a`` as an ndarray of real numbers (floats, integers, bools), else a TypeError naming it."""
-    try:
-        array = np.asarray(a)
-    except (TypeError, ValueError) as error:
-        raise TypeError(f"{name} must be an array_like of real numbers, got {type(a).__name__} ({error})") from None
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be an array_like of real numbers (float32, float64, integers or bools), "
-                        f"got dtype {array.dtype}")
-    return array
+_core._register_dtypes(JOINT_QUAT, JOINT_MAT, PACKED_JOINT, PACKED_JOINT64)
 
-
-def make_joints(q, t=None):
-    """A JOINT_QUAT array from quaternions ``q`` (..., 4) and optional translations ``t`` (..., 3).
-
-    Both are array_like of real numbers, converted to float32; ``t`` defaults to zero. The result
-    has shape ``q.shape[:-1]``. Raises TypeError (naming the argument) for complex, object or
-    string input, ValueError for wrong shapes.
-    """
-    q = _real_array(q, "q")
-    if q.ndim < 1 or q.shape[-1] != 4:
-        raise ValueError(f"q must have shape (..., 4), got shape {q.shape}")
-    joints = np.zeros(q.shape[:-1], JOINT_QUAT)
-    joints["q"] = q
-    if t is not None:
-        t = _real_array(t, "t")
-        if t.shape != q.shape[:-1] + (3,):
-            raise ValueError(f"t must have shape {q.shape[:-1] + (3,)}, got shape {t.shape}")
-        joints["t"][..., :3] = t
-    return joints
+#: JOINT_QUAT records from quaternions and translations: jointmath/_convert.c (the docstring there).
+make_joints = _core.make_joints
 
 
 def translations(joints):

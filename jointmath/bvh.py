@@ -176,9 +176,7 @@ class Clip:
 
     def world(self):
         """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
-        from ._mocap import forward_kinematics
-
-        return forward_kinematics(self.joints, self.parents)
+        return _core.forward_kinematics(self.joints, self.parents)
 
     def positions(self, end_sites=True):
         """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
@@ -636,9 +634,7 @@ def resample(clip, fps):
     each new time (jointmath.resample_joints). A new Clip with the same skeleton; it saves as
     BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
     """
-    from ._mocap import resample_joints
-
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
-    joints = resample_joints(clip.joints, clip.frame_time, fps)
+    joints = _core.resample_joints(clip.joints, clip.frame_time, fps)
     return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps))

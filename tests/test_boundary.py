@@ -213,3 +213,185 @@ def test_index_of_any_integer_dtype_and_byte_order(rng):
             got = func(joints, blend, 0.4, index=np.array(index, dtype))
             np.testing.assert_array_equal(got, func(joints, blend, 0.4, index=np.array(index, np.intp)))
     np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.4, index=np.array(index, ">i8")), expected)
+
+
+# ---------------------------------------------- the record builders: make_joints, pack_joints,
+# unpack_joints, resample_joints (C boundaries on the shared walk helpers)
+
+
+def _unaligned(a):
+    """A copy of `a` one byte past an aligned address (no float in it at its natural alignment)."""
+    view = np.zeros(a.size * a.dtype.itemsize + 1, np.uint8)[1:].view(a.dtype).reshape(a.shape)
+    view[...] = a
+    return view
+
+
+def _layouts(a):
+    """(name, array equal to `a` in another memory layout) for a 2-D or deeper array."""
+    strided = np.zeros((a.shape[0], 2 * a.shape[1]) + a.shape[2:], a.dtype)[:, ::2]
+    strided[...] = a
+    reversed_ = a[::-1].copy()[::-1]
+    return [("C order", a), ("Fortran order", np.asfortranarray(a)), ("every second", strided),
+            ("negative strides", reversed_), ("unaligned", _unaligned(a)),
+            ("read-only", np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape))]
+
+
+def _same_bytes(got, expected):
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+def _joints_by_numpy(q, t=None):
+    """make_joints' definition: NumPy's assignment casts into zeroed records."""
+    q = np.asarray(q)
+    joints = np.zeros(q.shape[:-1], jm.JOINT_QUAT)
+    joints["q"] = q
+    if t is not None:
+        joints["t"][..., :3] = t
+    return joints
+
+
+def test_make_joints_any_layout_dtype_and_byte_order(rng):
+    q = random_unit_quats(rng, 30).reshape(6, 5, 4)
+    t = rng.uniform(-9, 9, (6, 5, 3)).astype(np.float32)
+    expected = _joints_by_numpy(q, t)
+    for (name_q, q_view), (name_t, t_view) in zip(_layouts(q), _layouts(t)):
+        before = q_view.tobytes(), t_view.tobytes()
+        _same_bytes(jm.make_joints(q_view, t_view), expected)
+        assert (q_view.tobytes(), t_view.tobytes()) == before, f"{name_q} input written"
+    # other dtypes and byte orders: each value cast to float32 once, as NumPy's assignment does
+    for dtype in (">f4", ">f8", np.float64, np.float16, np.longdouble, np.int64, ">i2", np.uint8, bool):
+        qd, td = (q * 100).astype(dtype), (t * 100).astype(dtype)
+        _same_bytes(jm.make_joints(qd, td), _joints_by_numpy(qd, td))
+    # an int64 that float64 cannot hold: rounded once to float32 (through float64 it would round twice)
+    big = jm.make_joints([[2**60 + 2**36 + 1, 0, 0, 1]])
+    assert big["q"][0, 0] == np.float32(2**60 + 2**37) != np.float32(np.float64(2**60 + 2**36 + 1))
+    # lists, keywords
+    _same_bytes(jm.make_joints(q=q.tolist(), t=t.tolist()), _joints_by_numpy(q.tolist(), t.tolist()))
+
+
+def test_make_joints_zero_d_empty_and_too_large():
+    one = jm.make_joints(np.array([0, 0, 0, 1], np.float32), [1, 2, 3])
+    assert isinstance(one, np.ndarray) and one.shape == () and one.dtype == jm.JOINT_QUAT
+    assert one["q"].tolist() == [0, 0, 0, 1] and one["t"].tolist() == [1, 2, 3, 0]
+    assert jm.make_joints(np.zeros((0, 4))).shape == (0,)
+    assert jm.make_joints(np.zeros((3, 0, 4)), np.zeros((3, 0, 3))).shape == (3, 0)
+    with pytest.raises(ValueError, match=r"t must have shape \(3, 0, 3\), got shape \(3, 1, 3\)"):
+        jm.make_joints(np.zeros((3, 0, 4)), np.zeros((3, 1, 3)))  # no broadcasting
+    with pytest.raises(ValueError, match=r"q must have shape \(\.\.\., 4\), got shape \(\)"):
+        jm.make_joints(1.0)
+    with pytest.raises(TypeError, match=r"q must be an array_like of real numbers, got list"):
+        jm.make_joints([[0, 0, 0, 1], [0, 0]])  # ragged
+    with pytest.raises(TypeError, match="make_joints.. got an unexpected keyword argument 'x'"):
+        jm.make_joints([[0, 0, 0, 1]], x=1)
+    huge = np.broadcast_to(np.float32(0), (1 << 24, 1 << 24, 4))
+    with pytest.raises(ValueError, match=r"an array of shape \(16777216, 16777216\) \(32-byte elements\) needs "
+                                         r"[0-9.e+]+ bytes, more than can be allocated"):
+        jm.make_joints(huge)
+
+
+@pytest.mark.parametrize("bits", [10, 20])
+def test_pack_and_unpack_joints_any_layout(isa, rng, bits):
+    joints = jm.make_joints(random_unit_quats(rng, 6 * 37).reshape(6, 37, 4), rng.uniform(-9, 9, (6, 37, 3)))
+    packed = jm.pack_joints(joints, bits)
+    expected_packed = np.zeros(joints.shape, packed.dtype)
+    expected_packed["q"] = jm.pack_quats(joints["q"], bits)
+    expected_packed["t"] = joints["t"][..., :3]
+    _same_bytes(packed, expected_packed)
+    expected_joints = np.zeros(joints.shape, jm.JOINT_QUAT)
+    expected_joints["q"] = jm.unpack_quats(packed["q"])
+    expected_joints["t"][..., :3] = packed["t"]
+    for (name, joints_view), (_, packed_view) in zip(_layouts(joints), _layouts(packed)):
+        before = joints_view.tobytes(), packed_view.tobytes()
+        _same_bytes(jm.pack_joints(joints_view, bits=bits), expected_packed)
+        _same_bytes(jm.unpack_joints(packed_view), expected_joints)
+        assert (joints_view.tobytes(), packed_view.tobytes()) == before, f"{name} input written"
+    # one record (np.void or a 0-d array) gives a 0-d array; empty shapes stay empty
+    for one in (joints[2, 3], joints[2, 3:4].reshape(())):
+        _same_bytes(jm.pack_joints(one, bits), expected_packed[2, 3:4].reshape(()))
+    for one in (packed[2, 3], packed[2, 3:4].reshape(())):
+        _same_bytes(jm.unpack_joints(one), expected_joints[2, 3:4].reshape(()))
+    for shape in ((0,), (3, 0)):
+        assert jm.pack_joints(np.zeros(shape, jm.JOINT_QUAT), bits).shape == shape
+        assert jm.unpack_joints(np.zeros(shape, packed.dtype)).shape == shape
+    # a bad quaternion anywhere (more than one chunk of records in): its index in the joints' shape
+    bad = joints.copy()
+    bad["q"][5, 30] = 0
+    with pytest.raises(ValueError, match=r"q holds 1 zero or non-finite quaternion \(cannot be packed\); the first "
+                                         r"at index \(5, 30\)"):
+        jm.pack_joints(np.tile(bad, (1, 10))[:, :37], bits)
+
+
+def test_pack_and_unpack_joints_dtypes_and_sizes():
+    joints = jm.make_joints([[0, 0, 0, 1]])
+    swapped = joints.astype(jm.JOINT_QUAT.newbyteorder())  # NumPy's == tells these dtypes apart
+    with pytest.raises(TypeError, match=r"joints must be a numpy array of dtype jointmath.JOINT_QUAT, got dtype"):
+        jm.pack_joints(swapped)
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got void"):
+        jm.pack_joints(np.zeros(1, jm.JOINT_MAT)[0])
+    with pytest.raises(TypeError, match="packed must be a numpy array of dtype jointmath.PACKED_JOINT or "
+                                        "PACKED_JOINT64, got float64"):
+        jm.unpack_joints(np.float64(1))
+    for bits in (True, 10.0, "10", 16):
+        with pytest.raises(ValueError, match="bits must be 10 .uint32 codes. or 20"):
+            jm.pack_joints(joints, bits=bits)
+    assert jm.pack_joints(joints=joints, bits=np.int8(20)).dtype == jm.PACKED_JOINT64
+    huge = np.broadcast_to(joints[0], (1 << 24, 1 << 24))
+    with pytest.raises(ValueError, match=r"an array of shape \(16777216, 16777216\) \(16-byte elements\) needs"):
+        jm.pack_joints(huge)
+    with pytest.raises(ValueError, match=r"an array of shape \(16777216, 16777216\) \(32-byte elements\) needs"):
+        jm.unpack_joints(np.broadcast_to(jm.pack_joints(joints, 20)[0], (1 << 24, 1 << 24)))
+
+
+def _resample_by_numpy(joints, frame_time, fps):
+    """The time grid of resample_joints in NumPy: (source index, fraction) per new frame."""
+    count = int(np.floor((joints.shape[0] - 1) * frame_time * fps + 1e-9)) + 1
+    position = np.arange(count) / fps / frame_time
+    snapped = np.round(position)
+    position = np.where(np.abs(position - snapped) < 1e-9, snapped, position)
+    index = np.minimum(np.floor(position).astype(np.int64), joints.shape[0] - 2)
+    return index, np.clip(position - index, 0.0, 1.0).astype(np.float32)
+
+
+def test_resample_joints_follows_its_time_grid(isa, rng):
+    joints = jm.make_joints(random_unit_quats(rng, 50 * 37).reshape(50, 37, 4), rng.uniform(-9, 9, (50, 37, 3)))
+    joints["q"] = jm.make_continuous(joints["q"])
+    for frame_time, fps in ((1 / 120, 30), (1 / 120, 100), (1 / 30, 120), (0.0123, 77.7), (1 / 120, 1000 / 7)):
+        got = jm.resample_joints(joints, frame_time, fps)
+        index, fraction = _resample_by_numpy(joints, frame_time, fps)
+        a, b = joints[index], joints[index + 1]
+        assert got.shape == (len(index), 37)
+        f = fraction[:, None]
+        np.testing.assert_allclose(got["q"], ref.slerp(a["q"], b["q"], f.astype(np.float64)), atol=5e-7, rtol=0)
+        np.testing.assert_allclose(got["t"], a["t"] * (1 - f[..., None]) + b["t"] * f[..., None], atol=4e-6, rtol=0)
+        # at a source frame exactly that frame (fraction 0: the earlier one, 1: the last frame)
+        _same_bytes(got[fraction == 0], a[fraction == 0])
+        _same_bytes(got[fraction == 1], b[fraction == 1])
+
+
+def test_resample_joints_layouts_and_edges(rng):
+    joints = jm.make_joints(random_unit_quats(rng, 9 * 8).reshape(9, 8, 4), rng.uniform(-9, 9, (9, 8, 3)))
+    expected = jm.resample_joints(joints, 1 / 120, 50)
+    for name, view in _layouts(joints):
+        before = view.tobytes()
+        _same_bytes(jm.resample_joints(view, 1 / 120, 50), expected)
+        assert view.tobytes() == before, f"{name} input written"
+    _same_bytes(jm.resample_joints(joints[:, ::2], 1 / 120, 50), jm.resample_joints(joints[:, ::2].copy(), 1 / 120, 50))
+    _same_bytes(jm.resample_joints(joints=joints, frame_time=1 / 120, fps=50), expected)
+    assert jm.resample_joints(joints[:, :0], 1 / 120, 50).shape == (expected.shape[0], 0)
+    assert jm.resample_joints(joints[:2], 1, 0.5).shape == (1, 8)  # shorter than one new frame: the first
+    with pytest.raises(ValueError, match=r"joints must have shape \(frames, joints\), got shape \(\)"):
+        jm.resample_joints(joints[0, 0], 1 / 120, 50)
+    with pytest.raises(ValueError, match="resampling needs at least 2 frames, got 0"):
+        jm.resample_joints(joints[:0], 1 / 120, 50)
+    with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got dtype"):
+        jm.resample_joints(joints.astype(jm.JOINT_QUAT.newbyteorder()), 1 / 120, 50)
+    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got NoneType"):
+        jm.resample_joints(joints, 1 / 120, None)
+    with pytest.raises(TypeError, match="frame_time must be a positive number of seconds per source frame, got bool"):
+        jm.resample_joints(joints, np.bool_(True), 50)
+    for bad in (0, -1.0, float("inf"), np.float32("nan"), 10**400):
+        with pytest.raises(ValueError, match="fps must be a positive number of frames per second, got"):
+            jm.resample_joints(joints, 1 / 120, bad)
+    with pytest.raises(TypeError, match=r"resample_joints\(\) missing required argument 'fps'"):
+        jm.resample_joints(joints, 1 / 120)

@@ -121,6 +121,10 @@ def _large_calls():
         ("slerp", lambda: jm.slerp(quats, quats, 0.5)),
         ("euler_to_quat", lambda: jm.euler_to_quat(np.zeros((n, 3), np.float32), "XYZ")),
         ("quat_to_euler", lambda: jm.quat_to_euler(quats, "XYZ")),
+        ("make_joints", lambda: jm.make_joints(quats)),
+        ("pack_joints", lambda: jm.pack_joints(joints)),
+        ("unpack_joints", lambda: jm.unpack_joints(jm.pack_joints(joints[:1]).repeat(n))),
+        ("resample_joints", lambda: jm.resample_joints(joints.reshape(-1, 2), 1 / 30, 30)),
     ]
 
 
@@ -141,10 +145,14 @@ def _small_calls():
         ("slerp", lambda: jm.slerp(quats, quats, 0.5)),
         ("euler_to_quat", lambda: jm.euler_to_quat(np.zeros((1, 3), np.float32), "XYZ")),
         ("quat_to_euler", lambda: jm.quat_to_euler(quats, "XYZ")),
+        ("make_joints", lambda: jm.make_joints(quats)),
+        ("pack_joints", lambda: jm.pack_joints(joints)),
+        ("unpack_joints", lambda: jm.unpack_joints(jm.pack_joints(joints))),
+        ("resample_joints", lambda: jm.resample_joints(jm.make_joints([[[0, 0, 0, 1]]] * 2), 1 / 30, 30)),
     ]
 
 
-@pytest.mark.parametrize("index", range(11))
+@pytest.mark.parametrize("index", range(15))
 def test_gil_is_released_around_large_kernels(isa, index):
     # Every boundary releases the GIL through one helper that counts the releases
     # (_core._gil_releases): a large call must release it, a one-record call must not. Counting

@@ -568,3 +568,21 @@ def test_bad_method():
         jm.extract_rotation(a, method="svd")
     with pytest.raises(ValueError, match="method must be 'newton' or 'muller'"):
         jm.extract_rotation(a.astype(np.float64), method="Newton")
+
+
+def test_any_record_layout_and_an_out_on_the_input(isa, rng):
+    """The operands are walked in place or copied by the shared helpers of _core.c: every layout
+    gives the result of a C-ordered copy, and an out= lying on the input's own memory is written
+    only after the kernel read it."""
+    q = random_unit_quats(rng, 6 * 7).reshape(6, 7, 4)
+    mats = jm.joints_to_mats(jm.make_joints(q))
+    expected = jm.extract_rotation(mats)
+    for view in (mats.T.copy().T, mats[::-1].copy()[::-1], np.asfortranarray(mats)):
+        np.testing.assert_array_equal(jm.extract_rotation(view), expected)
+    np.testing.assert_array_equal(jm.extract_rotation(mats.reshape(-1)[::-3]), expected.reshape(-1, 4)[::-3])
+    for dtype in (np.float32, np.float64):
+        a = jm.quat_to_matrix(q.astype(dtype))
+        before = jm.extract_rotation(a)
+        out = a.reshape(6, 7, 9)[..., 2:6]  # the matrices' own memory
+        assert jm.extract_rotation(a, out=out) is out
+        np.testing.assert_array_equal(out, before)
