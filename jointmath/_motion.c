@@ -273,6 +273,163 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- channels -> joints -- */
+
+/* Rotating joints of one Euler order: their quaternions of a chunk of frames sit in the working
+   buffers from `first` on, frame by frame (count per frame). */
+typedef struct {
+    int axes[3];
+    Py_ssize_t first, count;
+} order_group;
+
+/* Angles of a chunk of frames per kernel call: 1,024 triples (12 KB) and their quaternions
+   (16 KB) stay in L1 between the gather, the kernel and the write of the records. */
+#define JOINTS_CHUNK_TRIPLES 1024
+
+/*
+ * The records of frames [f0, f0 + nf): q from the Euler kernel (intrinsic rotations, degrees) of
+ * each rotating joint's three rotation values in its channel order, (0, 0, 0, 1) for a joint
+ * without rotation channels; t = (rest + the joint's position values, 0), a missing position
+ * channel counting 0. Each record is written once, whole. group_of[j] < 0: no rotation;
+ * slot[j]: the joint's index within its group.
+ */
+static void joints_of_chunk(const float *motion, Py_ssize_t n_channels, Py_ssize_t n_joints, Py_ssize_t f0,
+                            Py_ssize_t nf, const int64_t *columns, const float *rest, const int *group_of,
+                            const Py_ssize_t *slot, const order_group *groups, int n_groups, float *angles,
+                            float *quats, jm_joint_quat *out) {
+    for (int g = 0; g < n_groups; g++) {
+        float *a = angles + 3 * groups[g].first * nf;
+        for (Py_ssize_t f = f0; f < f0 + nf; f++) {
+            const float *row = motion + f * n_channels;
+            for (Py_ssize_t j = 0; j < n_joints; j++) {
+                if (group_of[j] != g)
+                    continue;
+                const int64_t *c = columns + 6 * j;
+                *a++ = row[c[0]];
+                *a++ = row[c[1]];
+                *a++ = row[c[2]];
+            }
+        }
+        jm_active->euler_to_quats(angles + 3 * groups[g].first * nf, quats + 4 * groups[g].first * nf,
+                                  (size_t)(groups[g].count * nf), groups[g].axes, 1, 1);
+    }
+    for (Py_ssize_t f = 0; f < nf; f++) {
+        const float *row = motion + (f0 + f) * n_channels;
+        jm_joint_quat *record = out + (f0 + f) * n_joints;
+        for (Py_ssize_t j = 0; j < n_joints; j++, record++) {
+            const int64_t *c = columns + 6 * j;
+            if (group_of[j] >= 0) {
+                const order_group *group = groups + group_of[j];
+                memcpy(record->q, quats + 4 * (group->first * nf + f * group->count + slot[j]), 4 * sizeof(float));
+            } else {
+                record->q[0] = record->q[1] = record->q[2] = 0.0f;
+                record->q[3] = 1.0f;
+            }
+            for (int k = 0; k < 3; k++)
+                record->t[k] = c[3 + k] >= 0 ? rest[4 * j + k] + row[c[3 + k]] : rest[4 * j + k];
+            record->t[3] = 0.0f;
+        }
+    }
+}
+
+PyDoc_STRVAR(motion_to_joints_doc,
+             "_motion_to_joints(motion, rest, columns, axes)\n--\n\n"
+             "Internal (jointmath.bvh): (F, J) JOINT_QUAT records from float32 (F, C) C-contiguous\n"
+             "channel values. rest: float32 (J, 4) C-contiguous, each joint's OFFSET and 0;\n"
+             "columns: int64 (J, 6) C-contiguous, the columns of the three rotation channels in\n"
+             "channel order, then of Xposition Yposition Zposition, -1 where absent (no rotation:\n"
+             "all three -1); axes: int64 (J, 3), each rotation channel's axis (0 X, 1 Y, 2 Z).\n"
+             "q = euler_to_quat(intrinsic, degrees) of the rotation values, identity without\n"
+             "rotation; t = (rest + the position values, 0).");
+
+static PyObject *py_motion_to_joints(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArrayObject *motion, *rest, *columns_array, *axes_array;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyArray_Type, &motion, &PyArray_Type, &rest, &PyArray_Type,
+                          &columns_array, &PyArray_Type, &axes_array))
+        return NULL;
+    const int64_t *columns = (const int64_t *)PyArray_DATA(columns_array);
+    const int64_t *axes = (const int64_t *)PyArray_DATA(axes_array);
+    const npy_intp n_joints = PyArray_NDIM(rest) == 2 ? PyArray_DIM(rest, 0) : -1;
+    int ok = PyArray_TYPE(motion) == NPY_FLOAT32 && PyArray_NDIM(motion) == 2 && PyArray_IS_C_CONTIGUOUS(motion) &&
+             PyArray_TYPE(rest) == NPY_FLOAT32 && n_joints >= 0 && PyArray_DIM(rest, 1) == 4 &&
+             PyArray_IS_C_CONTIGUOUS(rest);
+    ok = ok && PyArray_TYPE(columns_array) == NPY_INT64 && PyArray_NDIM(columns_array) == 2 &&
+         PyArray_DIM(columns_array, 0) == n_joints && PyArray_DIM(columns_array, 1) == 6 &&
+         PyArray_IS_C_CONTIGUOUS(columns_array);
+    ok = ok && PyArray_TYPE(axes_array) == NPY_INT64 && PyArray_NDIM(axes_array) == 2 &&
+         PyArray_DIM(axes_array, 0) == n_joints && PyArray_DIM(axes_array, 1) == 3 &&
+         PyArray_IS_C_CONTIGUOUS(axes_array);
+    const npy_intp n_frames = ok ? PyArray_DIM(motion, 0) : 0, n_channels = ok ? PyArray_DIM(motion, 1) : 0;
+    for (npy_intp j = 0; ok && j < n_joints; j++) {
+        for (int k = 0; k < 6; k++)
+            ok &= columns[6 * j + k] >= -1 && columns[6 * j + k] < n_channels;
+        ok &= (columns[6 * j] < 0) == (columns[6 * j + 1] < 0) && (columns[6 * j] < 0) == (columns[6 * j + 2] < 0);
+        for (int k = 0; k < 3; k++)
+            ok &= axes[3 * j + k] >= 0 && axes[3 * j + k] <= 2;
+        ok &= columns[6 * j] < 0 ||
+              (axes[3 * j] != axes[3 * j + 1] && axes[3 * j] != axes[3 * j + 2] && axes[3 * j + 1] != axes[3 * j + 2]);
+    }
+    if (!ok)
+        return PyErr_Format(PyExc_ValueError, "internal: _motion_to_joints takes float32 (F, C), float32 (J, 4), "
+                                              "int64 (J, 6) columns in [-1, C) and int64 (J, 3) axes in 0..2, distinct"
+                                              " for a rotating joint");
+    /* the rotating joints, grouped by order (at most the six Tait-Bryan orders) */
+    order_group groups[6];
+    int n_groups = 0;
+    int *group_of = (int *)malloc((size_t)(n_joints ? n_joints : 1) * sizeof(int));
+    Py_ssize_t *slot = (Py_ssize_t *)malloc((size_t)(n_joints ? n_joints : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t n_rotating = 0;
+    for (npy_intp j = 0; group_of && slot && j < n_joints; j++) {
+        group_of[j] = -1;
+        if (columns[6 * j] < 0)
+            continue;
+        int g = 0;
+        while (g < n_groups && !(groups[g].axes[0] == axes[3 * j] && groups[g].axes[1] == axes[3 * j + 1] &&
+                                 groups[g].axes[2] == axes[3 * j + 2]))
+            g++;
+        if (g == n_groups) { /* a new order: six at most, the axes being distinct */
+            for (int k = 0; k < 3; k++)
+                groups[g].axes[k] = (int)axes[3 * j + k];
+            groups[g].count = 0;
+            n_groups++;
+        }
+        group_of[j] = g;
+        slot[j] = groups[g].count++;
+        n_rotating++;
+    }
+    Py_ssize_t first = 0;
+    for (int g = 0; g < n_groups; g++) {
+        groups[g].first = first;
+        first += groups[g].count;
+    }
+    /* frames per chunk: about JOINTS_CHUNK_TRIPLES rotations, at least one frame */
+    const Py_ssize_t chunk = JOINTS_CHUNK_TRIPLES / (n_rotating > 0 ? n_rotating : 1) + 1;
+    float *angles = (float *)malloc((size_t)(chunk * n_rotating + 1) * 3 * sizeof(float));
+    float *quats = (float *)malloc((size_t)(chunk * n_rotating + 1) * 4 * sizeof(float));
+    npy_intp dims[2] = {n_frames, n_joints};
+    Py_INCREF(jm_joint_quat_descr);
+    PyArrayObject *joints = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, jm_joint_quat_descr, 2, dims, NULL,
+                                                                  NULL, 0, NULL);
+    if (joints && group_of && slot && angles && quats) {
+        jm_joint_quat *out = (jm_joint_quat *)PyArray_DATA(joints);
+        const float *values = (const float *)PyArray_DATA(motion);
+        PyThreadState *saved = jm_release_gil(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS);
+        for (npy_intp f0 = 0; f0 < n_frames; f0 += chunk)
+            joints_of_chunk(values, n_channels, n_joints, f0, n_frames - f0 < chunk ? n_frames - f0 : chunk, columns,
+                            (const float *)PyArray_DATA(rest), group_of, slot, groups, n_groups, angles, quats, out);
+        jm_restore_gil(saved);
+    } else if (joints) {
+        Py_CLEAR(joints);
+        PyErr_NoMemory();
+    }
+    free(group_of);
+    free(slot);
+    free(angles);
+    free(quats);
+    return (PyObject *)joints;
+}
+
 /* ------------------------------------------------------------------------- writing -- */
 
 /* Whether the decimal m * 10^k reads back as x (fast path, else strtof on its text). */
@@ -418,5 +575,6 @@ static PyObject *py_format_motion(PyObject *self, PyObject *arg) {
 PyMethodDef jm_motion_methods[] = {
     {"_read_motion", py_read_motion, METH_VARARGS, read_motion_doc},
     {"_format_motion", py_format_motion, METH_O, format_motion_doc},
+    {"_motion_to_joints", py_motion_to_joints, METH_VARARGS, motion_to_joints_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -91,6 +91,40 @@ def test_motion_is_derived_from_joints(isa, sample):
     assert "motion" not in {f.name for f in dataclasses.fields(bvh.Clip)}
 
 
+@pytest.mark.parametrize("n_frames", [0, 1, 34, 35, 36, 200])
+def test_joints_from_motion_is_euler_to_quat_plus_offsets(isa, n_frames):
+    """The one-pass C builder: every record bit for bit what euler_to_quat (degrees) and OFFSET +
+    position channels give, over chunk boundaries (1,024 rotations a chunk: 35 frames here),
+    mixed orders, partial position channels and joints without rotation."""
+    rng = np.random.default_rng(n_frames)
+    channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),
+                ("Yrotation", "Zposition", "Zrotation", "Xrotation"), (), ("Xposition",)]
+    channels += [("Zrotation", "Yrotation", "Xrotation"), ("Xrotation", "Yrotation", "Zrotation")] * 13
+    channels += [("Zrotation", "Yrotation", "Xrotation")]
+    offsets = rng.uniform(-10, 10, (len(channels), 3))
+    motion = rng.uniform(-400, 400, (n_frames, sum(map(len, channels)))).astype(np.float32)
+    joints = bvh.joints_from_motion(motion, offsets, channels)
+    assert joints.dtype == jm.JOINT_QUAT and joints.shape == (n_frames, len(channels))
+    column = 0
+    for j, ch in enumerate(channels):
+        columns = dict(zip(ch, range(column, column + len(ch))))
+        column += len(ch)
+        order = "".join(c[0] for c in ch if c.endswith("rotation"))
+        expected_q = (jm.euler_to_quat(np.ascontiguousarray(motion[:, [columns[a + "rotation"] for a in order]]),
+                                       order, degrees=True) if order else np.tile(np.float32([0, 0, 0, 1]), (n_frames, 1)))
+        np.testing.assert_array_equal(joints["q"][:, j], expected_q)
+        expected_t = np.tile(offsets[j].astype(np.float32), (n_frames, 1))
+        for axis, name in enumerate(("Xposition", "Yposition", "Zposition")):
+            if name in columns:
+                expected_t[:, axis] += motion[:, columns[name]]
+        np.testing.assert_array_equal(joints["t"][:, j, :3], expected_t)
+        np.testing.assert_array_equal(joints["t"][:, j, 3], 0)
+    with pytest.raises(ValueError, match=r"motion must have one column per channel \(%d\)" % column):
+        bvh.joints_from_motion(motion[:, 1:], offsets, channels)
+    with pytest.raises(ValueError, match=r"offsets must have shape \(%d, 3\)" % len(channels)):
+        bvh.joints_from_motion(motion, offsets[1:], channels)
+
+
 def test_loaded_clip_saves_the_file_values_exactly(once):
     clip = bvh.load(DATA / "01_01.bvh")
     again, text = reload(clip)
