@@ -147,7 +147,8 @@ typedef struct {
 } motion_error;
 
 /*
- * Reads frame lines from text[0, size): each non-blank line holds exactly n_channels numbers.
+ * Reads frame lines from text[0, size): each non-blank line holds exactly n_channels numbers
+ * (with n_channels 0, every line is a frame line and must be blank: a frame without values).
  * The first `rows` frames go to values (rows x n_channels, C order); later ones are checked and
  * counted only. Returns the number of frame lines; *last_line is the number of the file's last
  * line; on a bad line, error->kind is set and the scan stops there.
@@ -193,7 +194,7 @@ static Py_ssize_t read_motion(const char *text, size_t size, Py_ssize_t first_li
             *last_line = line;
             return frames;
         }
-        frames += count != 0;
+        frames += count != 0 || n_channels == 0;
         if (p == end)
             break;
         p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
@@ -208,7 +209,8 @@ static Py_ssize_t read_motion(const char *text, size_t size, Py_ssize_t first_li
 
 PyDoc_STRVAR(read_motion_doc,
              "_read_motion(data, offset, first_line, n_channels, n_frames)\n--\n\n"
-             "Internal (jointmath.bvh): the frame lines of data[offset:], line first_line onwards.\n"
+             "Internal (jointmath.bvh): the frame lines of data[offset:], line first_line onwards\n"
+             "(n_channels 0: every line is a frame line, blank).\n"
              "Returns (values, frame_lines, last_line, None) with values float32 (R, n_channels),\n"
              "R = min(n_frames, frame_lines), or (None, line, kind, detail) for a bad line: kind\n"
              "'count' (detail: values found), 'number' or 'finite' (detail: the token, bytes).");
@@ -227,13 +229,13 @@ static PyObject *py_read_motion(PyObject *self, PyObject *args) {
     }
     const char *text = (const char *)buffer.buf + offset;
     const size_t size = (size_t)(buffer.len - offset);
-    /* a frame takes at least 2 n_channels - 1 bytes plus a line break: a huge "Frames:" of a short
-       file is refused as truncated after the scan, without allocating for it first */
+    /* a frame takes at least 2 n_channels - 1 bytes plus a line break (a line break without
+       channels): a huge "Frames:" of a short file is refused as truncated after the scan, without
+       allocating for it first */
     Py_ssize_t rows = n_frames;
-    if (n_channels > 0 && (size_t)rows > (size + 1) / (size_t)(2 * n_channels))
-        rows = (Py_ssize_t)((size + 1) / (size_t)(2 * n_channels));
-    if (n_channels == 0)
-        rows = 0;
+    const size_t most_rows = n_channels > 0 ? (size + 1) / (size_t)(2 * n_channels) : size + 1;
+    if ((size_t)rows > most_rows)
+        rows = (Py_ssize_t)most_rows;
     npy_intp dims[2] = {rows, n_channels};
     PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     scratch = (float *)malloc((size_t)(n_channels > 0 ? n_channels : 1) * sizeof(float));

@@ -7,7 +7,9 @@ memory-mapped, not copied. Lines end at \\n, \\r\\n or \\r only; tabs, exponents
 numbers are ASCII (no "inf", "nan", "1_000" or full-width digits). A malformed or truncated
 file raises ValueError naming the file and line; no partial Clip is ever returned. More frame
 lines than "Frames:" declares (some exporters add one) keeps the declared frames and warns with
-BVHWarning; so does a joint name that is not UTF-8 (read as cp1252).
+BVHWarning; so does a joint name that is not UTF-8 (read as cp1252). A skeleton without any
+channel (no CHANNELS values in any joint) has frames without values: each frame is one blank
+line, so "Frames: N" needs N lines after "Frame Time:" (save writes them; more are ignored).
 
 Rotations: a joint's Euler channels, in the order they appear, are intrinsic rotations, so
 "Zrotation Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...),
@@ -495,7 +497,7 @@ def _parse_motion(lines, n_channels):
         raise lines.error(f"not a finite float32: {token!r}", line)
     if found < n_frames:
         raise lines.error(f"Frames: {n_frames} but the file ends after {found} frames (truncated?)", last)
-    if found > n_frames:
+    if found > n_frames and n_channels:  # without channels, extra blank lines are just blank lines
         # some exporters write one frame more than they declare: keep what is declared, say so
         warnings.warn(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
                       f"the last {found - n_frames} are ignored", BVHWarning, stacklevel=3)

@@ -2,6 +2,7 @@
 clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
 import dataclasses
 import io
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -213,6 +214,55 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
         bvh.save(sample.joints, io.BytesIO())
     with pytest.raises(TypeError, match="path_or_file must be a path or a file"):
         bvh.save(sample, 3)
+
+
+NO_CHANNELS = """HIERARCHY
+ROOT A
+{
+\tOFFSET 1 2 3
+\tCHANNELS 0
+\tJOINT B
+\t{
+\t\tOFFSET 0 1.5 0
+\t\tCHANNELS 0
+\t\tEnd Site
+\t\t{
+\t\t\tOFFSET 0 1 0
+\t\t}
+\t}
+}
+MOTION
+Frames: 3
+Frame Time: 0.5
+"""
+
+
+def test_clip_without_channels_saves_and_reloads(once, tmp_path):
+    """No joint has a channel: each frame is a blank line, so save writes Frames: N and N blank
+    lines and load gives the N frames back (it used to fail: "ends after 0 frames")."""
+    clip = bvh.load(io.StringIO(NO_CHANNELS + "\n\n\n"))
+    assert clip.joints.shape == (3, 2) and clip.motion.shape == (3, 0)
+    np.testing.assert_array_equal(clip.joints["q"], np.tile(np.float32([0, 0, 0, 1]), (3, 2, 1)))
+    np.testing.assert_array_equal(jm.translations(clip.joints), np.tile(np.float32([[1, 2, 3], [0, 1.5, 0]]), (3, 1, 1)))
+    again, text = reload(clip)
+    assert again == clip and text.endswith(b"MOTION\nFrames: 3\nFrame Time: 0.5\n\n\n\n")
+    # built by hand, through a path; and no frames at all
+    for n_frames in (4, 0):
+        joints = jm.make_joints(np.tile(np.float32([0, 0, 0, 1]), (n_frames, 2, 1)),
+                                np.tile(np.float32([[1, 2, 3], [0, 1.5, 0]]), (n_frames, 1, 1)))
+        hand = bvh.Clip(names=["A", "B"], parents=[-1, 0], offsets=[[1, 2, 3], [0, 1.5, 0]], channels=[(), ()],
+                        frame_time=0.5, joints=joints, name="hand")
+        bvh.save(hand, tmp_path / "hand.bvh")
+        assert bvh.load(tmp_path / "hand.bvh") == hand
+    # fewer blank lines than frames is a truncation; a value in a frame line has no channel to go to
+    with pytest.raises(ValueError, match=r":20: Frames: 3 but the file ends after 2 frames"):
+        bvh.load(io.StringIO(NO_CHANNELS + "\n\n"))
+    with pytest.raises(ValueError, match=r":21: a frame needs 0 values, got 1"):
+        bvh.load(io.StringIO(NO_CHANNELS + "\n\n0\n"))
+    # blank lines past the declared frames are ignored, without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bvh.load(io.StringIO(NO_CHANNELS + "\n" * 5)).n_frames == 3
 
 
 def test_ten_thousand_deep_chain(once, tmp_path):
