@@ -432,6 +432,43 @@ static PyObject *py_motion_to_joints(PyObject *self, PyObject *args) {
     return (PyObject *)joints;
 }
 
+PyDoc_STRVAR(first_moved_joint_doc,
+             "_first_moved_joint(joints, offsets, fixed, tolerance)\n--\n\n"
+             "Internal (jointmath.bvh.save): the first record f * J + j (frame by frame) of (F, J)\n"
+             "C-contiguous JOINT_QUAT joints with fixed[j] (uint8 (J,)) whose translation differs\n"
+             "from offsets[j] (float64 (J, 3) C-contiguous) by more than tolerance on an axis\n"
+             "(|t - offset| in float64, NaN counts as more), or -1.");
+
+static PyObject *py_first_moved_joint(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArrayObject *joints, *offsets, *fixed;
+    double tolerance;
+    if (!PyArg_ParseTuple(args, "O!O!O!d", &PyArray_Type, &joints, &PyArray_Type, &offsets, &PyArray_Type, &fixed,
+                          &tolerance))
+        return NULL;
+    const npy_intp n_joints = PyArray_NDIM(joints) == 2 ? PyArray_DIM(joints, 1) : -1;
+    if (!PyArray_EquivTypes(PyArray_DESCR(joints), jm_joint_quat_descr) || n_joints < 0 ||
+        !PyArray_IS_C_CONTIGUOUS(joints) || PyArray_TYPE(offsets) != NPY_FLOAT64 || PyArray_NDIM(offsets) != 2 ||
+        PyArray_DIM(offsets, 0) != n_joints || PyArray_DIM(offsets, 1) != 3 || !PyArray_IS_C_CONTIGUOUS(offsets) ||
+        PyArray_TYPE(fixed) != NPY_UINT8 || PyArray_NDIM(fixed) != 1 || PyArray_DIM(fixed, 0) != n_joints ||
+        !PyArray_IS_C_CONTIGUOUS(fixed))
+        return PyErr_Format(PyExc_ValueError, "internal: _first_moved_joint takes (F, J) JOINT_QUAT, float64 (J, 3) "
+                                              "and uint8 (J,), C-contiguous");
+    const jm_joint_quat *record = (const jm_joint_quat *)PyArray_DATA(joints);
+    const double *offset = (const double *)PyArray_DATA(offsets);
+    const npy_uint8 *is_fixed = (const npy_uint8 *)PyArray_DATA(fixed);
+    const npy_intp n = PyArray_SIZE(joints);
+    for (npy_intp i = 0; i < n; i++) {
+        const npy_intp j = i % n_joints;
+        if (!is_fixed[j])
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!(fabs((double)record[i].t[k] - offset[3 * j + k]) <= tolerance))
+                return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromLong(-1);
+}
+
 /* ------------------------------------------------------------------------- writing -- */
 
 /* Whether the decimal m * 10^k reads back as x (fast path, else strtof on its text). */
@@ -444,13 +481,105 @@ static int reads_back_as(uint64_t m, int k, float x) {
     return strtof(text, NULL) == x;
 }
 
+/* 10^k for k in [-46, 39], the double nearest it (the compiler rounds decimal literals
+   correctly; exact from 10^0 to 10^22): POW10_NEAREST[k + 46]. */
+static const double POW10_NEAREST[86] = {
+    1e-46, 1e-45, 1e-44, 1e-43, 1e-42, 1e-41, 1e-40, 1e-39, 1e-38, 1e-37,
+    1e-36, 1e-35, 1e-34, 1e-33, 1e-32, 1e-31, 1e-30, 1e-29, 1e-28, 1e-27,
+    1e-26, 1e-25, 1e-24, 1e-23, 1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17,
+    1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7,
+    1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3,
+    1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+    1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23,
+    1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33,
+    1e34, 1e35, 1e36, 1e37, 1e38, 1e39,
+};
+
+/* e with ax in [2^(e-1), 2^e) for a finite float32 ax > 0 (subnormals: -125 at most). */
+static inline int binary_exponent(float ax) {
+    uint32_t bits;
+    memcpy(&bits, &ax, sizeof bits);
+    return (int)(bits >> 23) - 126;
+}
+
+/* The decimal exponent of a finite float32 ax > 0: the largest e with POW10_NEAREST[e] <= ax. */
+static inline int decimal_exponent(float ax) {
+    int e10 = (binary_exponent(ax) - 1) * 30103 / 100000; /* about log10(ax); the loops settle it */
+    while (e10 < 39 && (double)ax >= POW10_NEAREST[e10 + 1 + 46])
+        e10++;
+    while (e10 > -46 && (double)ax < POW10_NEAREST[e10 + 46])
+        e10--;
+    return e10;
+}
+
+/* nearbyint for 0 <= v < 2^52 (round to nearest, ties to even): adding 2^52 leaves no fraction
+   bits; with x87's extended precision (no FAST_PATHS), libm's nearbyint. */
+static inline double round_to_integer(double v) {
+    return FAST_PATHS ? (v + 4503599627370496.0) - 4503599627370496.0 : nearbyint(v);
+}
+
+/*
+ * One candidate length of format_float32: whether a decimal of `digits` significant digits
+ * reads back as ax (the finite float32 |x| > 0 with decimal exponent e10; half_gap: half the
+ * smaller gap to its float32 neighbours): the one nearest ax,
+ * or, when ax sits within 1e-3 of a tie between two (the scaled product is a rounded double),
+ * the other one, each checked exactly (reads_back_as). 1 and *m, *k set (the decimal m 10^k);
+ * 0 if neither reads back; -1 if 10^(digits - 1 - e10) is outside the exact powers of ten.
+ */
+static int shortest_candidate(double ax, float target, int e10, int digits, double half_gap, uint64_t *m,
+                              int *k) {
+    const int scale = digits - 1 - e10; /* ax * 10^scale has `digits` digits before the point */
+    if (scale < -22 || scale > 22)
+        return -1;
+    const double scaled = scale >= 0 ? ax * POW10[scale] : ax / POW10[-scale];
+    const double nearest = round_to_integer(scaled);
+    const double other = scaled >= nearest ? nearest + 1 : nearest - 1;
+    /* certain without the exact check: nearest lies inside the rounding interval (half_gap, the
+       smaller half of it, either side) by more than the error of scaled (<= 2^-53 scaled <
+       1.2e-7; the margin is 2.5e-7) */
+    const double gap = half_gap * POW10_NEAREST[scale + 46] * (1 - 1e-9);
+    if (nearest >= 1 && fabs(nearest - scaled) + 2.5e-7 < gap) {
+        *m = (uint64_t)nearest, *k = -scale;
+        return 1;
+    }
+    if (nearest >= 1 && reads_back_as((uint64_t)nearest, -scale, target)) {
+        *m = (uint64_t)nearest, *k = -scale;
+        return 1;
+    }
+    if (fabs(scaled - nearest) > 0.499 && other >= 1 && reads_back_as((uint64_t)other, -scale, target)) {
+        *m = (uint64_t)other, *k = -scale;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Bit digits - 1 set for each length, 1 to 9 digits, whose candidates (shortest_candidate) may
+ * read back as ax; a clear bit is certain not to (so only the set ones are checked exactly,
+ * shortest first). A decimal reads back when it lies within the rounding interval of ax, whose
+ * half-width is at most half an ulp: scaled like the digits, that is `gap`. The nearest
+ * candidate lies `distance` from ax 10^scale, the other one 1 - distance. Computed with a
+ * product by a rounded 10^scale (error <= 2^-52 of scaled < 1e9, under 2.5e-7) and a margin of
+ * 5e-7 on top. All nine are computed without a branch between them (they overlap in the CPU).
+ * e10 in [-14, 22], so that every scale is within [-22, 22].
+ */
+static inline unsigned lengths_that_may_read_back(double ax, int e10, double half_ulp) {
+    unsigned maybe = 0;
+    for (int digits = 1; digits <= 9; digits++) {
+        const double power = POW10_NEAREST[digits - 1 - e10 + 46];
+        const double scaled = ax * power, gap = half_ulp * power * (1 + 1e-9) + 5e-7;
+        const double distance = fabs(scaled - round_to_integer(scaled));
+        maybe |= (unsigned)(distance <= gap || 1 - distance <= gap) << (digits - 1);
+    }
+    return maybe;
+}
+
 /*
  * Writes the shortest decimal that reads back as the finite float32 x (correctly rounded) to
- * out; returns its length (<= 17). Candidates with p = 1, 2, ... 9 significant digits: the
- * p-digit decimal nearest x, and its neighbour when x sits within 1e-3 of a tie between the two
- * (the scaled product is a rounded double), each checked by reads_back_as. Nine digits always
- * read back for float32. Layout as repr of a float: -17 for -17.0, 0.001 for 1e-3, 1.5e-07 in
- * exponent form below 1e-5 and from 1e16.
+ * out; returns its length (<= 17). Candidates with p = 1, 2, ... 9 significant digits
+ * (shortest_candidate; the lengths that cannot read back are skipped first, by
+ * lengths_that_may_read_back). Nine digits always read back for float32. Layout as repr of a
+ * float: -17 for -17.0, 0.001 for 1e-3, 1.5e-07 in exponent form below 1e-5 and from 1e16.
  */
 static int format_float32(float x, char *out) {
     char *p = out;
@@ -461,25 +590,27 @@ static int format_float32(float x, char *out) {
         *p++ = '0';
         return (int)(p - out);
     }
-    int e10 = (int)floor(log10(ax));
-    if (ax >= pow(10.0, e10 + 1))  /* log10 rounded across a power of ten */
-        e10++;
-    else if (ax < pow(10.0, e10))
-        e10--;
+    const float target = fabsf(x);
+    const int e10 = decimal_exponent(target);
+    /* half an ulp of target, 2^(e - 25) (24-bit significand; subnormals have the ulp of FLT_MIN) */
+    const int e2 = binary_exponent(target) > -125 ? binary_exponent(target) : -125;
+    const uint64_t half_ulp_bits = (uint64_t)(e2 - 25 + 1023) << 52;
+    double half_ulp;
+    memcpy(&half_ulp, &half_ulp_bits, sizeof half_ulp);
+    /* at a power of two (not FLT_MIN) the float32 below is nearer: half that gap is a quarter ulp */
+    uint32_t target_bits;
+    memcpy(&target_bits, &target, sizeof target_bits);
+    const double half_gap = (target_bits & 0x7FFFFF) == 0 && e2 > -125 ? half_ulp / 2 : half_ulp;
+    const unsigned maybe = e10 >= -14 && e10 <= 22 ? lengths_that_may_read_back(ax, e10, half_ulp) : 0x1FF;
     uint64_t m = 0;
     int k = 0, found = 0;
-    const float target = fabsf(x);
     for (int digits = 1; digits <= 9 && !found; digits++) {
-        const int scale = digits - 1 - e10;  /* ax * 10^scale has `digits` digits before the point */
-        if (scale < -22 || scale > 22)
+        if (!(maybe >> (digits - 1) & 1))
+            continue;
+        found = shortest_candidate(ax, target, e10, digits, half_gap, &m, &k);
+        if (found < 0) {
+            found = 0;
             break;
-        const double scaled = scale >= 0 ? ax * POW10[scale] : ax / POW10[-scale];
-        const double nearest = nearbyint(scaled);
-        const double other = scaled >= nearest ? nearest + 1 : nearest - 1;
-        if (nearest >= 1 && reads_back_as((uint64_t)nearest, -scale, target)) {
-            m = (uint64_t)nearest, k = -scale, found = 1;
-        } else if (fabs(scaled - nearest) > 0.499 && other >= 1 && reads_back_as((uint64_t)other, -scale, target)) {
-            m = (uint64_t)other, k = -scale, found = 1;
         }
     }
     if (!found) {
@@ -535,6 +666,7 @@ static int format_float32(float x, char *out) {
     return (int)(p - out);
 }
 
+
 PyDoc_STRVAR(format_motion_doc,
              "_format_motion(values)\n--\n\n"
              "Internal (jointmath.bvh): a float32 (F, C) C-contiguous array as BVH frame lines,\n"
@@ -578,5 +710,6 @@ PyMethodDef jm_motion_methods[] = {
     {"_read_motion", py_read_motion, METH_VARARGS, read_motion_doc},
     {"_format_motion", py_format_motion, METH_O, format_motion_doc},
     {"_motion_to_joints", py_motion_to_joints, METH_VARARGS, motion_to_joints_doc},
+    {"_first_moved_joint", py_first_moved_joint, METH_VARARGS, first_moved_joint_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -558,15 +558,14 @@ def load(path_or_file):
 
 def _check_translations(clip, motion_joints):
     """A joint without position channels must keep its OFFSET (BVH cannot say otherwise)."""
-    fixed = [j for j, ch in enumerate(clip.channels) if not any(c in _POSITIONS for c in ch)]
-    if not fixed or clip.n_frames == 0:
+    fixed = np.array([not any(c in _POSITIONS for c in ch) for ch in clip.channels], np.uint8)
+    if not fixed.any() or clip.n_frames == 0:
         return
-    t = motion_joints["t"][:, fixed, :3].astype(np.float64)
-    offset = clip.offsets[fixed].astype(np.float32).astype(np.float64)
+    offset = clip.offsets.astype(np.float32).astype(np.float64)
     scale = max(1.0, float(np.abs(clip.offsets).max()))
-    bad = np.argwhere(~(np.abs(t - offset) <= 1e-5 * scale).all(axis=-1))
-    if bad.size:
-        f, j = int(bad[0, 0]), fixed[int(bad[0, 1])]
+    bad = _core._first_moved_joint(np.ascontiguousarray(motion_joints), offset, fixed, 1e-5 * scale)
+    if bad >= 0:
+        f, j = divmod(bad, clip.n_joints)
         raise ValueError(f"clip.joints['t'] of joint {j} ({clip.names[j]!r}) differs from its OFFSET in frame {f} "
                          f"({motion_joints['t'][f, j, :3].tolist()} vs {clip.offsets[j].tolist()}), and the joint "
                          f"has no position channels to write it: give it Xposition Yposition Zposition channels")

@@ -1,6 +1,7 @@
 """jointmath.bvh.Clip: one source of truth (skeleton + joints), save/load round trips of any
 clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
 import dataclasses
+import hashlib
 import io
 import warnings
 from fractions import Fraction
@@ -162,6 +163,53 @@ def test_shortest_decimals_read_back_exactly(once):
     np.testing.assert_array_equal(read[0].view(np.uint32), values.view(np.uint32))
 
 
+def shortest_token(value):
+    """The writer's token for a float32, from NumPy's shortest round-trip digits (Dragon4):
+    positional from 1e-5 to below 1e16 ("-17", "0.00001"), else d.ddde+XX ("1e-45")."""
+    mantissa, exponent = np.format_float_scientific(value, unique=True).split("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    digits, leading = mantissa.lstrip("-").replace(".", "").rstrip("0"), int(exponent)
+    if not digits:
+        return sign + "0"
+    if -5 <= leading < 16:
+        if leading < 0:
+            return sign + "0." + "0" * (-leading - 1) + digits
+        whole, fraction = digits[: leading + 1].ljust(leading + 1, "0"), digits[leading + 1:]
+        return sign + whole + ("." + fraction if fraction else "")
+    return sign + digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + f"e{exponent[0]}{abs(leading):02d}"
+
+
+def writer_test_values():
+    """1,000,000 random bit patterns and, at both signs, subnormals, every power of two and its
+    two neighbours, -0.0 and the extremes; the finite ones."""
+    bits = np.random.default_rng(20).integers(0, 2**32, 1_000_000, dtype=np.uint64).astype(np.uint32)
+    exponents = np.arange(0, 255, dtype=np.uint32) << 23
+    special = np.concatenate([np.arange(0, 2**23, 4099, dtype=np.uint32), exponents, exponents[1:] - 1,
+                              exponents + 1, np.uint32([0x80000000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001])])
+    values = np.concatenate([bits, special, special | np.uint32(0x80000000)]).view(np.float32)
+    return values[np.isfinite(values)]
+
+
+def test_writer_output_is_byte_identical_to_the_earlier_writer(once):
+    """The C writer's bytes (shortest decimals, layout) pinned by SHA-256 digests of what the
+    writer at commit 3043a07 wrote for 01_01 and for writer_test_values(); the tokens are
+    NumPy's shortest round-trip digits, except three powers of two (printf's nearest 8 digits
+    lie in the narrower half of their rounding interval, so the writer takes 9)."""
+    clip = bvh.load(DATA / "01_01.bvh")
+    motion = jm._core._format_motion(np.ascontiguousarray(clip.motion))
+    assert hashlib.sha256(motion).hexdigest() == "6942fdcd468e4b6937ea80595de548d07b6d0505d9615a1d81677d67af3528ce"
+    values = writer_test_values()
+    text = jm._core._format_motion(values.reshape(1, -1))
+    assert hashlib.sha256(text).hexdigest() == "8b30e63a4d48e022842c176f2b4dda1764a919e1c01efe4eb8634ce64eb389b5"
+    nine_digits = {0x0F800000: "1.26217745e-29", 0x6B000000: "1.54742505e+26", 0x6C800000: "1.23794004e+27"}
+    tokens = text.split()
+    for index in list(range(0, 1_000_000, 29)) + list(range(1_000_000, len(values))):
+        value = values[index]
+        expected = nine_digits.get(int(abs(value).view(np.uint32)))
+        expected = ("-" if np.signbit(value) else "") + expected if expected else shortest_token(value)
+        assert tokens[index] == expected.encode(), (index, value)
+
+
 def test_reader_rounds_like_strtof(once):
     """Decimals next to float32 halfway points, long mantissas, exponents: correctly rounded."""
     rng = np.random.default_rng(3)
@@ -210,6 +258,11 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
     jm.translations(moved.joints)[3, 5] += 1  # joint 5 has rotation channels only
     with pytest.raises(ValueError, match=r"joint 5 .* differs from its OFFSET in frame 3"):
         bvh.save(moved, io.BytesIO())
+    # the same through a strided view of the records (every other frame: frame 3 is record 6)
+    jm.translations(moved.joints)[6, 7] += np.float32(np.nan)
+    strided = dataclasses.replace(sample, joints=moved.joints[::2])
+    with pytest.raises(ValueError, match=r"joint 7 .* differs from its OFFSET in frame 3"):
+        bvh.save(strided, io.BytesIO())
     with pytest.raises(TypeError, match="clip must be a jointmath.bvh.Clip"):
         bvh.save(sample.joints, io.BytesIO())
     with pytest.raises(TypeError, match="path_or_file must be a path or a file"):
