@@ -30,10 +30,12 @@ def _time_batch(func, number, clock=time.perf_counter):
     return (clock() - t0) / number
 
 
-def median_seconds(func, min_time=0.2, repeats=15):
-    """Median wall time of one call of func(), over `repeats` batches lasting >= min_time/repeats."""
+def median_seconds(func, min_time=0.2, repeats=15, cpu=False):
+    """Median wall time of one call of func(), over `repeats` batches lasting >= min_time/repeats
+    (cpu=True: the thread's CPU time, as median_ratio)."""
     number = _batch(func, min_time / repeats)
-    return statistics.median(_time_batch(func, number) for _ in range(repeats))
+    clock = time.thread_time if cpu else time.perf_counter
+    return statistics.median(_time_batch(func, number, clock) for _ in range(repeats))
 
 
 def median_ratio(numerator, denominator, min_time=0.4, rounds=31, cpu=False):

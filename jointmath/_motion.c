@@ -147,7 +147,8 @@ typedef struct {
 } motion_error;
 
 /*
- * Reads frame lines from text[0, size): each non-blank line holds exactly n_channels numbers.
+ * Reads frame lines from text[0, size): each non-blank line holds exactly n_channels numbers
+ * (with n_channels 0, every line is a frame line and must be blank: a frame without values).
  * The first `rows` frames go to values (rows x n_channels, C order); later ones are checked and
  * counted only. Returns the number of frame lines; *last_line is the number of the file's last
  * line; on a bad line, error->kind is set and the scan stops there.
@@ -193,7 +194,7 @@ static Py_ssize_t read_motion(const char *text, size_t size, Py_ssize_t first_li
             *last_line = line;
             return frames;
         }
-        frames += count != 0;
+        frames += count != 0 || n_channels == 0;
         if (p == end)
             break;
         p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
@@ -208,7 +209,8 @@ static Py_ssize_t read_motion(const char *text, size_t size, Py_ssize_t first_li
 
 PyDoc_STRVAR(read_motion_doc,
              "_read_motion(data, offset, first_line, n_channels, n_frames)\n--\n\n"
-             "Internal (jointmath.bvh): the frame lines of data[offset:], line first_line onwards.\n"
+             "Internal (jointmath.bvh): the frame lines of data[offset:], line first_line onwards\n"
+             "(n_channels 0: every line is a frame line, blank).\n"
              "Returns (values, frame_lines, last_line, None) with values float32 (R, n_channels),\n"
              "R = min(n_frames, frame_lines), or (None, line, kind, detail) for a bad line: kind\n"
              "'count' (detail: values found), 'number' or 'finite' (detail: the token, bytes).");
@@ -227,13 +229,13 @@ static PyObject *py_read_motion(PyObject *self, PyObject *args) {
     }
     const char *text = (const char *)buffer.buf + offset;
     const size_t size = (size_t)(buffer.len - offset);
-    /* a frame takes at least 2 n_channels - 1 bytes plus a line break: a huge "Frames:" of a short
-       file is refused as truncated after the scan, without allocating for it first */
+    /* a frame takes at least 2 n_channels - 1 bytes plus a line break (a line break without
+       channels): a huge "Frames:" of a short file is refused as truncated after the scan, without
+       allocating for it first */
     Py_ssize_t rows = n_frames;
-    if (n_channels > 0 && (size_t)rows > (size + 1) / (size_t)(2 * n_channels))
-        rows = (Py_ssize_t)((size + 1) / (size_t)(2 * n_channels));
-    if (n_channels == 0)
-        rows = 0;
+    const size_t most_rows = n_channels > 0 ? (size + 1) / (size_t)(2 * n_channels) : size + 1;
+    if ((size_t)rows > most_rows)
+        rows = (Py_ssize_t)most_rows;
     npy_intp dims[2] = {rows, n_channels};
     PyArrayObject *values = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_FLOAT32);
     scratch = (float *)malloc((size_t)(n_channels > 0 ? n_channels : 1) * sizeof(float));
@@ -273,6 +275,200 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------- channels -> joints -- */
+
+/* Rotating joints of one Euler order: their quaternions of a chunk of frames sit in the working
+   buffers from `first` on, frame by frame (count per frame). */
+typedef struct {
+    int axes[3];
+    Py_ssize_t first, count;
+} order_group;
+
+/* Angles of a chunk of frames per kernel call: 1,024 triples (12 KB) and their quaternions
+   (16 KB) stay in L1 between the gather, the kernel and the write of the records. */
+#define JOINTS_CHUNK_TRIPLES 1024
+
+/*
+ * The records of frames [f0, f0 + nf): q from the Euler kernel (intrinsic rotations, degrees) of
+ * each rotating joint's three rotation values in its channel order, (0, 0, 0, 1) for a joint
+ * without rotation channels; t = (rest + the joint's position values, 0), a missing position
+ * channel counting 0. Each record is written once, whole. group_of[j] < 0: no rotation;
+ * slot[j]: the joint's index within its group.
+ */
+static void joints_of_chunk(const float *motion, Py_ssize_t n_channels, Py_ssize_t n_joints, Py_ssize_t f0,
+                            Py_ssize_t nf, const int64_t *columns, const float *rest, const int *group_of,
+                            const Py_ssize_t *slot, const order_group *groups, int n_groups, float *angles,
+                            float *quats, jm_joint_quat *out) {
+    for (int g = 0; g < n_groups; g++) {
+        float *a = angles + 3 * groups[g].first * nf;
+        for (Py_ssize_t f = f0; f < f0 + nf; f++) {
+            const float *row = motion + f * n_channels;
+            for (Py_ssize_t j = 0; j < n_joints; j++) {
+                if (group_of[j] != g)
+                    continue;
+                const int64_t *c = columns + 6 * j;
+                *a++ = row[c[0]];
+                *a++ = row[c[1]];
+                *a++ = row[c[2]];
+            }
+        }
+        jm_active->euler_to_quats(angles + 3 * groups[g].first * nf, quats + 4 * groups[g].first * nf,
+                                  (size_t)(groups[g].count * nf), groups[g].axes, 1, 1);
+    }
+    for (Py_ssize_t f = 0; f < nf; f++) {
+        const float *row = motion + (f0 + f) * n_channels;
+        jm_joint_quat *record = out + (f0 + f) * n_joints;
+        for (Py_ssize_t j = 0; j < n_joints; j++, record++) {
+            const int64_t *c = columns + 6 * j;
+            if (group_of[j] >= 0) {
+                const order_group *group = groups + group_of[j];
+                memcpy(record->q, quats + 4 * (group->first * nf + f * group->count + slot[j]), 4 * sizeof(float));
+            } else {
+                record->q[0] = record->q[1] = record->q[2] = 0.0f;
+                record->q[3] = 1.0f;
+            }
+            for (int k = 0; k < 3; k++)
+                record->t[k] = c[3 + k] >= 0 ? rest[4 * j + k] + row[c[3 + k]] : rest[4 * j + k];
+            record->t[3] = 0.0f;
+        }
+    }
+}
+
+PyDoc_STRVAR(motion_to_joints_doc,
+             "_motion_to_joints(motion, rest, columns, axes)\n--\n\n"
+             "Internal (jointmath.bvh): (F, J) JOINT_QUAT records from float32 (F, C) C-contiguous\n"
+             "channel values. rest: float32 (J, 4) C-contiguous, each joint's OFFSET and 0;\n"
+             "columns: int64 (J, 6) C-contiguous, the columns of the three rotation channels in\n"
+             "channel order, then of Xposition Yposition Zposition, -1 where absent (no rotation:\n"
+             "all three -1); axes: int64 (J, 3), each rotation channel's axis (0 X, 1 Y, 2 Z).\n"
+             "q = euler_to_quat(intrinsic, degrees) of the rotation values, identity without\n"
+             "rotation; t = (rest + the position values, 0).");
+
+static PyObject *py_motion_to_joints(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArrayObject *motion, *rest, *columns_array, *axes_array;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyArray_Type, &motion, &PyArray_Type, &rest, &PyArray_Type,
+                          &columns_array, &PyArray_Type, &axes_array))
+        return NULL;
+    const int64_t *columns = (const int64_t *)PyArray_DATA(columns_array);
+    const int64_t *axes = (const int64_t *)PyArray_DATA(axes_array);
+    const npy_intp n_joints = PyArray_NDIM(rest) == 2 ? PyArray_DIM(rest, 0) : -1;
+    int ok = PyArray_TYPE(motion) == NPY_FLOAT32 && PyArray_NDIM(motion) == 2 && PyArray_IS_C_CONTIGUOUS(motion) &&
+             PyArray_TYPE(rest) == NPY_FLOAT32 && n_joints >= 0 && PyArray_DIM(rest, 1) == 4 &&
+             PyArray_IS_C_CONTIGUOUS(rest);
+    ok = ok && PyArray_TYPE(columns_array) == NPY_INT64 && PyArray_NDIM(columns_array) == 2 &&
+         PyArray_DIM(columns_array, 0) == n_joints && PyArray_DIM(columns_array, 1) == 6 &&
+         PyArray_IS_C_CONTIGUOUS(columns_array);
+    ok = ok && PyArray_TYPE(axes_array) == NPY_INT64 && PyArray_NDIM(axes_array) == 2 &&
+         PyArray_DIM(axes_array, 0) == n_joints && PyArray_DIM(axes_array, 1) == 3 &&
+         PyArray_IS_C_CONTIGUOUS(axes_array);
+    const npy_intp n_frames = ok ? PyArray_DIM(motion, 0) : 0, n_channels = ok ? PyArray_DIM(motion, 1) : 0;
+    for (npy_intp j = 0; ok && j < n_joints; j++) {
+        for (int k = 0; k < 6; k++)
+            ok &= columns[6 * j + k] >= -1 && columns[6 * j + k] < n_channels;
+        ok &= (columns[6 * j] < 0) == (columns[6 * j + 1] < 0) && (columns[6 * j] < 0) == (columns[6 * j + 2] < 0);
+        for (int k = 0; k < 3; k++)
+            ok &= axes[3 * j + k] >= 0 && axes[3 * j + k] <= 2;
+        ok &= columns[6 * j] < 0 ||
+              (axes[3 * j] != axes[3 * j + 1] && axes[3 * j] != axes[3 * j + 2] && axes[3 * j + 1] != axes[3 * j + 2]);
+    }
+    if (!ok)
+        return PyErr_Format(PyExc_ValueError, "internal: _motion_to_joints takes float32 (F, C), float32 (J, 4), "
+                                              "int64 (J, 6) columns in [-1, C) and int64 (J, 3) axes in 0..2, distinct"
+                                              " for a rotating joint");
+    /* the rotating joints, grouped by order (at most the six Tait-Bryan orders) */
+    order_group groups[6];
+    int n_groups = 0;
+    int *group_of = (int *)malloc((size_t)(n_joints ? n_joints : 1) * sizeof(int));
+    Py_ssize_t *slot = (Py_ssize_t *)malloc((size_t)(n_joints ? n_joints : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t n_rotating = 0;
+    for (npy_intp j = 0; group_of && slot && j < n_joints; j++) {
+        group_of[j] = -1;
+        if (columns[6 * j] < 0)
+            continue;
+        int g = 0;
+        while (g < n_groups && !(groups[g].axes[0] == axes[3 * j] && groups[g].axes[1] == axes[3 * j + 1] &&
+                                 groups[g].axes[2] == axes[3 * j + 2]))
+            g++;
+        if (g == n_groups) { /* a new order: six at most, the axes being distinct */
+            for (int k = 0; k < 3; k++)
+                groups[g].axes[k] = (int)axes[3 * j + k];
+            groups[g].count = 0;
+            n_groups++;
+        }
+        group_of[j] = g;
+        slot[j] = groups[g].count++;
+        n_rotating++;
+    }
+    Py_ssize_t first = 0;
+    for (int g = 0; g < n_groups; g++) {
+        groups[g].first = first;
+        first += groups[g].count;
+    }
+    /* frames per chunk: about JOINTS_CHUNK_TRIPLES rotations, at least one frame */
+    const Py_ssize_t chunk = JOINTS_CHUNK_TRIPLES / (n_rotating > 0 ? n_rotating : 1) + 1;
+    float *angles = (float *)malloc((size_t)(chunk * n_rotating + 1) * 3 * sizeof(float));
+    float *quats = (float *)malloc((size_t)(chunk * n_rotating + 1) * 4 * sizeof(float));
+    npy_intp dims[2] = {n_frames, n_joints};
+    Py_INCREF(jm_joint_quat_descr);
+    PyArrayObject *joints = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, jm_joint_quat_descr, 2, dims, NULL,
+                                                                  NULL, 0, NULL);
+    if (joints && group_of && slot && angles && quats) {
+        jm_joint_quat *out = (jm_joint_quat *)PyArray_DATA(joints);
+        const float *values = (const float *)PyArray_DATA(motion);
+        PyThreadState *saved = jm_release_gil(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS);
+        for (npy_intp f0 = 0; f0 < n_frames; f0 += chunk)
+            joints_of_chunk(values, n_channels, n_joints, f0, n_frames - f0 < chunk ? n_frames - f0 : chunk, columns,
+                            (const float *)PyArray_DATA(rest), group_of, slot, groups, n_groups, angles, quats, out);
+        jm_restore_gil(saved);
+    } else if (joints) {
+        Py_CLEAR(joints);
+        PyErr_NoMemory();
+    }
+    free(group_of);
+    free(slot);
+    free(angles);
+    free(quats);
+    return (PyObject *)joints;
+}
+
+PyDoc_STRVAR(first_moved_joint_doc,
+             "_first_moved_joint(joints, offsets, fixed, tolerance)\n--\n\n"
+             "Internal (jointmath.bvh.save): the first record f * J + j (frame by frame) of (F, J)\n"
+             "C-contiguous JOINT_QUAT joints with fixed[j] (uint8 (J,)) whose translation differs\n"
+             "from offsets[j] (float64 (J, 3) C-contiguous) by more than tolerance on an axis\n"
+             "(|t - offset| in float64, NaN counts as more), or -1.");
+
+static PyObject *py_first_moved_joint(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArrayObject *joints, *offsets, *fixed;
+    double tolerance;
+    if (!PyArg_ParseTuple(args, "O!O!O!d", &PyArray_Type, &joints, &PyArray_Type, &offsets, &PyArray_Type, &fixed,
+                          &tolerance))
+        return NULL;
+    const npy_intp n_joints = PyArray_NDIM(joints) == 2 ? PyArray_DIM(joints, 1) : -1;
+    if (!PyArray_EquivTypes(PyArray_DESCR(joints), jm_joint_quat_descr) || n_joints < 0 ||
+        !PyArray_IS_C_CONTIGUOUS(joints) || PyArray_TYPE(offsets) != NPY_FLOAT64 || PyArray_NDIM(offsets) != 2 ||
+        PyArray_DIM(offsets, 0) != n_joints || PyArray_DIM(offsets, 1) != 3 || !PyArray_IS_C_CONTIGUOUS(offsets) ||
+        PyArray_TYPE(fixed) != NPY_UINT8 || PyArray_NDIM(fixed) != 1 || PyArray_DIM(fixed, 0) != n_joints ||
+        !PyArray_IS_C_CONTIGUOUS(fixed))
+        return PyErr_Format(PyExc_ValueError, "internal: _first_moved_joint takes (F, J) JOINT_QUAT, float64 (J, 3) "
+                                              "and uint8 (J,), C-contiguous");
+    const jm_joint_quat *record = (const jm_joint_quat *)PyArray_DATA(joints);
+    const double *offset = (const double *)PyArray_DATA(offsets);
+    const npy_uint8 *is_fixed = (const npy_uint8 *)PyArray_DATA(fixed);
+    const npy_intp n = PyArray_SIZE(joints);
+    for (npy_intp i = 0; i < n; i++) {
+        const npy_intp j = i % n_joints;
+        if (!is_fixed[j])
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!(fabs((double)record[i].t[k] - offset[3 * j + k]) <= tolerance))
+                return PyLong_FromSsize_t(i);
+    }
+    return PyLong_FromLong(-1);
+}
+
 /* ------------------------------------------------------------------------- writing -- */
 
 /* Whether the decimal m * 10^k reads back as x (fast path, else strtof on its text). */
@@ -285,13 +481,105 @@ static int reads_back_as(uint64_t m, int k, float x) {
     return strtof(text, NULL) == x;
 }
 
+/* 10^k for k in [-46, 39], the double nearest it (the compiler rounds decimal literals
+   correctly; exact from 10^0 to 10^22): POW10_NEAREST[k + 46]. */
+static const double POW10_NEAREST[86] = {
+    1e-46, 1e-45, 1e-44, 1e-43, 1e-42, 1e-41, 1e-40, 1e-39, 1e-38, 1e-37,
+    1e-36, 1e-35, 1e-34, 1e-33, 1e-32, 1e-31, 1e-30, 1e-29, 1e-28, 1e-27,
+    1e-26, 1e-25, 1e-24, 1e-23, 1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17,
+    1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7,
+    1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3,
+    1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+    1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23,
+    1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33,
+    1e34, 1e35, 1e36, 1e37, 1e38, 1e39,
+};
+
+/* e with ax in [2^(e-1), 2^e) for a finite float32 ax > 0 (subnormals: -125 at most). */
+static inline int binary_exponent(float ax) {
+    uint32_t bits;
+    memcpy(&bits, &ax, sizeof bits);
+    return (int)(bits >> 23) - 126;
+}
+
+/* The decimal exponent of a finite float32 ax > 0: the largest e with POW10_NEAREST[e] <= ax. */
+static inline int decimal_exponent(float ax) {
+    int e10 = (binary_exponent(ax) - 1) * 30103 / 100000; /* about log10(ax); the loops settle it */
+    while (e10 < 39 && (double)ax >= POW10_NEAREST[e10 + 1 + 46])
+        e10++;
+    while (e10 > -46 && (double)ax < POW10_NEAREST[e10 + 46])
+        e10--;
+    return e10;
+}
+
+/* nearbyint for 0 <= v < 2^52 (round to nearest, ties to even): adding 2^52 leaves no fraction
+   bits; with x87's extended precision (no FAST_PATHS), libm's nearbyint. */
+static inline double round_to_integer(double v) {
+    return FAST_PATHS ? (v + 4503599627370496.0) - 4503599627370496.0 : nearbyint(v);
+}
+
+/*
+ * One candidate length of format_float32: whether a decimal of `digits` significant digits
+ * reads back as ax (the finite float32 |x| > 0 with decimal exponent e10; half_gap: half the
+ * smaller gap to its float32 neighbours): the one nearest ax,
+ * or, when ax sits within 1e-3 of a tie between two (the scaled product is a rounded double),
+ * the other one, each checked exactly (reads_back_as). 1 and *m, *k set (the decimal m 10^k);
+ * 0 if neither reads back; -1 if 10^(digits - 1 - e10) is outside the exact powers of ten.
+ */
+static int shortest_candidate(double ax, float target, int e10, int digits, double half_gap, uint64_t *m,
+                              int *k) {
+    const int scale = digits - 1 - e10; /* ax * 10^scale has `digits` digits before the point */
+    if (scale < -22 || scale > 22)
+        return -1;
+    const double scaled = scale >= 0 ? ax * POW10[scale] : ax / POW10[-scale];
+    const double nearest = round_to_integer(scaled);
+    const double other = scaled >= nearest ? nearest + 1 : nearest - 1;
+    /* certain without the exact check: nearest lies inside the rounding interval (half_gap, the
+       smaller half of it, either side) by more than the error of scaled (<= 2^-53 scaled <
+       1.2e-7; the margin is 2.5e-7) */
+    const double gap = half_gap * POW10_NEAREST[scale + 46] * (1 - 1e-9);
+    if (nearest >= 1 && fabs(nearest - scaled) + 2.5e-7 < gap) {
+        *m = (uint64_t)nearest, *k = -scale;
+        return 1;
+    }
+    if (nearest >= 1 && reads_back_as((uint64_t)nearest, -scale, target)) {
+        *m = (uint64_t)nearest, *k = -scale;
+        return 1;
+    }
+    if (fabs(scaled - nearest) > 0.499 && other >= 1 && reads_back_as((uint64_t)other, -scale, target)) {
+        *m = (uint64_t)other, *k = -scale;
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Bit digits - 1 set for each length, 1 to 9 digits, whose candidates (shortest_candidate) may
+ * read back as ax; a clear bit is certain not to (so only the set ones are checked exactly,
+ * shortest first). A decimal reads back when it lies within the rounding interval of ax, whose
+ * half-width is at most half an ulp: scaled like the digits, that is `gap`. The nearest
+ * candidate lies `distance` from ax 10^scale, the other one 1 - distance. Computed with a
+ * product by a rounded 10^scale (error <= 2^-52 of scaled < 1e9, under 2.5e-7) and a margin of
+ * 5e-7 on top. All nine are computed without a branch between them (they overlap in the CPU).
+ * e10 in [-14, 22], so that every scale is within [-22, 22].
+ */
+static inline unsigned lengths_that_may_read_back(double ax, int e10, double half_ulp) {
+    unsigned maybe = 0;
+    for (int digits = 1; digits <= 9; digits++) {
+        const double power = POW10_NEAREST[digits - 1 - e10 + 46];
+        const double scaled = ax * power, gap = half_ulp * power * (1 + 1e-9) + 5e-7;
+        const double distance = fabs(scaled - round_to_integer(scaled));
+        maybe |= (unsigned)(distance <= gap || 1 - distance <= gap) << (digits - 1);
+    }
+    return maybe;
+}
+
 /*
  * Writes the shortest decimal that reads back as the finite float32 x (correctly rounded) to
- * out; returns its length (<= 17). Candidates with p = 1, 2, ... 9 significant digits: the
- * p-digit decimal nearest x, and its neighbour when x sits within 1e-3 of a tie between the two
- * (the scaled product is a rounded double), each checked by reads_back_as. Nine digits always
- * read back for float32. Layout as repr of a float: -17 for -17.0, 0.001 for 1e-3, 1.5e-07 in
- * exponent form below 1e-5 and from 1e16.
+ * out; returns its length (<= 17). Candidates with p = 1, 2, ... 9 significant digits
+ * (shortest_candidate; the lengths that cannot read back are skipped first, by
+ * lengths_that_may_read_back). Nine digits always read back for float32. Layout as repr of a
+ * float: -17 for -17.0, 0.001 for 1e-3, 1.5e-07 in exponent form below 1e-5 and from 1e16.
  */
 static int format_float32(float x, char *out) {
     char *p = out;
@@ -302,25 +590,27 @@ static int format_float32(float x, char *out) {
         *p++ = '0';
         return (int)(p - out);
     }
-    int e10 = (int)floor(log10(ax));
-    if (ax >= pow(10.0, e10 + 1))  /* log10 rounded across a power of ten */
-        e10++;
-    else if (ax < pow(10.0, e10))
-        e10--;
+    const float target = fabsf(x);
+    const int e10 = decimal_exponent(target);
+    /* half an ulp of target, 2^(e - 25) (24-bit significand; subnormals have the ulp of FLT_MIN) */
+    const int e2 = binary_exponent(target) > -125 ? binary_exponent(target) : -125;
+    const uint64_t half_ulp_bits = (uint64_t)(e2 - 25 + 1023) << 52;
+    double half_ulp;
+    memcpy(&half_ulp, &half_ulp_bits, sizeof half_ulp);
+    /* at a power of two (not FLT_MIN) the float32 below is nearer: half that gap is a quarter ulp */
+    uint32_t target_bits;
+    memcpy(&target_bits, &target, sizeof target_bits);
+    const double half_gap = (target_bits & 0x7FFFFF) == 0 && e2 > -125 ? half_ulp / 2 : half_ulp;
+    const unsigned maybe = e10 >= -14 && e10 <= 22 ? lengths_that_may_read_back(ax, e10, half_ulp) : 0x1FF;
     uint64_t m = 0;
     int k = 0, found = 0;
-    const float target = fabsf(x);
     for (int digits = 1; digits <= 9 && !found; digits++) {
-        const int scale = digits - 1 - e10;  /* ax * 10^scale has `digits` digits before the point */
-        if (scale < -22 || scale > 22)
+        if (!(maybe >> (digits - 1) & 1))
+            continue;
+        found = shortest_candidate(ax, target, e10, digits, half_gap, &m, &k);
+        if (found < 0) {
+            found = 0;
             break;
-        const double scaled = scale >= 0 ? ax * POW10[scale] : ax / POW10[-scale];
-        const double nearest = nearbyint(scaled);
-        const double other = scaled >= nearest ? nearest + 1 : nearest - 1;
-        if (nearest >= 1 && reads_back_as((uint64_t)nearest, -scale, target)) {
-            m = (uint64_t)nearest, k = -scale, found = 1;
-        } else if (fabs(scaled - nearest) > 0.499 && other >= 1 && reads_back_as((uint64_t)other, -scale, target)) {
-            m = (uint64_t)other, k = -scale, found = 1;
         }
     }
     if (!found) {
@@ -376,6 +666,7 @@ static int format_float32(float x, char *out) {
     return (int)(p - out);
 }
 
+
 PyDoc_STRVAR(format_motion_doc,
              "_format_motion(values)\n--\n\n"
              "Internal (jointmath.bvh): a float32 (F, C) C-contiguous array as BVH frame lines,\n"
@@ -418,5 +709,7 @@ static PyObject *py_format_motion(PyObject *self, PyObject *arg) {
 PyMethodDef jm_motion_methods[] = {
     {"_read_motion", py_read_motion, METH_VARARGS, read_motion_doc},
     {"_format_motion", py_format_motion, METH_O, format_motion_doc},
+    {"_motion_to_joints", py_motion_to_joints, METH_VARARGS, motion_to_joints_doc},
+    {"_first_moved_joint", py_first_moved_joint, METH_VARARGS, first_moved_joint_doc},
     {NULL, NULL, 0, NULL},
 };

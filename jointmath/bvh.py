@@ -2,11 +2,14 @@
 
 Our own parser: the HIERARCHY block is tokenised in Python (it is small); the MOTION block is
 read in C in one pass straight into float32 (jointmath/_motion.c: correctly rounded like
-strtof). Lines end at \\n, \\r\\n or \\r only; tabs, exponents and leading-dot floats are accepted;
+strtof), and the joints are built from it in C in one more pass. A file given by its path is
+memory-mapped, not copied. Lines end at \\n, \\r\\n or \\r only; tabs, exponents and leading-dot floats are accepted;
 numbers are ASCII (no "inf", "nan", "1_000" or full-width digits). A malformed or truncated
 file raises ValueError naming the file and line; no partial Clip is ever returned. More frame
 lines than "Frames:" declares (some exporters add one) keeps the declared frames and warns with
-BVHWarning; so does a joint name that is not UTF-8 (read as cp1252).
+BVHWarning; so does a joint name that is not UTF-8 (read as cp1252). A skeleton without any
+channel (no CHANNELS values in any joint) has frames without values: each frame is one blank
+line, so "Frames: N" needs N lines after "Frame Time:" (save writes them; more are ignored).
 
 Rotations: a joint's Euler channels, in the order they appear, are intrinsic rotations, so
 "Zrotation Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...),
@@ -16,8 +19,10 @@ degrees). Translations: a joint's translation is its OFFSET plus its position ch
 import dataclasses
 import html
 import io
+import mmap
 import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass, field
 
@@ -278,30 +283,29 @@ def _layout(channels):
     return by_order, tuple(np.array(p, np.int64) for p in position), column
 
 
-def _joints_from_motion(motion, offsets, channels, chunk_values=1 << 14):
-    from ._euler import euler_to_quat
-
-    by_order, (pos_columns, pos_joints, pos_axes), _ = _layout(channels)
-    n_frames, n_joints = motion.shape[0], len(channels)
-    # np.empty and one write of every lane (a zeroed array would be written twice), and the
-    # temporaries in chunks of frames that stay in cache (and in reused heap memory)
-    joints = np.empty((n_frames, n_joints), JOINT_QUAT)
-    lanes = joints.view(np.float32).reshape(n_frames, n_joints, 8)
-    rest = np.concatenate([offsets.astype(np.float32), np.zeros((n_joints, 1), np.float32)], axis=1)
-    identity = sum(len(joint_ids) for joint_ids, _ in by_order.values()) != n_joints
-    groups = [(order, joint_ids, np.array(columns)) for order, (joint_ids, columns) in by_order.items()]
-    step = max(1, chunk_values // max(1, motion.shape[1]))
-    for start in range(0, n_frames, step):
-        frames = slice(start, start + step)
-        q, t = lanes[frames, :, :4], lanes[frames, :, 4:]
-        t[:] = rest
-        if pos_columns.size:
-            t[:, pos_joints, pos_axes] += motion[frames, pos_columns]
-        if identity:
-            q[:] = (0, 0, 0, 1)  # joints without rotation channels
-        for order, joint_ids, columns in groups:
-            q[:, joint_ids] = euler_to_quat(motion[frames, columns], order, degrees=True)
-    return joints
+def _joints_from_motion(motion, offsets, channels):
+    """(F, J) JOINT_QUAT from (F, C) channel values, in C (one pass)."""
+    motion = np.ascontiguousarray(motion, np.float32)
+    columns = np.full((len(channels), 6), -1, np.int64)
+    axes = np.zeros((len(channels), 3), np.int64)
+    column = 0
+    for j, ch in enumerate(channels):
+        rotation = 0
+        for name in ch:
+            if name in _POSITIONS:
+                columns[j, 3 + _POSITIONS[name]] = column
+            else:
+                columns[j, rotation] = column
+                axes[j, rotation] = "XYZ".index(_ROTATIONS[name])
+                rotation += 1
+            column += 1
+    if column != motion.shape[1]:
+        raise ValueError(f"motion must have one column per channel ({column}), got shape {motion.shape}")
+    if offsets.shape != (len(channels), 3):
+        raise ValueError(f"offsets must have shape ({len(channels)}, 3), one per joint, got shape {offsets.shape}")
+    rest = np.zeros((len(channels), 4), np.float32)
+    rest[:, :3] = offsets
+    return _core._motion_to_joints(motion, rest, columns, axes)
 
 
 def _motion_from_joints(joints, offsets, channels):
@@ -491,17 +495,25 @@ def _parse_motion(lines, n_channels):
         raise lines.error(f"not a finite float32: {token!r}", line)
     if found < n_frames:
         raise lines.error(f"Frames: {n_frames} but the file ends after {found} frames (truncated?)", last)
-    if found > n_frames:
+    if found > n_frames and n_channels:  # without channels, extra blank lines are just blank lines
         # some exporters write one frame more than they declare: keep what is declared, say so
         warnings.warn(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
                       f"the last {found - n_frames} are ignored", BVHWarning, stacklevel=3)
     return frame_time, motion
 
 
-def _read_bytes(path_or_file):
+def _file_bytes(path_or_file):
+    """(data, source, close): the file's bytes, a read-only memory map of it for a non-empty
+    regular file at a path (no copy: no fresh memory to fault in), else what read() returns;
+    close() releases a map."""
     if isinstance(path_or_file, (str, os.PathLike)):
+        source = os.fspath(path_or_file)
         with open(path_or_file, "rb") as f:
-            data, source = f.read(), os.fspath(path_or_file)
+            status = os.fstat(f.fileno())
+            if stat.S_ISREG(status.st_mode) and status.st_size > 0:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                return data, str(source), data.close
+            data = f.read()
     elif hasattr(path_or_file, "read"):
         data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
     else:
@@ -510,8 +522,7 @@ def _read_bytes(path_or_file):
         data = data.encode("utf-8", "surrogateescape")
     elif not isinstance(data, bytes):
         raise TypeError(f"path_or_file.read() must return str or bytes, got {type(data).__name__}")
-    # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
-    return data.removeprefix(b"\xef\xbb\xbf"), str(source)
+    return data, str(source), lambda: None
 
 
 def load(path_or_file):
@@ -521,11 +532,17 @@ def load(path_or_file):
     TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
     for extra frame lines and for names that are not UTF-8 (read as cp1252).
     """
-    data, source = _read_bytes(path_or_file)
-    lines = _Lines(data, source)
-    names, parents, offsets, channels, end_sites, end_offsets = _parse_hierarchy(lines)
-    n_channels = sum(len(c) for c in channels)
-    frame_time, motion = _parse_motion(lines, n_channels)
+    data, source, close = _file_bytes(path_or_file)
+    try:
+        lines = _Lines(data, source)
+        # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
+        if data[:3] == b"\xef\xbb\xbf":
+            lines.pos = 3
+        names, parents, offsets, channels, end_sites, end_offsets = _parse_hierarchy(lines)
+        n_channels = sum(len(c) for c in channels)
+        frame_time, motion = _parse_motion(lines, n_channels)
+    finally:
+        close()
     offsets = np.array(offsets, np.float64).reshape(-1, 3)
     clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
                 frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
@@ -539,15 +556,14 @@ def load(path_or_file):
 
 def _check_translations(clip, motion_joints):
     """A joint without position channels must keep its OFFSET (BVH cannot say otherwise)."""
-    fixed = [j for j, ch in enumerate(clip.channels) if not any(c in _POSITIONS for c in ch)]
-    if not fixed or clip.n_frames == 0:
+    fixed = np.array([not any(c in _POSITIONS for c in ch) for ch in clip.channels], np.uint8)
+    if not fixed.any() or clip.n_frames == 0:
         return
-    t = motion_joints["t"][:, fixed, :3].astype(np.float64)
-    offset = clip.offsets[fixed].astype(np.float32).astype(np.float64)
+    offset = clip.offsets.astype(np.float32).astype(np.float64)
     scale = max(1.0, float(np.abs(clip.offsets).max()))
-    bad = np.argwhere(~(np.abs(t - offset) <= 1e-5 * scale).all(axis=-1))
-    if bad.size:
-        f, j = int(bad[0, 0]), fixed[int(bad[0, 1])]
+    bad = _core._first_moved_joint(np.ascontiguousarray(motion_joints), offset, fixed, 1e-5 * scale)
+    if bad >= 0:
+        f, j = divmod(bad, clip.n_joints)
         raise ValueError(f"clip.joints['t'] of joint {j} ({clip.names[j]!r}) differs from its OFFSET in frame {f} "
                          f"({motion_joints['t'][f, j, :3].tolist()} vs {clip.offsets[j].tolist()}), and the joint "
                          f"has no position channels to write it: give it Xposition Yposition Zposition channels")

@@ -191,6 +191,30 @@ def test_bad_arguments(tmp_path):
         bvh.load(tmp_path / "binary.bvh")
 
 
+def test_paths_are_read_through_a_memory_map_that_is_closed(tmp_path, monkeypatch):
+    """A non-empty regular file is mapped, not copied; the map is closed after a load and after
+    a failed one. An empty file is read (it cannot be mapped) and named by its path."""
+    maps = []
+    real_mmap = bvh.mmap.mmap
+
+    def recording_mmap(*args, **kwargs):
+        maps.append(real_mmap(*args, **kwargs))
+        return maps[-1]
+
+    monkeypatch.setattr(bvh.mmap, "mmap", recording_mmap)
+    expected = bvh.load(io.StringIO(SMALL))
+    (tmp_path / "bom.bvh").write_bytes(b"\xef\xbb\xbf" + SMALL.encode())
+    np.testing.assert_array_equal(bvh.load(tmp_path / "bom.bvh").joints, expected.joints)
+    (tmp_path / "bad.bvh").write_bytes(SMALL.replace("-3.5", "-3.5x").encode())
+    with pytest.raises(ValueError, match=r"bad.bvh:24: not a number: '-3.5x'"):
+        bvh.load(tmp_path / "bad.bvh")
+    assert len(maps) == 2 and all(m.closed for m in maps)
+    (tmp_path / "empty.bvh").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty.bvh:0: unexpected end of file, expected HIERARCHY"):
+        bvh.load(tmp_path / "empty.bvh")
+    assert len(maps) == 2
+
+
 def test_save_load_round_trip_and_pickle(tmp_path):
     clip = bvh.load(io.StringIO(SMALL))
     path = tmp_path / "out.bvh"

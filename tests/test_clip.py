@@ -1,7 +1,9 @@
 """jointmath.bvh.Clip: one source of truth (skeleton + joints), save/load round trips of any
 clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
 import dataclasses
+import hashlib
 import io
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -91,6 +93,40 @@ def test_motion_is_derived_from_joints(isa, sample):
     assert "motion" not in {f.name for f in dataclasses.fields(bvh.Clip)}
 
 
+@pytest.mark.parametrize("n_frames", [0, 1, 34, 35, 36, 200])
+def test_joints_from_motion_is_euler_to_quat_plus_offsets(isa, n_frames):
+    """The one-pass C builder: every record bit for bit what euler_to_quat (degrees) and OFFSET +
+    position channels give, over chunk boundaries (1,024 rotations a chunk: 35 frames here),
+    mixed orders, partial position channels and joints without rotation."""
+    rng = np.random.default_rng(n_frames)
+    channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation"),
+                ("Yrotation", "Zposition", "Zrotation", "Xrotation"), (), ("Xposition",)]
+    channels += [("Zrotation", "Yrotation", "Xrotation"), ("Xrotation", "Yrotation", "Zrotation")] * 13
+    channels += [("Zrotation", "Yrotation", "Xrotation")]
+    offsets = rng.uniform(-10, 10, (len(channels), 3))
+    motion = rng.uniform(-400, 400, (n_frames, sum(map(len, channels)))).astype(np.float32)
+    joints = bvh.joints_from_motion(motion, offsets, channels)
+    assert joints.dtype == jm.JOINT_QUAT and joints.shape == (n_frames, len(channels))
+    column = 0
+    for j, ch in enumerate(channels):
+        columns = dict(zip(ch, range(column, column + len(ch))))
+        column += len(ch)
+        order = "".join(c[0] for c in ch if c.endswith("rotation"))
+        expected_q = (jm.euler_to_quat(np.ascontiguousarray(motion[:, [columns[a + "rotation"] for a in order]]),
+                                       order, degrees=True) if order else np.tile(np.float32([0, 0, 0, 1]), (n_frames, 1)))
+        np.testing.assert_array_equal(joints["q"][:, j], expected_q)
+        expected_t = np.tile(offsets[j].astype(np.float32), (n_frames, 1))
+        for axis, name in enumerate(("Xposition", "Yposition", "Zposition")):
+            if name in columns:
+                expected_t[:, axis] += motion[:, columns[name]]
+        np.testing.assert_array_equal(joints["t"][:, j, :3], expected_t)
+        np.testing.assert_array_equal(joints["t"][:, j, 3], 0)
+    with pytest.raises(ValueError, match=r"motion must have one column per channel \(%d\)" % column):
+        bvh.joints_from_motion(motion[:, 1:], offsets, channels)
+    with pytest.raises(ValueError, match=r"offsets must have shape \(%d, 3\)" % len(channels)):
+        bvh.joints_from_motion(motion, offsets[1:], channels)
+
+
 def test_loaded_clip_saves_the_file_values_exactly(once):
     clip = bvh.load(DATA / "01_01.bvh")
     again, text = reload(clip)
@@ -125,6 +161,53 @@ def test_shortest_decimals_read_back_exactly(once):
     read, frames, _, _ = jm._core._read_motion(text, 0, 1, len(values), 1)
     assert frames == 1
     np.testing.assert_array_equal(read[0].view(np.uint32), values.view(np.uint32))
+
+
+def shortest_token(value):
+    """The writer's token for a float32, from NumPy's shortest round-trip digits (Dragon4):
+    positional from 1e-5 to below 1e16 ("-17", "0.00001"), else d.ddde+XX ("1e-45")."""
+    mantissa, exponent = np.format_float_scientific(value, unique=True).split("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    digits, leading = mantissa.lstrip("-").replace(".", "").rstrip("0"), int(exponent)
+    if not digits:
+        return sign + "0"
+    if -5 <= leading < 16:
+        if leading < 0:
+            return sign + "0." + "0" * (-leading - 1) + digits
+        whole, fraction = digits[: leading + 1].ljust(leading + 1, "0"), digits[leading + 1:]
+        return sign + whole + ("." + fraction if fraction else "")
+    return sign + digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + f"e{exponent[0]}{abs(leading):02d}"
+
+
+def writer_test_values():
+    """1,000,000 random bit patterns and, at both signs, subnormals, every power of two and its
+    two neighbours, -0.0 and the extremes; the finite ones."""
+    bits = np.random.default_rng(20).integers(0, 2**32, 1_000_000, dtype=np.uint64).astype(np.uint32)
+    exponents = np.arange(0, 255, dtype=np.uint32) << 23
+    special = np.concatenate([np.arange(0, 2**23, 4099, dtype=np.uint32), exponents, exponents[1:] - 1,
+                              exponents + 1, np.uint32([0x80000000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001])])
+    values = np.concatenate([bits, special, special | np.uint32(0x80000000)]).view(np.float32)
+    return values[np.isfinite(values)]
+
+
+def test_writer_output_is_byte_identical_to_the_earlier_writer(once):
+    """The C writer's bytes (shortest decimals, layout) pinned by SHA-256 digests of what the
+    writer at commit 3043a07 wrote for 01_01 and for writer_test_values(); the tokens are
+    NumPy's shortest round-trip digits, except three powers of two (printf's nearest 8 digits
+    lie in the narrower half of their rounding interval, so the writer takes 9)."""
+    clip = bvh.load(DATA / "01_01.bvh")
+    motion = jm._core._format_motion(np.ascontiguousarray(clip.motion))
+    assert hashlib.sha256(motion).hexdigest() == "6942fdcd468e4b6937ea80595de548d07b6d0505d9615a1d81677d67af3528ce"
+    values = writer_test_values()
+    text = jm._core._format_motion(values.reshape(1, -1))
+    assert hashlib.sha256(text).hexdigest() == "8b30e63a4d48e022842c176f2b4dda1764a919e1c01efe4eb8634ce64eb389b5"
+    nine_digits = {0x0F800000: "1.26217745e-29", 0x6B000000: "1.54742505e+26", 0x6C800000: "1.23794004e+27"}
+    tokens = text.split()
+    for index in list(range(0, 1_000_000, 29)) + list(range(1_000_000, len(values))):
+        value = values[index]
+        expected = nine_digits.get(int(abs(value).view(np.uint32)))
+        expected = ("-" if np.signbit(value) else "") + expected if expected else shortest_token(value)
+        assert tokens[index] == expected.encode(), (index, value)
 
 
 def test_reader_rounds_like_strtof(once):
@@ -175,10 +258,64 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
     jm.translations(moved.joints)[3, 5] += 1  # joint 5 has rotation channels only
     with pytest.raises(ValueError, match=r"joint 5 .* differs from its OFFSET in frame 3"):
         bvh.save(moved, io.BytesIO())
+    # the same through a strided view of the records (every other frame: frame 3 is record 6)
+    jm.translations(moved.joints)[6, 7] += np.float32(np.nan)
+    strided = dataclasses.replace(sample, joints=moved.joints[::2])
+    with pytest.raises(ValueError, match=r"joint 7 .* differs from its OFFSET in frame 3"):
+        bvh.save(strided, io.BytesIO())
     with pytest.raises(TypeError, match="clip must be a jointmath.bvh.Clip"):
         bvh.save(sample.joints, io.BytesIO())
     with pytest.raises(TypeError, match="path_or_file must be a path or a file"):
         bvh.save(sample, 3)
+
+
+NO_CHANNELS = """HIERARCHY
+ROOT A
+{
+\tOFFSET 1 2 3
+\tCHANNELS 0
+\tJOINT B
+\t{
+\t\tOFFSET 0 1.5 0
+\t\tCHANNELS 0
+\t\tEnd Site
+\t\t{
+\t\t\tOFFSET 0 1 0
+\t\t}
+\t}
+}
+MOTION
+Frames: 3
+Frame Time: 0.5
+"""
+
+
+def test_clip_without_channels_saves_and_reloads(once, tmp_path):
+    """No joint has a channel: each frame is a blank line, so save writes Frames: N and N blank
+    lines and load gives the N frames back (it used to fail: "ends after 0 frames")."""
+    clip = bvh.load(io.StringIO(NO_CHANNELS + "\n\n\n"))
+    assert clip.joints.shape == (3, 2) and clip.motion.shape == (3, 0)
+    np.testing.assert_array_equal(clip.joints["q"], np.tile(np.float32([0, 0, 0, 1]), (3, 2, 1)))
+    np.testing.assert_array_equal(jm.translations(clip.joints), np.tile(np.float32([[1, 2, 3], [0, 1.5, 0]]), (3, 1, 1)))
+    again, text = reload(clip)
+    assert again == clip and text.endswith(b"MOTION\nFrames: 3\nFrame Time: 0.5\n\n\n\n")
+    # built by hand, through a path; and no frames at all
+    for n_frames in (4, 0):
+        joints = jm.make_joints(np.tile(np.float32([0, 0, 0, 1]), (n_frames, 2, 1)),
+                                np.tile(np.float32([[1, 2, 3], [0, 1.5, 0]]), (n_frames, 1, 1)))
+        hand = bvh.Clip(names=["A", "B"], parents=[-1, 0], offsets=[[1, 2, 3], [0, 1.5, 0]], channels=[(), ()],
+                        frame_time=0.5, joints=joints, name="hand")
+        bvh.save(hand, tmp_path / "hand.bvh")
+        assert bvh.load(tmp_path / "hand.bvh") == hand
+    # fewer blank lines than frames is a truncation; a value in a frame line has no channel to go to
+    with pytest.raises(ValueError, match=r":20: Frames: 3 but the file ends after 2 frames"):
+        bvh.load(io.StringIO(NO_CHANNELS + "\n\n"))
+    with pytest.raises(ValueError, match=r":21: a frame needs 0 values, got 1"):
+        bvh.load(io.StringIO(NO_CHANNELS + "\n\n0\n"))
+    # blank lines past the declared frames are ignored, without a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bvh.load(io.StringIO(NO_CHANNELS + "\n" * 5)).n_frames == 3
 
 
 def test_ten_thousand_deep_chain(once, tmp_path):
