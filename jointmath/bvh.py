@@ -569,6 +569,24 @@ def _check_translations(clip, motion_joints):
                          f"has no position channels to write it: give it Xposition Yposition Zposition channels")
 
 
+def _check_rotations(clip):
+    """A joint without rotation channels must keep the identity rotation (BVH cannot say
+    otherwise): within 1e-6 rad, q of any scale and either sign, and not zero or non-finite."""
+    fixed = np.array([not any(c in _ROTATIONS for c in ch) for ch in clip.channels], bool)
+    if not fixed.any() or clip.n_frames == 0:
+        return
+    q = clip.joints["q"][:, fixed].astype(np.float64)
+    vector, scalar = np.sqrt(np.einsum("...i,...i->...", q[..., :3], q[..., :3])), np.abs(q[..., 3])
+    # 2 atan2(|v|, |w|) <= 1e-6 rad with 0 < |w| < inf; NaN fails the comparison
+    rotated = ~((vector <= np.tan(5e-7) * scalar) & (scalar > 0) & (scalar < np.inf))
+    if rotated.any():
+        f, k = np.unravel_index(np.argmax(rotated), rotated.shape)
+        j = int(np.flatnonzero(fixed)[k])
+        raise ValueError(f"clip.joints['q'] of joint {j} ({clip.names[j]!r}) is not the identity rotation in frame {f} "
+                         f"({clip.joints['q'][f, j].tolist()}), and the joint has no rotation channels to write it: "
+                         f"give it three rotation channels")
+
+
 def save(clip, path_or_file):
     """Write a Clip as BVH: its hierarchy, then ``clip.motion`` (computed from ``clip.joints``:
     each joint's rotation as its Euler channels in its own order, in degrees, its position
@@ -581,14 +599,16 @@ def save(clip, path_or_file):
     saves (indentation stops growing at MAX_INDENT tabs).
 
     Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
-    a writable file; ValueError for a zero or non-finite rotation or translation, or a joint
-    without position channels whose translation differs from its OFFSET.
+    a writable file; ValueError for a zero or non-finite rotation or translation, a joint
+    without position channels whose translation differs from its OFFSET, or a joint without
+    rotation channels whose rotation is not the identity (within 1e-6 rad).
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
     if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
         raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
     _check_translations(clip, clip.joints)
+    _check_rotations(clip)
     motion = np.ascontiguousarray(clip.motion, np.float32)
     body = _core._format_motion(motion)
     if isinstance(body, int):

@@ -269,6 +269,26 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
         bvh.save(sample, 3)
 
 
+def test_save_refuses_a_rotation_without_rotation_channels(once):
+    """A joint without rotation channels cannot hold a rotation in BVH: save refuses one that is
+    not the identity (within 1e-6 rad, either sign, any scale) instead of dropping it."""
+    joints = jm.make_joints(np.tile([0, 0, 0, 1], (3, 2, 1)), np.tile([[0, 0, 0], [0, 1, 0]], (3, 1, 1)))
+    clip = bvh.Clip(names=["root", "tip"], parents=[-1, 0], offsets=[[0, 0, 0], [0, 1, 0]],
+                    channels=[("Xposition", "Yposition", "Zposition"), ()], frame_time=0.1, joints=joints,
+                    end_sites=[1], end_offsets=[[0, 1, 0]])
+    for q in ([0, 0, 0, -2], [4e-7, 0, 0, 1], [0, 0, -4e-7, -1]):  # the identity: saved, reloaded as it
+        edited = dataclasses.replace(clip, joints=joints.copy())
+        edited.joints["q"][1:] = q
+        again = reload(edited)[0]
+        np.testing.assert_array_equal(again.joints["q"], np.tile([0, 0, 0, 1], (3, 2, 1)))
+    for q in ([0, 0.6, 0, 0.8], [1e-6, 0, 0, 1], [0, 0, 0, 0], [np.nan, 0, 0, 1], [0, 0, 0, np.inf]):
+        edited = dataclasses.replace(clip, joints=joints.copy())
+        edited.joints["q"][2, 0] = q
+        with pytest.raises(ValueError, match=r"joint 0 \('root'\) is not the identity rotation in frame 2 .* "
+                                             r"no rotation channels"):
+            bvh.save(edited, io.BytesIO())
+
+
 NO_CHANNELS = """HIERARCHY
 ROOT A
 {
