@@ -39,7 +39,7 @@ def load_baseline(directory):
     spec = importlib.util.spec_from_file_location("jointmath._core", paths[0])  # PyInit__core
     core = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(core)
-    core._register_dtypes(jm.JOINT_QUAT, jm.JOINT_MAT)
+    core._register_dtypes(jm.JOINT_QUAT, jm.JOINT_MAT, jm.PACKED_JOINT, jm.PACKED_JOINT64)
     return core
 
 

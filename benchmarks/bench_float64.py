@@ -7,9 +7,8 @@ Every time is a median over batches; each ratio (scipy / float64, float64 / floa
 of ratios of the two timed back to back in every round (timing.median_ratio), so that a slow spell
 of a shared machine slows both sides. The public functions are timed (their argument checks included,
 which at 1,024 elements are part of the cost; each call allocates its result), then, for the
-float64 / float32 ratio closer to the kernels alone, the conversions into a preallocated out=
-(the Euler functions have no out= and allocate theirs). Then the float64 time of every
-path. At 1,048,576 elements a fresh result above glibc's 32 MiB mmap threshold (quat_to_matrix
+float64 / float32 ratio closer to the kernels alone, the conversions into a preallocated out=.
+Then the float64 time of every path. At 1,048,576 elements a fresh result above glibc's 32 MiB mmap threshold (quat_to_matrix
 both dtypes, matrix_to_quat and euler_to_quat float64) is new memory on every call: its page faults
 are part of the time, as they are for scipy.
 
@@ -36,8 +35,8 @@ except ImportError:  # scipy is optional: its column is skipped
 
 
 def cases(n, rng):
-    """(name, jointmath call on an array, its float64 input, scipy call on float64 or None,
-    internal entry point call (array, out) or None)."""
+    """(name, jointmath call on an array, its float64 input, scipy call on float64, the call into
+    a preallocated out (array, out), the result's shape)."""
     q = rng.standard_normal((n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     m = jm.quat_to_matrix(q)
@@ -48,9 +47,11 @@ def cases(n, rng):
         ("matrix_to_quat", jm.matrix_to_quat, m, lambda a: Rotation.from_matrix(a).as_quat(),
          lambda a, out: jm.matrix_to_quat(a, out=out), (n, 4)),
         ("euler_to_quat ZXY", lambda a: jm.euler_to_quat(a, "ZXY", degrees=False), angles,
-         lambda a: Rotation.from_euler("ZXY", a).as_quat(), lambda a, out: jm.euler_to_quat(a, "ZXY"), None),
+         lambda a: Rotation.from_euler("ZXY", a).as_quat(), lambda a, out: jm.euler_to_quat(a, "ZXY", out=out),
+         (n, 4)),
         ("quat_to_euler ZXY", lambda a: jm.quat_to_euler(a, "ZXY", degrees=False), q,
-         lambda a: Rotation.from_quat(a).as_euler("ZXY"), lambda a, out: jm.quat_to_euler(a, "ZXY"), None),
+         lambda a: Rotation.from_quat(a).as_euler("ZXY"), lambda a, out: jm.quat_to_euler(a, "ZXY", out=out),
+         (n, 3)),
     ]
 
 
@@ -78,8 +79,7 @@ def bench_size(n, rng, best):
           f"{'kernel f64':>12}{'kernel f32':>12}{'f64/f32':>9}")
     for name, func, x64, scipy_func, entry, out_shape in cases(n, rng):
         x32 = x64.astype(np.float32)
-        out64 = np.empty(out_shape) if out_shape else None
-        out32 = np.empty(out_shape, np.float32) if out_shape else None
+        out64, out32 = np.empty(out_shape), np.empty(out_shape, np.float32)
         public64, public32 = (lambda: func(x64)), (lambda: func(x32))
         kernel64, kernel32 = (lambda: entry(x64, out64)), (lambda: entry(x32, out32))
         seconds = best_seconds if best else median_seconds

@@ -1394,12 +1394,13 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
 /*
  * vd_load_mat3: for i in [0, JM_WD) read the nine doubles at (base + i * stride), a row-major
  * double[3][3], into r[0..9) lane i; vd_store_mat3 writes the inverse. stride is in bytes, any
- * value (records may overlap only when nothing is stored). AVX-512 with stride >= 72 (every
- * record after the one before it): one 8x8 transpose of doubles 0..7 (full-record 64-byte loads
- * and stores) and double 8 of record i through lane i of a one-lane masked load / store at
- * base + i * stride + 64 - 8 i, whose 64 bytes lie between the block's first and last byte (for
- * i < 7 they reach past record i into the next; masked-off lanes are neither read nor written
- * and cannot fault). Negative or smaller strides take the quads.
+ * value (records may overlap only when nothing is stored). vd_load_mat3 on AVX-512 with
+ * stride >= 72 (every record after the one before it): one 8x8 transpose of doubles 0..7
+ * (full-record 64-byte loads) and double 8 of record i through lane i of a one-lane masked load
+ * at base + i * stride + 64 - 8 i, whose 64 bytes lie between the block's first and last byte
+ * (for i < 7 they reach past record i into the next; masked-off lanes are not read and cannot
+ * fault). Negative or smaller strides take the quads. (The AVX-512 path has no vd_store_mat3
+ * caller: its quat_to_matrix runs the AVX2 kernel, csrc/convert.c.)
  * That is 24 shuffles per 8 matrices where three overlapping dquads (doubles 0..3, 4..7, 5..8,
  * the other paths and other strides) take 24 512-bit shuffles plus 12 half extracts or
  * inserts; on CPUs that split 512-bit shuffles in two (AMD Zen 4) the shuffles bound these
@@ -1446,17 +1447,6 @@ JM_INLINE void vd_load_mat3(const char *base, ptrdiff_t stride, vd r[9]) {
     (void)again5, (void)again6, (void)again7;
 }
 JM_INLINE void vd_store_mat3(char *base, ptrdiff_t stride, const vd r[9]) {
-#if JM_ISA == JM_ISA_AVX512
-    if (stride >= 72) {
-        __m512d rows[8];
-        jm_transpose_8x8_pd(r, rows);
-        for (int i = 0; i < 8; i++) {
-            _mm512_storeu_pd((double *)(base + i * stride), rows[i]);
-            _mm512_mask_storeu_pd((double *)(base + i * stride + 64 - 8 * i), (__mmask8)(1u << i), r[8]);
-        }
-        return;
-    }
-#endif
     /* doubles 5..8 overlap the second quad by three doubles of equal value */
     vd_store_quads(base, stride, r[0], r[1], r[2], r[3]);
     vd_store_quads(base + 32, stride, r[4], r[5], r[6], r[7]);

@@ -29,11 +29,11 @@ static int parse_order(PyObject *order, int axes[3], int *intrinsic) {
 /* The body of both functions (to_quat: euler_to_quat). */
 static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject *const *args, Py_ssize_t nargs,
                        PyObject *kwnames) {
-    static const char *const angle_names[] = {"angles", "order", "degrees"};
-    static const char *const quat_names[] = {"q", "order", "degrees"};
+    static const char *const angle_names[] = {"angles", "order", "degrees", "out"};
+    static const char *const quat_names[] = {"q", "order", "degrees", "out"};
     static const npy_intp angle_core[1] = {3}, quat_core[1] = {4};
-    PyObject *slots[3];
-    if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, 3, 2, slots) < 0)
+    PyObject *slots[4];
+    if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, 4, 2, slots) < 0)
         return NULL;
     const int degrees = slots[2] ? PyObject_IsTrue(slots[2]) : 0;
     if (degrees < 0)
@@ -41,14 +41,24 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
     PyArrayObject *src = jm_float_operand(slots[0], arg, 1, to_quat ? angle_core : quat_core);
     if (!src)
         return NULL;
+    const int type = PyArray_TYPE(src), ndim = PyArray_NDIM(src), in_len = to_quat ? 3 : 4;
+    const npy_intp esize = PyArray_ITEMSIZE(src);
+    npy_intp dims[NPY_MAXDIMS];
+    memcpy(dims, PyArray_DIMS(src), ndim * sizeof(npy_intp));
+    dims[ndim - 1] = to_quat ? 4 : 3;
     int axes[3], intrinsic;
     PyObject *result = NULL;
+    PyArrayObject *out;
+    if (jm_float_out(slots[3], type, ndim, dims, &out) < 0) {
+        Py_DECREF(src);
+        return NULL;
+    }
     if (!parse_order(slots[1], axes, &intrinsic)) {
         if (PyList_Check(slots[1]) || PyTuple_Check(slots[1])) { /* one order per joint */
             PyObject *module = PyImport_ImportModule("jointmath._euler");
             if (module) {
-                result = PyObject_CallMethod(module, "_by_order", "OOiO", (PyObject *)src, slots[1], to_quat,
-                                             degrees ? Py_True : Py_False);
+                result = PyObject_CallMethod(module, "_by_order", "OOiOO", (PyObject *)src, slots[1], to_quat,
+                                             degrees ? Py_True : Py_False, out ? (PyObject *)out : Py_None);
                 Py_DECREF(module);
             }
         } else {
@@ -60,39 +70,34 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
         Py_DECREF(src);
         return result;
     }
-    const int type = PyArray_TYPE(src), ndim = PyArray_NDIM(src), in_len = to_quat ? 3 : 4;
-    const npy_intp esize = PyArray_ITEMSIZE(src);
-    npy_intp dims[NPY_MAXDIMS];
-    memcpy(dims, PyArray_DIMS(src), ndim * sizeof(npy_intp));
-    dims[ndim - 1] = to_quat ? 4 : 3;
-    jm_walk in = {NULL, NULL, 0};
-    PyArrayObject *dst = NULL;
-    if (jm_walk_operand(src, type, 1, in_len * esize, ndim - 1, dims, JM_WALK_PACKED, &in) < 0 ||
-        !(dst = jm_new_array(ndim, dims, type)))
+    const npy_intp in_bytes = in_len * esize;
+    jm_walk in = {NULL, NULL, 0}, dst = {NULL, NULL, 0};
+    if (jm_walk_operand(src, type, 1, in_bytes, ndim - 1, dims, JM_WALK_PACKED, &in) < 0 ||
+        jm_walk_output(out, type, ndim, dims, ndim - 1, (4 + 3 - in_len) * esize, JM_WALK_PACKED, &in, &in_bytes, 1,
+                       &dst) < 0)
         goto done;
-    const size_t n = (size_t)(PyArray_SIZE(dst) / (to_quat ? 4 : 3));
+    const size_t n = (size_t)(PyArray_MultiplyList(dims, ndim - 1));
     jm_euler_f64_kernel k64 = to_quat ? jm_active->euler_to_quats_f64 : jm_active->quats_to_euler_f64;
     if (n && type == NPY_FLOAT32) {
         jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel((const float *)in.base, (float *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
+        kernel((const float *)in.base, (float *)dst.base, n, axes, intrinsic, degrees);
         jm_restore_gil(saved);
     } else if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        k64((const double *)in.base, (double *)PyArray_DATA(dst), n, axes, intrinsic, degrees);
+        k64((const double *)in.base, (double *)dst.base, n, axes, intrinsic, degrees);
         jm_restore_gil(saved);
     }
-    result = (PyObject *)dst;
-    dst = NULL;
+    result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&in);
-    Py_XDECREF(dst);
+    jm_walk_release(&dst);
     Py_DECREF(src);
     return result;
 }
 
 PyDoc_STRVAR(euler_to_quat_doc,
-             "euler_to_quat(angles, order, degrees=False)\n--\n\n"
+             "euler_to_quat(angles, order, degrees=False, out=None)\n--\n\n"
              "Unit quaternions (x, y, z, w) from Tait-Bryan angles (scipy's from_euler).\n\n"
              "angles: array_like (..., 3), the angle of each axis of `order`, in radians (degrees\n"
              "with degrees=True, as scipy). float32 (and float16) compute in float32; float64,\n"
@@ -100,14 +105,16 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "order: \"XYZ\", \"XZY\", \"YXZ\", \"YZX\", \"ZXY\" or \"ZYX\" - intrinsic, as BVH channels use\n"
              "them: \"ZXY\" means R = Rz(a0) Rx(a1) Ry(a2), scipy's from_euler(\"ZXY\", ...) - or the\n"
              "same in lowercase for extrinsic rotations (scipy's convention too). For (..., J, 3)\n"
-             "arrays, a list of J orders gives each joint its own.\n\n"
+             "arrays, a list of J orders gives each joint its own.\n"
+             "out: optional writeable array (..., 4) of the result dtype; it is returned (one\n"
+             "sharing the angles' memory gets the result of the angles as they were).\n\n"
              "Returns (..., 4) in the result dtype (empty input: an empty result). float32 runs the\n"
              "SIMD kernel: rotation error <= 1e-6 rad against scipy (float64) for angles up to 720\n"
              "degrees on every path; float64 computes in float64. A NaN or infinite angle gives a\n"
              "NaN quaternion in its own record.\n\n"
-             "Raises TypeError (complex, object or string angles) or ValueError (angles not\n"
-             "(..., 3), an order that is not one of the twelve, or a list of orders not one per\n"
-             "joint).");
+             "Raises TypeError (complex, object or string angles; out not an array of the result\n"
+             "dtype) or ValueError (angles not (..., 3), an order that is not one of the twelve, a\n"
+             "list of orders not one per joint, out of another shape or read-only).");
 
 static PyObject *py_euler_to_quat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -115,12 +122,13 @@ static PyObject *py_euler_to_quat(PyObject *self, PyObject *const *args, Py_ssiz
 }
 
 PyDoc_STRVAR(quat_to_euler_doc,
-             "quat_to_euler(q, order, degrees=False)\n--\n\n"
+             "quat_to_euler(q, order, degrees=False, out=None)\n--\n\n"
              "Tait-Bryan angles of quaternions: the inverse of euler_to_quat (scipy's as_euler).\n\n"
              "q: array_like (..., 4), dtypes as euler_to_quat; any finite non-zero scale (float32\n"
              "2^-149 ... FLT_MAX, float64 2^-1074 ... DBL_MAX): the angles are those of q / |q|. A\n"
              "zero quaternion, or one with a NaN or infinite component, gives NaN angles in its own\n"
-             "record. order: as euler_to_quat.\n\n"
+             "record. order: as euler_to_quat.\n"
+             "out: optional writeable array (..., 3) of the result dtype; it is returned.\n\n"
              "Returns (..., 3) angles in [-pi, pi] radians ([-180, 180] degrees with degrees=True),\n"
              "the middle one in [-pi/2, pi/2], in the result dtype (empty input: an empty result).\n"
              "At gimbal lock (middle angle within 1e-7 rad of +-90 degrees in float32, as scipy;\n"
@@ -133,8 +141,9 @@ PyDoc_STRVAR(quat_to_euler_doc,
              "float32 (7.6e-7 measured, middle angles next to +-90 degrees included; near the lock\n"
              "the outer angles are ill-conditioned and float32 may split them differently from\n"
              "scipy, never the rotation).\n\n"
-             "Raises TypeError (complex, object or string q) or ValueError (q not (..., 4), an\n"
-             "order that is not one of the twelve, or a list of orders not one per joint).");
+             "Raises TypeError (complex, object or string q; out not an array of the result\n"
+             "dtype) or ValueError (q not (..., 4), an order that is not one of the twelve, a list\n"
+             "of orders not one per joint, out of another shape or read-only).");
 
 static PyObject *py_quat_to_euler(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;

@@ -11,15 +11,16 @@ from ._core import euler_to_quat, quat_to_euler
 __all__ = ["euler_to_quat", "quat_to_euler"]
 
 
-def _by_order(values, orders, to_quat, degrees):
+def _by_order(values, orders, to_quat, degrees, out):
     """euler_to_quat (to_quat) or quat_to_euler of values (..., J, 3 or 4), an already checked
-    float32/float64 array, with orders[j] for joint j (a list or tuple of J orders)."""
+    float32/float64 array, with orders[j] for joint j (a list or tuple of J orders), into out (None,
+    or an array the C boundary checked: the result's dtype and shape, writeable)."""
     func = euler_to_quat if to_quat else quat_to_euler
     orders = list(orders)
     if values.ndim < 2 or values.shape[-2] != len(orders):
         raise ValueError(f"a list of orders needs one per joint: {len(orders)} orders for an array of shape "
                          f"{values.shape} (joints on axis -2)")
-    out = np.empty(values.shape[:-1] + (4 if to_quat else 3,), values.dtype)
+    result = np.empty(values.shape[:-1] + (4 if to_quat else 3,), values.dtype)
     groups = {}
     for j, order in enumerate(orders):
         if not isinstance(order, str):
@@ -27,5 +28,8 @@ def _by_order(values, orders, to_quat, degrees):
                              f"for joint {j}")
         groups.setdefault(order, []).append(j)
     for order, joint_ids in groups.items():
-        out[..., joint_ids, :] = func(values[..., joint_ids, :], order, degrees)
+        result[..., joint_ids, :] = func(values[..., joint_ids, :], order, degrees)
+    if out is None:
+        return result
+    out[...] = result
     return out

@@ -333,6 +333,59 @@ def test_euler_sizes_and_layouts(rng, n):
     np.testing.assert_array_equal(angles, before)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [0, 1, 7, 33])
+def test_euler_out(rng, dtype, n):
+    """out= of euler_to_quat / quat_to_euler: returned, filled as without it, contiguous or not,
+    at any alignment, the inputs untouched; a list of orders writes into it too."""
+    angles = rng.uniform(-3, 3, (n, 2, 3)).astype(dtype)
+    q = rng.standard_normal((n, 2, 4)).astype(dtype)
+    for func, x, width in ((jm.euler_to_quat, angles, 4), (jm.quat_to_euler, q, 3)):
+        before = x.copy()
+        for order in ("ZXY", ["xzy", "YXZ"]):
+            expected = func(x, order)
+            raw = np.zeros(n * 2 * width * 2 * x.itemsize + 1, np.uint8)
+            outs = [np.zeros((n, 2, width), dtype),  # contiguous
+                    np.zeros((n, 2, 2 * width), dtype)[..., ::2],  # strided
+                    np.zeros((n, 4, width), dtype)[:, ::2],  # gaps between records
+                    np.zeros((n, 2, width), dtype)[::-1],  # reversed
+                    raw[1:1 + expected.nbytes].view(dtype).reshape(expected.shape)]  # unaligned
+            for out in outs:
+                assert func(x, order, out=out) is out
+                np.testing.assert_array_equal(out, expected)
+                np.testing.assert_array_equal(x, before)
+            assert func(x, order, False, outs[0]) is outs[0]  # positional
+    # out sharing the input's memory: as NumPy, the result is that of the input before the call
+    for func, width_in, width_out in ((jm.euler_to_quat, 3, 4), (jm.quat_to_euler, 4, 3)):
+        x = rng.uniform(-3, 3, (n, 2, width_in)).astype(dtype)
+        for order in ("yzx", ["yzx", "zyx"]):
+            expected = func(x, order)
+            buf = np.zeros(n * 2 * 4, dtype)
+            buf[:x.size] = x.ravel()
+            out = buf[:n * 2 * width_out].reshape(n, 2, width_out)
+            assert func(buf[:x.size].reshape(x.shape), order, out=out) is out
+            np.testing.assert_array_equal(out, expected)
+
+
+def test_euler_out_bad_arguments():
+    angles, q = np.zeros((4, 3)), np.zeros((4, 4), np.float32)
+    with pytest.raises(TypeError, match="out must have dtype float64, got dtype float32"):
+        jm.euler_to_quat(angles, "XYZ", out=np.zeros((4, 4), np.float32))
+    with pytest.raises(TypeError, match="out must have dtype float32, got dtype float64"):
+        jm.quat_to_euler(q, "XYZ", out=np.zeros((4, 3)))
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        jm.quat_to_euler(q, "XYZ", out=[[0.0] * 3] * 4)
+    with pytest.raises(ValueError, match=r"out must have shape \(4, 4\), got shape \(4, 3\)"):
+        jm.euler_to_quat(angles, "XYZ", out=np.zeros((4, 3)))
+    with pytest.raises(ValueError, match=r"out must have shape \(4, 3\), got shape \(3,\)"):
+        jm.quat_to_euler(q, ["XYZ"] * 4, out=np.zeros(3, np.float32))
+    readonly = np.zeros((4, 4))
+    readonly.flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writeable"):
+        jm.euler_to_quat(angles, "XYZ", out=readonly)
+    np.testing.assert_array_equal(readonly, 0)
+
+
 @pytest.mark.parametrize("order", ORDERS)
 def test_quat_to_euler_float32_kernel(rng, order):
     q = np.concatenate([rng.standard_normal((3000, 4)), np.zeros((1, 4)) + [0, 0, 0, 1]]).astype(np.float32)

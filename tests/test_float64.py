@@ -176,6 +176,41 @@ def test_quat_to_matrix_out_with_gaps_or_reversed(rng, n):
     m[:, :3] = expected.astype(np.float64)
     assert ld_angle(jm.matrix_to_quat(m[:, :3]), q).max(initial=0) <= MATRIX_TO_QUAT_BOUND
 
+def at_offset(shape, offset):
+    """A float64 array of `shape` starting `offset` bytes after a 64-byte boundary."""
+    size = int(np.prod(shape)) * 8
+    raw = np.empty(size + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    return raw[start:start + size].view(np.float64).reshape(shape)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1024])
+def test_quat_to_matrix_any_alignment(rng, n, isa):
+    """Input and out= at every 8-byte offset from a 64-byte boundary (NumPy's arrays start at 16):
+    against the oracle, and bit-identical on the AVX2 and AVX-512 paths (AVX-512 runs the AVX2
+    kernel: its own straddled cache lines and cost more, csrc/convert.c)."""
+    q = np.concatenate([random_unit_quats(rng, n, np.float64)[: n - 1], [[3e-300, 0, 4e-300, 0]]])
+    expected = ld_quat_to_matrix(q)
+    results = []
+    for q_offset in range(0, 64, 8):
+        x = at_offset(q.shape, q_offset)
+        x[...] = q
+        out = at_offset((n, 3, 3), (q_offset + 24) % 64)
+        assert jm.quat_to_matrix(x, out=out) is out
+        assert np.abs(out - expected).max() <= QUAT_TO_MATRIX_BOUND, q_offset
+        np.testing.assert_array_equal(jm.quat_to_matrix(x), out)
+        np.testing.assert_array_equal(x, q)
+        results.append(out.copy())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    if isa == "avx512":
+        jm._core._set_isa("avx2")
+        try:
+            np.testing.assert_array_equal(jm.quat_to_matrix(q), results[0])
+        finally:
+            jm._core._set_isa("avx512")
+
+
 # ------------------------------------------------------------------ matrix_to_quat --
 
 

@@ -89,6 +89,8 @@ def test_plain_array_out(data, dtype):
         (jm.slerp, (q, q2, t), (37, 4)),
         (jm.nlerp, (q, q2, 0.5), (37, 4)),
         (jm.extract_rotation, (jm.quat_to_matrix(q),), (37, 4)),
+        (jm.euler_to_quat, (data["angles"].astype(dtype), "ZXY"), (37, 4)),
+        (jm.quat_to_euler, (q, "yzx"), (37, 3)),
     ]:
         out = unaligned(np.zeros(shape, dtype))
         assert func(*args, out=out) is out
