@@ -415,65 +415,6 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
 }
 
 /*
- * A dense index over long lists (whole_frames, see jm_slerp_joints_indexed): the frame's blocks of
- * JM_W consecutive joints computed as the full call computes them, into a stack buffer, then each
- * record of the block stored from the buffer where its joint is the next entry of the index and
- * from a elsewhere (in place the record itself, rewritten unchanged). The choice is a select by
- * masks, no branch: a random index costs no mispredictions. Returns the index position after the
- * block's selected joints. index[0..n_index) strictly increasing, n_index > 0; `lanes` records
- * from position `first` (a last, partial block: idx the spare lanes of tail_index, else NULL).
- * Measured against a bitmap of the index built 64 joints at a time and against storing the block
- * in place then rewriting the unselected records: both slower on avx512 (1.4-1.7 of the full
- * call with a random half of 1,048,576 joints, against ~0.95 this way).
- */
-JM_INLINE size_t joints_block_selected(int mode, const char *a, const char *b, char *o, size_t first, size_t lanes,
-                                       const intptr_t *idx, const intptr_t *index, size_t n_index, size_t k,
-                                       const fixed_t *ft) {
-    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat), at = (ptrdiff_t)first * rec;
-    _Alignas(64) char result[JM_W * sizeof(jm_joint_quat)];
-    joints_block(mode, a + at, rec, b + at, rec, result, rec, idx, ft);
-    for (size_t r = 0; r < lanes; r++) {
-        /* past the index, its last entry (already matched, below first + r) matches nothing */
-        const int selected = (size_t)index[k - (k == n_index)] == first + r;
-        k += (size_t)selected;
-        const uintptr_t from_a = (uintptr_t)(a + at + (ptrdiff_t)r * rec);
-        const uintptr_t from_result = (uintptr_t)(result + (ptrdiff_t)r * rec);
-        const uintptr_t take_result = 0 - (uintptr_t)selected;
-        /* as masks: compilers turn `selected ? x : y` into a branch here (random half of
-           1,048,576 joints, avx2: 1.76 of the full call that way, ~1.05 with the masks) */
-        jm_copy_record32(o + at + (ptrdiff_t)r * rec, (const char *)(from_a ^ ((from_a ^ from_result) & take_result)));
-    }
-    return k;
-}
-
-/* blend_joints_indexed's frames for a dense index (joints_block_selected), contiguous lists: the
-   loads, math and prefetch of the full call, JM_W joints a block, selected or not */
-JM_INLINE void blend_joints_whole_frames(int mode, const char *a, const char *b, char *o, size_t n_frames,
-                                         size_t n_joints, const intptr_t *index, size_t n_index, const fixed_t *ft) {
-    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    const size_t prefetch_below = prefetch_end(n_joints, n_frames * n_joints);
-    for (size_t f = 0; f < n_frames; f++) {
-        const ptrdiff_t frame = (ptrdiff_t)(f * n_joints) * rec;
-        const char *fa = a + frame, *fb = b + frame;
-        char *fo = o + frame;
-        size_t i = 0, k = 0;
-        for (; i + JM_W <= n_joints; i += JM_W) {
-            if (i < prefetch_below)
-                for (size_t p = i + PREFETCH_AHEAD; p < i + PREFETCH_AHEAD + JM_W; p += 2) { /* 2 records a line */
-                    JM_PREFETCH(fa + (ptrdiff_t)p * rec);
-                    JM_PREFETCH(fb + (ptrdiff_t)p * rec);
-                }
-            k = joints_block_selected(mode, fa, fb, fo, i, JM_W, NULL, index, n_index, k, ft);
-        }
-        if (i < n_joints) {
-            intptr_t idx[JM_W];
-            tail_index(NULL, n_joints - i, idx);
-            joints_block_selected(mode, fa, fb, fo, i, n_joints - i, idx, index, n_index, k, ft);
-        }
-    }
-}
-
-/*
  * Indexed: n_frames frames of n_joints records (frame f of array x starts at x + f * n_joints
  * * stride); in every frame the joints at index[0..n_index) are interpolated, the others are
  * copied from a (nothing to copy when o is a). index is strictly increasing within
@@ -485,12 +426,8 @@ JM_INLINE void blend_joints_whole_frames(int mode, const char *a, const char *b,
  */
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
-                                    size_t n_index, float t, int whole_frames) {
+                                    size_t n_index, float t) {
     const fixed_t ft = fixed_t_for(t);
-    if (whole_frames && t > 0.0f) {
-        blend_joints_whole_frames(mode, a, b, o, n_frames, n_joints, index, n_index, &ft);
-        return;
-    }
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
     const size_t prefetch_below = prefetch_end(n_index, n_frames * n_joints);
@@ -648,17 +585,17 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
     blend_joints(NLERP, a, as, b, bs, out, os, n, t);
 }
 
+#if JM_ISA == JM_ISA_AVX512
 /*
- * Whether at least half of an index's blocks of JM_W entries are runs of consecutive joints (one
- * of the full call's blocks each; none for fewer than JM_W entries).
- * On the AVX-512 path, when not, the AVX2 kernel runs the slerp: a scattered block of 16 reads
- * and writes every record on its own, and on a CPU that executes 512-bit shuffles as two 256-bit
- * halves (AMD Zen 4) the 16 inserts and 8 extracts beside the transposes made such a block cost
- * ~1.4 full blocks, where an AVX2 block of 8 scattered records costs about one full AVX2 block
- * (measured on the EPYC of benchmarks/README.md: every second joint of 1,024, in place 0.76 of
- * the full AVX-512 call on this kernel, ~0.65 on AVX2's). The fixed-t slerp computes the same
- * FMAs in the same order on both paths (no estimate instruction), so the results are
- * bit-identical either way.
+ * Whether an index of n joints runs on this path's own indexed slerp: when it has blocks of 16 and
+ * at least half of them are runs of consecutive joints (one 512-bit move per two records, as the
+ * full call). Else (and for fewer than 16 entries) the AVX2 kernel runs: a scattered block of 16 reads and writes every record on its
+ * own, and on a CPU that executes 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16
+ * inserts and 8 extracts beside the transposes made such a block cost ~1.4 full blocks, where an
+ * AVX2 block of 8 scattered records costs about one full AVX2 block (measured on the EPYC of
+ * benchmarks/README.md: every second joint of 1,024, in place 0.76 of the full AVX-512 call on
+ * this kernel, ~0.65 on AVX2's). The fixed-t slerp computes the same FMAs in the same order on
+ * both paths (no estimate instruction), so the results are bit-identical either way.
  */
 static int runs_dominate(const intptr_t *index, size_t n) {
     size_t runs = 0, blocks = n / JM_W;
@@ -666,50 +603,26 @@ static int runs_dominate(const intptr_t *index, size_t n) {
         runs += index[k + JM_W - 1] - index[k] == JM_W - 1;
     return blocks && 2 * runs >= blocks;
 }
-
-/*
- * Whether an indexed call runs blend_joints_whole_frames: contiguous lists of at least
- * WHOLE_FRAMES_MIN_RECORDS records (beyond the L2 cache: the call is bound by moving the lists,
- * whose every cache line a dense index touches anyway) and an index over at least
- * WHOLE_FRAMES_MIN_PERCENT % of the joints that is not mostly runs (those keep the full call's
- * blocks and skip the math of the rest). The whole frame's math then hides behind the memory
- * traffic, and the per-record work of a scattered index (inserts, copies of the gaps, the gap
- * tests' mispredictions) is gone.
- */
-#define WHOLE_FRAMES_MIN_RECORDS 1048576
-#define WHOLE_FRAMES_MIN_PERCENT 40
-#if JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512
-#define WHOLE_FRAMES_PATH 1
-#else /* sse: whole frames measured 1.2-1.3 of the full call, the indexed kernel 0.8-1.15 */
-#define WHOLE_FRAMES_PATH 0
 #endif
-static int whole_frames(ptrdiff_t as, ptrdiff_t bs, ptrdiff_t os, size_t n_frames, size_t n_joints,
-                        const intptr_t *index, size_t n_index) {
-    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    return WHOLE_FRAMES_PATH && as == rec && bs == rec && os == rec && n_frames * n_joints >= WHOLE_FRAMES_MIN_RECORDS &&
-           100 * n_index >= WHOLE_FRAMES_MIN_PERCENT * n_joints && !runs_dominate(index, n_index);
-}
 
 /* jm_slerp_joints on the joints at `index` of every frame, the others copied (see above). */
 void JM_FN(jm_slerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
-    const int dense = whole_frames(as, bs, os, n_frames, n_joints, index, n_index);
 #if JM_ISA == JM_ISA_AVX512
-    if (!dense && !runs_dominate(index, n_index)) {
+    if (!runs_dominate(index, n_index)) {
         jm_slerp_joints_indexed_avx2(a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
         return;
     }
 #endif
-    blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t, dense);
+    blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 
 /* jm_lerp_joints on the joints at `index` of every frame, the others copied. */
 void JM_FN(jm_lerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                    ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                    size_t n_index, float t) {
-    blend_joints_indexed(NLERP, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t,
-                         whole_frames(as, bs, os, n_frames, n_joints, index, n_index));
+    blend_joints_indexed(NLERP, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 
 /*

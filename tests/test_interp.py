@@ -602,54 +602,6 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index):
         np.testing.assert_array_equal(work, out)
 
 
-WHOLE_FRAMES_MIN_RECORDS = 1 << 20  # csrc/interp.c: dense indexes over calls this large run whole frames
-
-
-def dense_indexes(rng, n):
-    """Indexes over at least 40 % of n joints, not mostly runs (csrc/interp.c whole_frames): every
-    second joint from 0 and from 1 (the frame's last joint), a random half, a random 45 % that
-    takes the frame's first and last joints; and all but one joint (runs: the indexed kernel)."""
-    yield from (np.arange(0, n, 2), np.arange(1, n, 2), np.sort(rng.choice(n, n // 2, replace=False)))
-    yield np.r_[0, np.sort(rng.choice(np.arange(1, n - 1), 45 * n // 100, replace=False)), n - 1]
-    yield np.delete(np.arange(n), n // 3)
-
-
-@pytest.mark.parametrize("func, ref_func, bound", [(jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
-                                                   (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)])
-def test_dense_index_over_long_lists(rng, func, ref_func, bound):
-    """Dense indexes (dense_indexes) over two frames of 524,301 joints (over the whole-frames
-    threshold; a partial last block on every vector width): the selected joints bit-identical to
-    the call without index and within the bound of the float64 reference, the others copied bit
-    for bit (separate out= holding other values), their bytes left as they were (in place, NaN
-    markers), and out=blend (the unselected joints from joints)."""
-    frames, n = 2, 524_301
-    assert frames * n >= WHOLE_FRAMES_MIN_RECORDS
-    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
-    full = func(joints, blend, 0.7)
-    reference_checked = False
-    for idx in dense_indexes(rng, n):
-        assert (np.diff(idx) > 0).all() and idx[-1] < n
-        rest = np.setdiff1d(np.arange(n), idx)
-        out = random_joints(rng, frames * n).reshape(frames, n)
-        assert func(joints, blend, 0.7, index=idx, out=out) is out
-        np.testing.assert_array_equal(out[:, idx], full[:, idx])
-        assert out[:, rest].tobytes() == joints[:, rest].tobytes()
-        if not reference_checked:  # once: the float64 reference over 10^6 records takes a while
-            expected = ref_func(joints, blend, np.float32(0.7), index=idx)
-            assert np.abs(out["q"] - expected["q"]).max() <= bound
-            assert np.abs(out["t"] - expected["t"]).max() <= 1e-4
-            reference_checked = True
-        work = joints.copy()
-        work["q"][:, rest] = np.float32("nan")
-        marker = work[:, rest].tobytes()
-        assert func(work, blend, 0.7, index=idx, out=work) is work
-        np.testing.assert_array_equal(work[:, idx], full[:, idx])
-        assert work[:, rest].tobytes() == marker
-        b = blend.copy()
-        assert func(joints, b, 0.7, index=idx, out=b) is b
-        np.testing.assert_array_equal(b, out)
-
-
 @pytest.mark.parametrize("where", [1, 2, 7, 8, 9, 16, 17, 150, 298, 299])
 def test_long_index_checked_everywhere(rng, where):
     """A long index (the vectorised order and range check of every path) that goes wrong at one
