@@ -10,9 +10,9 @@ imports and all), as a user runs it.
    cluster (the scale-out of the work alone).
 
 Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
-this script imports. Baseline: git archive fe6bb96 | tar -x -C /tmp/jm-fe6bb96 && (cd
-/tmp/jm-fe6bb96 && python setup.py build_ext --inplace), then
-    python benchmarks/bench_main.py --baseline /tmp/jm-fe6bb96
+this script imports. Baseline, in a folder of your choice (BASE below):
+    mkdir BASE && git archive fe6bb96 | tar -x -C BASE && (cd BASE && python setup.py build_ext --inplace)
+    python benchmarks/bench_main.py --baseline BASE
 Absolute times on a shared machine are noise: the ratios are taken round by round.
 """
 import argparse
