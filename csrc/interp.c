@@ -14,6 +14,7 @@
  */
 #include "jointmath.h"
 #include "simd.h"
+#include "quat_math.h"
 
 #include <limits.h>
 #include <math.h>
@@ -52,13 +53,9 @@ JM_INLINE vf arc_sign(vf d) { return v_select(v_lt(d, v_set1(0.0f)), v_set1(-0.0
 /* Up to GROUPS groups of JM_W quaternions are interpolated together (see quats_blocks). */
 #define GROUPS 2
 
-/* EACH(statement): the statement for every group g < groups. The math below does each step for
-   all groups before the next step: the groups' dependency chains (dot product, rsqrt, two
-   polynomials, ~150 cycles) then sit in the instruction window together and overlap. */
-#define EACH(statement)                   \
-    for (int g = 0; g < groups; g++) {    \
-        statement;                        \
-    }
+/* The math below does each step for all groups before the next step (EACH, quat_math.h): the
+   groups' dependency chains (dot product, rsqrt, two polynomials, ~150 cycles) then sit in the
+   instruction window together and overlap. */
 
 /*
  * slerp_weights: per group, w0, w1 with slerp(a, b, t) = w0 a + w1 b for unit quaternions a, b at
@@ -709,20 +706,6 @@ JM_INLINE vd sinc_f64(vd s) {
     vd p67 = vd_fmadd(vd_set1(2.7314447669863995e-15), s, vd_set1(-7.6439702967985717e-13));
     vd p = vd_fmadd(vd_fmadd(p67, s2, p45), s4, vd_fmadd(p23, s2, p01));
     return vd_fmadd(p, s, vd_set1(1.0));
-}
-
-/* atan(y) / y = 1 + s Q(s) for s = y^2 in [0, tan(pi/8)^2]: relative error 7.1e-18 with the
-   coefficients rounded to double. */
-JM_INLINE vd atanc_f64(vd s) {
-    vd s2 = vd_mul(s, s), s4 = vd_mul(s2, s2), s8 = vd_mul(s4, s4);
-    vd q01 = vd_fmadd(vd_set1(0.19999999999995521), s, vd_set1(-0.33333333333333331));
-    vd q23 = vd_fmadd(vd_set1(0.11111111015256361), s, vd_set1(-0.14285714284666542));
-    vd q45 = vd_fmadd(vd_set1(0.076921831908260865), s, vd_set1(-0.090909045781239026));
-    vd q67 = vd_fmadd(vd_set1(0.0585814891280221), s, vd_set1(-0.066645114473819475));
-    vd q89 = vd_fmadd(vd_set1(0.039231658295587189), s, vd_set1(-0.050854497379402598));
-    vd q8_10 = vd_fmadd(vd_set1(-0.01917688711906226), s2, q89);
-    vd q0_7 = vd_fmadd(vd_fmadd(q67, s2, q45), s4, vd_fmadd(q23, s2, q01));
-    return vd_fmadd(vd_fmadd(q8_10, s8, q0_7), s, vd_set1(1.0));
 }
 
 JM_INLINE vd dot4_f64(const vd a[4], const vd b[4]) {

@@ -7,6 +7,14 @@
 
 #include "simd.h"
 
+/* EACH(statement): the statement for every group g < groups (a variable or constant of the
+   caller). Kernels that convert several blocks of lanes at once write each step for all groups
+   before the next step, so that the groups' dependency chains overlap in the instruction window. */
+#define EACH(statement)                   \
+    for (int g = 0; g < groups; g++) {    \
+        statement;                        \
+    }
+
 /*
  * rotation_to_quat: the unit quaternion of a rotation matrix r (row-major, 9 elements).
  *
@@ -161,5 +169,25 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
     r[7] = v_mul(v_add(yz, wx), s);
     r[8] = v_mul(v_sub(v_add(ww, zz), v_add(xx, yy)), h);
 }
+
+/*
+ * atan(y) / y = 1 + s Q(s) for s = y^2 in [0, tan(pi/8)^2]: relative error 7.1e-18 with the
+ * coefficients rounded to double (benchmarks/fit_interp_polys.py, float64 section). atanc_tail_f64
+ * is Q(s), for callers that add u s Q(s) to u in one fused step (atan2_f64 in euler.c); atanc_f64
+ * the whole ratio (the float64 slerp weights).
+ */
+JM_INLINE vd atanc_tail_f64(vd s) {
+    vd s2 = vd_mul(s, s), s4 = vd_mul(s2, s2), s8 = vd_mul(s4, s4);
+    vd q01 = vd_fmadd(vd_set1(0.19999999999995521), s, vd_set1(-0.33333333333333331));
+    vd q23 = vd_fmadd(vd_set1(0.11111111015256361), s, vd_set1(-0.14285714284666542));
+    vd q45 = vd_fmadd(vd_set1(0.076921831908260865), s, vd_set1(-0.090909045781239026));
+    vd q67 = vd_fmadd(vd_set1(0.0585814891280221), s, vd_set1(-0.066645114473819475));
+    vd q89 = vd_fmadd(vd_set1(0.039231658295587189), s, vd_set1(-0.050854497379402598));
+    vd q8_10 = vd_fmadd(vd_set1(-0.01917688711906226), s2, q89);
+    vd q0_7 = vd_fmadd(vd_fmadd(q67, s2, q45), s4, vd_fmadd(q23, s2, q01));
+    return vd_fmadd(q8_10, s8, q0_7);
+}
+
+JM_INLINE vd atanc_f64(vd s) { return vd_fmadd(atanc_tail_f64(s), s, vd_set1(1.0)); }
 
 #endif /* JM_QUAT_MATH_H */

@@ -1258,7 +1258,10 @@ JM_INLINE vd vd_scale_pow2(vd *v, int n) {
  * transposed: c0 lane i = first double of record i, ..., c3 lane i = fourth double.
  * vd_store_quads writes the inverse. stride is in bytes and may be anything (records of any
  * size, unaligned, negative strides). Records of 3 doubles go through staged buffers
- * (JM_FOR_BLOCKS_D's tails) or overlapping quads (a 3x3 matrix as doubles 0..3, 4..7, 5..8).
+ * (JM_FOR_BLOCKS_D's tails) or overlapping quads (a 3x3 matrix as doubles 0..3, 4..7, 5..8), or
+ * stride 24 when the 8 bytes after the last record belong to the caller: vd_store_quads writes
+ * the records in increasing order on every path, so each record's fourth double is overwritten
+ * by the next record's first (the Euler kernels' blocks before the last).
  */
 #if JM_ISA == JM_ISA_AVX512
 /* records r and r + 1 as one vector: a single 512-bit load when they are adjacent */

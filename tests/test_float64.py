@@ -379,6 +379,25 @@ def test_quat_to_euler_gimbal_lock(rng, order):
         assert (angles[:, 2] != 0).all()
 
 
+@pytest.mark.parametrize("n", range(0, 50))
+def test_euler_kernels_write_only_their_records(rng, n, isa):
+    """The float64 Euler kernels move 24-byte records as 32-byte quads in every block but the
+    last (each quad's fourth double overwritten by the next record): out= followed by other data
+    keeps it, and every record equals the same record converted alone."""
+    guard = -7.5
+    q = rng.standard_normal((n, 4))
+    buffer = np.full(3 * n + 8, guard)
+    angles = jm.quat_to_euler(q, "zxy", out=buffer[: 3 * n].reshape(n, 3))
+    np.testing.assert_array_equal(buffer[3 * n:], guard)
+    alone = [jm.quat_to_euler(q[r : r + 1], "zxy")[0] for r in range(n)]
+    np.testing.assert_array_equal(angles, np.reshape(alone, (n, 3)))
+    buffer = np.full(4 * n + 8, guard)
+    quats = jm.euler_to_quat(angles, "zxy", out=buffer[: 4 * n].reshape(n, 4))
+    np.testing.assert_array_equal(buffer[4 * n:], guard)
+    alone = [jm.euler_to_quat(angles[r : r + 1], "zxy")[0] for r in range(n)]
+    np.testing.assert_array_equal(quats, np.reshape(alone, (n, 4)))
+
+
 def test_quat_to_euler_any_scale_and_invalid(rng):
     q = scaled_quats(rng)
     for order in ("ZXY", "xzy"):
