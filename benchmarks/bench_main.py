@@ -6,8 +6,9 @@ imports and all), as a user runs it.
    in place, e.g. commit fe6bb96), each command alternated with the other, median of --rounds;
    with and without --check, since the baseline always checked against float64;
 3. --dask local against one process on the same 8 clips, and on 64 clips (whole processes:
-   the cluster's start is part of the cost), plus 64 clips on an already running 2-worker
-   cluster (the scale-out of the work alone).
+   interpreter start and imports are part of the cost; on these jobs, shorter than a cluster's
+   start, --dask local runs the clips on one thread per core), plus, for the work alone, 64 clips
+   on 2 threads of this process and on an already running 2-worker cluster.
 
 Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
 this script imports. Baseline, in a folder of your choice (BASE below):
@@ -98,15 +99,25 @@ def main():
                                       lambda: command_seconds([folder, "--dask", "local"], THIS_BUILD, tmp),
                                       args.rounds)
             print(f"  {n} clips: one process {one:8.3f} s   --dask local {dask:8.3f} s   "
-                  f"speed-up {1 / ratio:5.2f}x (whole processes, the cluster's start included)")
+                  f"speed-up {1 / ratio:5.2f}x (whole processes)")
         running_cluster(sixty_four, args.rounds)
 
 
 def running_cluster(folder, rounds):
-    """64 clips in this process vs on a running 2-worker local cluster (a client per run)."""
-    from jointmath.__main__ import local_cluster, run_dask, run_local
+    """64 clips in this process on one thread vs on 2 threads, and vs on a running 2-worker local
+    cluster (a client per run)."""
+    from jointmath.__main__ import local_cluster, run_dask, run_local, run_threads
 
     jobs = [{"path": os.path.join(folder, name)} for name in sorted(os.listdir(folder))]
+
+    def timed(run, *args):
+        start = time.perf_counter()
+        run(jobs, *args, bar=False)
+        return time.perf_counter() - start
+
+    single, threaded, ratio = paired(lambda: timed(run_local), lambda: timed(run_threads, 2), rounds)
+    print(f"  64 clips in this process: one thread {single:8.3f} s   2 threads {threaded:8.3f} s   "
+          f"speed-up {1 / ratio:5.2f}x (the work alone)")
     with local_cluster() as cluster:
         run_dask(jobs[:2], cluster.scheduler_address, bar=False)  # the workers' imports
 

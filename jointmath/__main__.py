@@ -35,7 +35,7 @@ import time
 from . import _job
 
 __all__ = ["CLUSTER_START_SECONDS", "MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
-           "plan_outputs", "run_dask", "run_local"]
+           "plan_outputs", "run_dask", "run_local", "run_threads"]
 
 #: Highest --fps accepted: above any capture rate, resampling only makes a clip bigger (and at
 #: 1e6 frames/s a 20-second clip would need tens of GB).
@@ -193,6 +193,32 @@ def run_local(jobs, bar=True):
     return results
 
 
+def _cores():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every OS
+        return os.cpu_count() or 1
+
+
+def run_threads(jobs, threads, bar=True):
+    """process_file(**job) for each job on `threads` threads of this process, results in job
+    order: the kernels, the reader's C part and NumPy release the GIL for most of a clip's time,
+    so the threads run on as many cores. One thread: run_local. A progress bar per clip (tqdm,
+    on stderr); reader warnings are printed above it as their clips finish."""
+    if threads <= 1 or len(jobs) <= 1:
+        return run_local(jobs, bar)
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    tqdm = _tqdm() if bar else None
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(_job.process_file, **job) for job in jobs]
+        finished = as_completed(futures)
+        for future in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
+            _report_warnings(future.result())
+    return [future.result() for future in futures]
+
+
 # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins glibc's mmap
 # threshold at 128 KiB: every clip-sized array is then mapped, page-faulted, zeroed and unmapped
 # afresh, and freed heap is returned to the system at once (the stages measured 20-45 % slower
@@ -247,9 +273,11 @@ def run_dask(jobs, address, bar=True):
         seconds = time.perf_counter() - start
         rest = seconds * sum(_size(j["path"]) for j in jobs[1:]) / max(_size(jobs[0]["path"]), 1)
         if rest <= 2 * CLUSTER_START_SECONDS:
+            threads = min(_cores(), len(jobs) - 1)
             _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process, less than starting "
-                 f"a cluster pays for (about {CLUSTER_START_SECONDS:g} s); processing them here")
-            return done + run_local(jobs[1:], bar)
+                 f"a cluster pays for (about {CLUSTER_START_SECONDS:g} s); processing them here"
+                 + (f", in {threads} threads" if threads > 1 else ""))
+            return done + run_threads(jobs[1:], threads, bar)
         _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process; starting a local "
              f"cluster of 2 workers for them (this process goes on with the next clips meanwhile)")
         started = []

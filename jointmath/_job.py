@@ -10,7 +10,6 @@ import json
 import os
 import tempfile
 import time
-import warnings
 from importlib import resources
 
 import numpy as np
@@ -288,11 +287,9 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
     caught = []
     written = {}
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            start = time.perf_counter()
-            clip = bvh.load(path)
-            load_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        clip = bvh._read(path, caught)  # the warnings as text: no global state, safe in threads
+        load_seconds = time.perf_counter() - start
         if progress is not None:
             progress("load")
         result, packed, clip, unpacked = process_clip(clip, bits, fps, check, progress)
@@ -308,14 +305,14 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
                 progress("write " + kind)
     except (OSError, ValueError, TypeError, UnicodeDecodeError, MemoryError) as exc:
         return {"file": path, "error": f"{type(exc).__name__}: {exc}", "outputs": written,
-                "warnings": [str(w.message) for w in caught]}
+                "warnings": caught}
     result["seconds"] = {"load": load_seconds, **result["seconds"]}
     result["stage_frames"] = {"load": result["source_frames"], **result["stage_frames"]}
     result["frames_per_second"] = {"load": result["source_frames"] / load_seconds if load_seconds > 0 else None,
                                    **result["frames_per_second"]}
     result["file"] = path
     result["outputs"] = written
-    result["warnings"] = [str(w.message) for w in caught]
+    result["warnings"] = caught
     return result
 
 

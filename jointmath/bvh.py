@@ -334,9 +334,10 @@ class _Lines:
     """The file's lines (ended by \\n, \\r\\n or \\r only) with 1-based numbers, read one at a time
     from the bytes; errors name the line."""
 
-    def __init__(self, data, source):
+    def __init__(self, data, source, notes):
         self.data = data
         self.source = source
+        self.notes = notes  # warnings to give (BVHWarning), appended in order
         self.pos = 0  # byte offset of the next line
         self.i = 0  # number of the last line read
         self.cp1252_line = None
@@ -353,8 +354,7 @@ class _Lines:
         except UnicodeDecodeError:
             if self.cp1252_line is None:
                 self.cp1252_line = self.i
-                warnings.warn(f"{self.source}:{self.i}: not UTF-8; the HIERARCHY was read as cp1252", BVHWarning,
-                              stacklevel=5)
+                self.notes.append(f"{self.source}:{self.i}: not UTF-8; the HIERARCHY was read as cp1252")
             try:
                 return raw.decode("cp1252")
             except UnicodeDecodeError:  # the five bytes cp1252 leaves undefined
@@ -497,8 +497,8 @@ def _parse_motion(lines, n_channels):
         raise lines.error(f"Frames: {n_frames} but the file ends after {found} frames (truncated?)", last)
     if found > n_frames and n_channels:  # without channels, extra blank lines are just blank lines
         # some exporters write one frame more than they declare: keep what is declared, say so
-        warnings.warn(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
-                      f"the last {found - n_frames} are ignored", BVHWarning, stacklevel=3)
+        lines.notes.append(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
+                           f"the last {found - n_frames} are ignored")
     return frame_time, motion
 
 
@@ -532,9 +532,20 @@ def load(path_or_file):
     TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
     for extra frame lines and for names that are not UTF-8 (read as cp1252).
     """
+    notes = []
+    try:
+        return _read(path_or_file, notes)
+    finally:  # also before an error: a warning can explain it
+        for note in notes:
+            warnings.warn(note, BVHWarning, stacklevel=2)
+
+
+def _read(path_or_file, notes):
+    """load() with the reader's warnings appended to the list `notes` as text instead of given:
+    what process_file uses, in threads that must not share the warnings module's state."""
     data, source, close = _file_bytes(path_or_file)
     try:
-        lines = _Lines(data, source)
+        lines = _Lines(data, source, notes)
         # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
         if data[:3] == b"\xef\xbb\xbf":
             lines.pos = 3

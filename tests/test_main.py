@@ -358,8 +358,37 @@ def test_dask_local_small_job_stays_in_this_process(once, capsys, monkeypatch):
     local = command.run_local(jobs)
     remote = command.run_dask(jobs, "local")
     assert "less than starting a cluster pays for" in capsys.readouterr().err
+    monkeypatch.setattr(command, "_cores", lambda: 2)
+    threaded = command.run_dask(jobs + jobs, "local")
+    assert "processing them here, in 2 threads" in capsys.readouterr().err
+    assert [r["angle_error_max"] for r in threaded] == [r["angle_error_max"] for r in local + local]
     for a, b in zip(local, remote):
         assert a["file"] == b["file"] and a["angle_error_max"] == b["angle_error_max"]
+
+
+def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, capsys):
+    """run_threads (what --dask local uses below a cluster's start): every clip's figures and
+    outputs as in one thread, in job order, and each clip's reader warnings with that clip only
+    (they are collected per read, not through the process-wide warnings filters, which threads
+    would share)."""
+    zxy = os.path.join(DATA, "zxy_extra_frame.bvh")
+    paths = [_job.sample_path(), zxy, os.path.join(DATA, "01_01.bvh")] * 8
+    plans = [{"packed": str(tmp_path / f"{k}.npz")} for k in range(len(paths))]
+    jobs = [{"path": p, "outputs": plan} for p, plan in zip(paths, plans)]
+    one = command.run_local([dict(j, outputs=None) for j in jobs], bar=False)
+    threaded = command.run_threads(jobs, 2, bar=True)
+    assert [r["file"] for r in threaded] == paths
+    for a, b in zip(one, threaded):
+        for key in ("frames", "angle_error_max", "position_error_max", "end_effector_error_max", "worst_joints"):
+            assert a[key] == b[key]
+        expected = ["Frames: 150 but the file holds 151 frame lines"] if a["file"] == zxy else []
+        assert [w.split(": ", 1)[1][:46] for w in b["warnings"]] == expected
+    for plan, result in zip(plans, threaded):
+        assert result["outputs"] == plan
+        np.testing.assert_array_equal(jointmath.load_packed(plan["packed"]).joints,
+                                      jointmath.load_packed(plans[paths.index(result["file"])]["packed"]).joints)
+    err = capsys.readouterr().err
+    assert f"{len(paths)}/{len(paths)}" in err and err.count("\rwarning: ") == 8
 
 
 def test_dask_local_cluster_matches(once, tmp_path):
