@@ -313,8 +313,8 @@ JM_INLINE void euler_f64_block(const char *src, char *dst, const int *axes, int 
  * atan2(y, x) in (-pi, pi], float64: with the ratio u of the smaller to the larger magnitude,
  * atan(u) directly for u <= tan(pi/8), else pi/4 + atan((small - big) / (small + big)), so that
  * |u| <= tan(pi/8) either way; atan(u) = u + u s Q(s), s = u^2, with atanc_tail_f64's Q (relative
- * error 7.1e-18): one division per atan2 (a rational fit over a wider range needed two, and the
- * divider bounds this kernel). Then the octant. atan2(0, 0) = 0. A few ulp of the result: u
+ * error 7.1e-18): one division per atan2 (Cephes' rational fit over |u| <= 0.66 needed two).
+ * Then the octant. atan2(0, 0) = 0. A few ulp of the result: u
  * carries up to three roundings, the octant steps two more at magnitudes <= pi.
  */
 JM_INLINE vd atan2_f64(vd y, vd x) {
@@ -357,7 +357,8 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     const int i = intrinsic ? axes[2] : axes[0], j = axes[1], k = intrinsic ? axes[0] : axes[2];
     const double e = (double)((i - j) * (j - k) * (k - i) / 2);
     const vd lock_ratio2 = vd_set1(1e-30); /* tan(1e-15)^2: a band of 2e-15 rad */
-    vd q[groups][4], qi[groups], qj[groups], qk[groups], qw[groups], a[groups], b[groups], c[groups], d[groups], ab2[groups], cd2[groups];
+    vd q[groups][4], qi[groups], qj[groups], qk[groups], qw[groups];
+    vd a[groups], b[groups], c[groups], d[groups], ab2[groups], cd2[groups];
     vd middle[groups], first[groups], third[groups], lock_x[groups], lock_y[groups];
     vd diff_x[groups], diff_y[groups], sum_x[groups], sum_y[groups];
     vdmask valid[groups], near_zero[groups], near_pi[groups], regular[groups];
@@ -367,13 +368,15 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
                           vd_set1(1.0)));
     /* the components by role, read once (runtime indexes into q keep it in memory) */
     EACH(qi[g] = q[g][i]; qj[g] = q[g][j]; qk[g] = vd_mul(q[g][k], vd_set1(e)); qw[g] = q[g][3]);
-    EACH(a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]); c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
+    EACH(a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]);
+         c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
     /* |(a, b)|^2 and |(c, d)|^2: one of them >= |q|^2 >= 1 after the scaling, so the lock tests
        on the squares hold wherever the other underflows */
     EACH(ab2[g] = vd_fmadd(a[g], a[g], vd_mul(b[g], b[g])); cd2[g] = vd_fmadd(c[g], c[g], vd_mul(d[g], d[g])));
     EACH(middle[g] = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(qi[g], qk[g], vd_mul(qw[g], qj[g]))),
                                vd_sqrt(vd_mul(ab2[g], cd2[g]))));
-    EACH(near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2)); near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
+    EACH(near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2));
+         near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
          regular[g] = md_not(md_or(near_zero[g], near_pi[g])));
     EACH(diff_x[g] = vd_fmadd(a[g], c[g], vd_mul(b[g], d[g])); diff_y[g] = vd_fnmadd(a[g], d[g], vd_mul(b[g], c[g]));
          sum_x[g] = vd_fnmadd(b[g], d[g], vd_mul(a[g], c[g])); sum_y[g] = vd_fmadd(a[g], d[g], vd_mul(b[g], c[g])));
@@ -386,9 +389,11 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     }
     if (intrinsic) {
         EACH(first[g] = vd_select(regular[g], atan2_f64(diff_y[g], diff_x[g]), vd_set1(0.0)));
-        EACH(third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]), vd_select(regular[g], sum_x[g], lock_x[g])));
+        EACH(third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]),
+                                  vd_select(regular[g], sum_x[g], lock_x[g])));
     } else {
-        EACH(first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]), vd_select(regular[g], diff_x[g], lock_x[g])));
+        EACH(first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]),
+                                  vd_select(regular[g], diff_x[g], lock_x[g])));
         EACH(third[g] = vd_select(regular[g], atan2_f64(sum_y[g], sum_x[g]), vd_set1(0.0)));
     }
     for (int g = 0; g < groups; g++) {
