@@ -16,8 +16,8 @@ and DIR/report.json (every clip, its outputs and figures) and DIR/errors.png, on
 per skeleton when the clips have several (needs matplotlib). Every file is written to a
 temporary name in the same folder and renamed, so none is ever left half-written; a clip whose
 output cannot be written is reported FAILED and the others go on.
---dask local | ADDRESS processes the files with dask.distributed (pip install jointmath[dask]);
-"local" starts a 2-worker cluster only when the work left after the first clip pays for it.
+--dask ADDRESS processes the files on a dask.distributed scheduler (pip install jointmath[dask]);
+--dask local on one thread per core of this process (faster here than a local process cluster).
 --selfcheck runs the kernel self-check instead (see --selfcheck --help).
 Exit status: 0 when every clip was processed, 1 when any failed or none was found, 2 for a
 usage error.
@@ -29,24 +29,15 @@ import os
 import stat
 import sys
 import tempfile
-import threading
-import time
 
 from . import _job
 
-__all__ = ["CLUSTER_START_SECONDS", "MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
+__all__ = ["MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
            "plan_outputs", "run_dask", "run_local", "run_threads"]
 
 #: Highest --fps accepted: above any capture rate, resampling only makes a clip bigger (and at
 #: 1e6 frames/s a 20-second clip would need tens of GB).
 MAX_FPS = 10_000.0
-
-#: What starting the local cluster costs (the scheduler, a forkserver importing NumPy and
-#: distributed, 2 workers forked from it, the client), measured on a 2-core machine. With two
-#: workers the rest of the job takes half its time at best, so the cluster pays when the work
-#: left after the first clip is estimated at more than twice this.
-CLUSTER_START_SECONDS = 1.5
-
 
 def _fps(text):
     try:
@@ -230,7 +221,8 @@ WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": 1 << 26, "MALLOC_TRIM_THRESHOLD_": 1
 
 def local_cluster(n_workers=2):
     """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each,
-    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them).
+    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them), for
+    run_dask(jobs, cluster.scheduler_address) from Python (--dask local runs threads instead).
 
     Where the OS has it, the workers are forked from a forkserver that has imported NumPy and
     distributed once (Dask's default, spawn, starts each worker as a new interpreter that imports
@@ -251,72 +243,27 @@ def local_cluster(n_workers=2):
                             env={"JOINTMATH_ISA": jointmath.isa()})
 
 
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def run_dask(jobs, address, bar=True):
-    """process_file(**job) for each job over dask.distributed futures, results in job order.
-
-    address: a scheduler address, or "local": then the first clip runs in this process, and its
-    time per byte estimates the rest. Only when that estimate is more than twice
-    CLUSTER_START_SECONDS (two workers halve the rest at best) is a local_cluster() started, in a
-    thread, while this process goes on with the next clips; the clips left when it is up go to
-    its workers. Otherwise the rest runs here too. A note on stderr says which and why."""
-    done = []
+    """process_file(**job) for each job, results in job order: one dask.distributed future per
+    file on the scheduler at `address`, or for address "local" on one thread per core of this
+    process (run_threads). A local process cluster was measured slower than one process on
+    this job (a 2-worker LocalCluster takes ~1.5 s to start, and its workers reached only 1.1x
+    one process on the work itself: benchmarks/README.md), threads 1.7-2.2x on 2 cores; a note on
+    stderr says what runs."""
     if address == "local":
-        start = time.perf_counter()
-        done = run_local(jobs[:1], bar=False)
-        seconds = time.perf_counter() - start
-        rest = seconds * sum(_size(j["path"]) for j in jobs[1:]) / max(_size(jobs[0]["path"]), 1)
-        if rest <= 2 * CLUSTER_START_SECONDS:
-            threads = min(_cores(), len(jobs) - 1)
-            _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process, less than starting "
-                 f"a cluster pays for (about {CLUSTER_START_SECONDS:g} s); processing them here"
-                 + (f", in {threads} threads" if threads > 1 else ""))
-            return done + run_threads(jobs[1:], threads, bar)
-        _say(f"note: --dask local: the clips left take about {rest:.1f} s in this process; starting a local "
-             f"cluster of 2 workers for them (this process goes on with the next clips meanwhile)")
-        started = []
-        thread = threading.Thread(target=lambda: started.append(_started_cluster()), daemon=True)
-        thread.start()
-        while thread.is_alive() and len(done) < len(jobs):
-            done += run_local(jobs[len(done):len(done) + 1], bar=False)
-        thread.join()
-        cluster = started[0]
-        if isinstance(cluster, BaseException):
-            raise cluster
-    else:
-        cluster = None
-    jobs = jobs[len(done):]
-    if not jobs:
-        if cluster is not None:
-            cluster.close()
-        return done
+        threads = min(_cores(), len(jobs))
+        _say(f"note: --dask local: {len(jobs)} clip{'s' * (len(jobs) != 1)} on {threads} "
+             f"thread{'s' * (threads != 1)} of this process (the kernels release the GIL; no cluster to start)")
+        return run_threads(jobs, threads, bar)
     from dask.distributed import Client, as_completed
 
     tqdm = _tqdm() if bar else None
-    try:
-        with Client(cluster if cluster is not None else address) as client:
-            futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
-            finished = as_completed(futures, with_results=True)
-            for _, result in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
-                _report_warnings(result)
-            return done + client.gather(futures)
-    finally:
-        if cluster is not None:
-            cluster.close()
-
-
-def _started_cluster():
-    """local_cluster(), or the exception that stopped it (for the thread that starts it)."""
-    try:
-        return local_cluster()
-    except BaseException as exc:  # handed to the caller's thread
-        return exc
+    with Client(address) as client:
+        futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
+        finished = as_completed(futures, with_results=True)
+        for _, result in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
+            _report_warnings(result)
+        return client.gather(futures)
 
 
 def _length(value, height, unit_scale):
@@ -438,7 +385,7 @@ def _parser():
                         help="also check the float32 forward kinematics against float64 (a 'check' stage)")
     parser.add_argument("--unit-scale", type=_unit_scale, default=None, metavar="CM",
                         help="centimetres per clip unit, to print errors in cm (CMU: 2.54/0.45)")
-    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run with dask.distributed")
+    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run on a dask.distributed scheduler at ADDRESS, or 'local': one thread per core here")
     parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
     return parser
 

@@ -350,20 +350,19 @@ def test_no_clips_is_an_error(once, tmp_path, capsys):
     assert f"error: no BVH clips found in {tmp_path / 'empty'}" in capsys.readouterr().err
 
 
-def test_dask_local_small_job_stays_in_this_process(once, capsys, monkeypatch):
-    """--dask local on a job smaller than a cluster's start: no cluster, the same results, and a
-    note that says why."""
+def test_dask_local_runs_threads_never_a_cluster(once, capsys, monkeypatch):
+    """--dask local: one thread per core of this process (one core: the plain loop), never a
+    process cluster (slower on this job: see run_dask); the same results, and a note that says
+    what runs."""
     monkeypatch.setattr(command, "local_cluster", lambda *a, **k: pytest.fail("started a cluster"))
     jobs = [{"path": p} for p in (_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
     local = command.run_local(jobs)
-    remote = command.run_dask(jobs, "local")
-    assert "less than starting a cluster pays for" in capsys.readouterr().err
-    monkeypatch.setattr(command, "_cores", lambda: 2)
-    threaded = command.run_dask(jobs + jobs, "local")
-    assert "processing them here, in 2 threads" in capsys.readouterr().err
-    assert [r["angle_error_max"] for r in threaded] == [r["angle_error_max"] for r in local + local]
-    for a, b in zip(local, remote):
-        assert a["file"] == b["file"] and a["angle_error_max"] == b["angle_error_max"]
+    for cores, note in ((1, "2 clips on 1 thread of this process"), (2, "2 clips on 2 threads of this process")):
+        monkeypatch.setattr(command, "_cores", lambda: cores)
+        threaded = command.run_dask(jobs, "local")
+        assert note in capsys.readouterr().err
+        for a, b in zip(local, threaded):
+            assert a["file"] == b["file"] and a["angle_error_max"] == b["angle_error_max"]
 
 
 def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, capsys):
@@ -423,24 +422,9 @@ def test_dask_local_cluster_matches(once, tmp_path):
 
 
 def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
-    """--dask local when the rest pays for a cluster (here: always): the cluster starts in a
-    thread while this process takes the next clip; the clips left when it is up run on its
-    workers; the report's results are those of the single-process command."""
-    pytest.importorskip("dask.distributed")
-    import threading
-
-    monkeypatch.setattr(command, "CLUSTER_START_SECONDS", 0.0)
-    started, real_start = threading.Event(), command._started_cluster
-    monkeypatch.setattr(command, "_started_cluster", lambda: (real_start(), started.set())[0])
-    local_runs, real_run_local = [], command.run_local
-
-    def run_local(jobs, bar=True):
-        if local_runs:  # the clips after the first: wait for the cluster, so that one clip is left for it
-            started.wait(60)
-        local_runs.append([j["path"] for j in jobs])
-        return real_run_local(jobs, bar)
-
-    monkeypatch.setattr(command, "run_local", run_local)
+    """--dask local through the command: the clips on 2 threads, the report's results and
+    outputs those of the single-thread command, in the same order."""
+    monkeypatch.setattr(command, "_cores", lambda: 2)
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
     shutil.copy(_job.sample_path(), data / "a.bvh")
     shutil.copy(_job.sample_path(), data / "b.bvh")
@@ -448,16 +432,14 @@ def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
     reports = []
     for extra in ([], ["--dask", "local"]):
         out = tmp_path / ("dask" if extra else "single")
-        local_runs.clear()
         assert main([str(data), "--out", str(out), *extra]) == 0
         reports.append(json.loads((out / "report.json").read_text())["clips"])
-    assert "starting a local cluster of 2 workers" in capsys.readouterr().err
-    assert local_runs == [files[:1], files[1:2]]  # the third clip ran on a worker
+    assert "--dask local: 3 clips on 2 threads of this process" in capsys.readouterr().err
     assert [r["file"] for r in reports[1]] == files
     for a, b in zip(*reports):
         for key in ("frames", "angle_error_max", "end_effector_error_max", "compression_ratio", "warnings"):
             assert a[key] == b[key]
-        assert os.path.isfile(b["outputs"]["packed"])
+        assert open(a["outputs"]["packed"], "rb").read() == open(b["outputs"]["packed"], "rb").read()
 
 
 def continuous_in_chunks(q):
