@@ -5,10 +5,9 @@ imports and all), as a user runs it.
 2. 8 copies of that clip: this build against a baseline build (--baseline DIR: a checkout built
    in place, e.g. commit fe6bb96), each command alternated with the other, median of --rounds;
    with and without --check, since the baseline always checked against float64;
-3. --dask local against one process on the same 8 clips, and on 64 clips (whole processes:
-   interpreter start and imports are part of the cost; on these jobs, shorter than a cluster's
-   start, --dask local runs the clips on one thread per core), plus, for the work alone, 64 clips
-   on 2 threads of this process and on an already running 2-worker cluster.
+3. --dask local (one thread per core) against one process on the same 8 clips, and on 64 clips
+   (whole processes: interpreter start and imports are part of the cost), plus, for the work
+   alone, 64 clips on 2 threads of this process and on an already running 2-worker cluster.
 
 Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
 this script imports. Baseline, in a folder of your choice (BASE below):
