@@ -26,6 +26,7 @@ import argparse
 import math
 import multiprocessing
 import os
+import platform
 import stat
 import sys
 import tempfile
@@ -217,6 +218,25 @@ def run_threads(jobs, threads, bar=True):
 # with 2 workers instead of 1.6-1.8x). Workers of our local cluster keep clip-sized arrays on
 # the heap and reuse it; a cluster given by address runs with its own settings.
 WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": 1 << 26, "MALLOC_TRIM_THRESHOLD_": 1 << 28}
+
+
+def _keep_clip_arrays_on_the_heap():
+    """WORKER_ENVIRON's glibc settings for this process, through mallopt: what the command runs
+    under (its threads then reuse heap memory instead of mapping, faulting and unmapping every
+    clip-sized array, which also interrupts the other threads to flush their TLBs: --dask local
+    on 64 clips measured 1.20x one process without, 1.46x with). Left alone when the user set
+    either variable, and off glibc. True when applied."""
+    if any(name in os.environ for name in WORKER_ENVIRON) or platform.libc_ver()[0] != "glibc":
+        return False
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's <malloc.h>
+    return bool(mallopt(m_mmap_threshold, WORKER_ENVIRON["MALLOC_MMAP_THRESHOLD_"])
+                and mallopt(m_trim_threshold, WORKER_ENVIRON["MALLOC_TRIM_THRESHOLD_"]))
 
 
 def local_cluster(n_workers=2):
@@ -449,4 +469,5 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
+    _keep_clip_arrays_on_the_heap()
     sys.exit(main())

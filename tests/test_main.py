@@ -390,6 +390,22 @@ def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, cap
     assert f"{len(paths)}/{len(paths)}" in err and err.count("\rwarning: ") == 8
 
 
+def test_command_process_keeps_clip_arrays_on_the_heap(once):
+    """python -m jointmath sets glibc's mmap and trim thresholds of WORKER_ENVIRON for its own
+    process (mallopt; in a new interpreter here, not in the test process), unless the user set
+    either variable."""
+    import platform
+
+    code = "from jointmath.__main__ import _keep_clip_arrays_on_the_heap as f; print(f())"
+    base = {k: v for k, v in os.environ.items() if k not in command.WORKER_ENVIRON}
+    for extra, expected in (({}, platform.libc_ver()[0] == "glibc"), ({"MALLOC_TRIM_THRESHOLD_": "65536"}, False)):
+        done = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, capture_output=True, text=True,
+                              check=True)
+        assert done.stdout.strip() == str(expected)
+    source = Path(command.__file__).read_text()
+    assert '__name__ == "__main__":\n    _keep_clip_arrays_on_the_heap()' in source
+
+
 def test_dask_local_cluster_matches(once, tmp_path):
     """One 2-worker cluster on 127.0.0.1: the command's results match the single-process run,
     a Clip loaded on a worker comes back whole (it pickles), and the workers run with
