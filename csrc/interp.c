@@ -433,18 +433,22 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * lane is the same either way: the results are bit-identical to the full call's.
  * Prefetch (long contiguous lists, see PREFETCH_MIN_RECORDS): an index over at least
  * 1 / PREFETCH_SPAN_MAX_GAP of a frame's joints requests every cache line of both lists up to
- * PREFETCH_AHEAD records beyond the block's last selected joint, each line once (`prefetched`:
- * the position up to which they are requested); a sparser one the records of the entries
- * PREFETCH_AHEAD entries ahead. At 1,048,576 joints with a separate out=, against the full
- * call (medians of 9-11 paired rounds, benchmarks/README.md's machine), entries -> span: every
- * second joint avx2 1.18-1.30 -> 0.92-1.10, avx512 1.05-1.13 -> 0.80-0.89, sse 1.01-1.03 ->
- * 0.90-0.95; a random half avx2 1.27-1.35 -> 0.95-1.13, avx512 1.14-1.16 -> 0.85-0.95; a random
- * quarter avx2 1.45 -> 1.06, avx512 1.31 -> 0.94. Requests by entry prefetch the lines of the
- * selected joints only, some twice, and miss the lines of the unselected ones that the copy of
- * the gaps reads; below a quarter the span requests far more lines than are used (every eighth
- * joint avx2 0.71 by entry, 0.88 by span; in place 0.39 and 0.49).
+ * PREFETCH_SPAN_AHEAD records beyond the block's last selected joint, each line once
+ * (`prefetched`: the position up to which they are requested); a sparser one the records of
+ * the entries PREFETCH_AHEAD entries ahead. At 1,048,576 joints with a separate out=, against
+ * the full call (medians of 9-13 rounds, each variant timed back to back with the full call,
+ * benchmarks/README.md's machine), by entry -> span 64 records ahead: every second joint avx2
+ * 1.18-1.30 -> 0.92-1.10, avx512 1.05-1.13 -> 0.80-0.89, sse 1.01-1.03 -> 0.90-0.95; a random
+ * half avx2 1.27-1.35 -> 0.95-1.13, avx512 1.14-1.16 -> 0.85-0.95; a random quarter avx2 1.45 ->
+ * 1.06, avx512 1.31 -> 0.94. Requests by entry fetch the lines of the selected joints only, some
+ * twice, and not those of the unselected ones that the copy of the gaps reads; below a quarter
+ * the span fetches far more lines than are used (every eighth joint avx2 0.71 by entry, 0.88 by
+ * span; in place 0.39 and 0.49). The span 32 records ahead instead of 64 (three runs of 13
+ * rounds): avx2 every second joint 1.00-1.06 -> 0.95-0.99, random half 1.04-1.08 -> 0.95-1.04;
+ * avx512 0.84-0.94 -> 0.80-0.86 and 0.90-0.99 -> 0.82-0.94; sse unchanged (16 and 24: no better).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
+#define PREFETCH_SPAN_AHEAD 32
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
@@ -469,7 +473,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         if (contiguous) /* the offsets are shifts of the index */
             for (; k + JM_W <= n_index; k += JM_W) {
                 if (prefetch_span) {
-                    const size_t ahead = (size_t)index[k + JM_W - 1] + PREFETCH_AHEAD;
+                    const size_t ahead = (size_t)index[k + JM_W - 1] + PREFETCH_SPAN_AHEAD;
                     prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints);
                 } else if (k < prefetch_below) {
                     for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
