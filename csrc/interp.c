@@ -457,9 +457,11 @@ enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN };
 /*
  * blend_joints_indexed's blocks of JM_W entries for one frame of contiguous lists (fa, fb, fo),
  * while whole blocks remain; returns the entry after them and advances *next as there.
- * `prefetch` is a constant at each call site, so that the loop of a call without prefetch (lists
- * in cache) carries none of the prefetch's state or tests: with them in the loop, every second
- * joint of 1,024 cost ~5 % more (avx2 and avx512, paired runs against the build without them).
+ * blend_joints_indexed calls it once with the constant NO_PREFETCH (lists in cache) and once
+ * with the prefetch of the call, so that the loop without prefetch carries none of its state or
+ * tests: with them in that loop, every second joint of 1,024 cost ~5 % more on avx2 and avx512
+ * (paired runs against main 19bd4e7); three copies (one per mode) made a run of joints on sse
+ * ~6 % slower instead (first half of 1,024: 0.77 of the full call against main's 0.72; 0.71 so).
  */
 JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const char *fb, char *fo, size_t n_joints,
                                    const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
@@ -511,12 +513,9 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
             JM_UNREACHABLE();
         size_t k = 0;
         if (contiguous) { /* the offsets are shifts of the index */
-            if (prefetch_span)
-                k = contiguous_blocks(mode, PREFETCH_SPAN, fa, fb, fo, n_joints, index, n_index, 0, in_place,
-                                      long_index, &ft, &next);
-            else if (prefetch_below)
-                k = contiguous_blocks(mode, PREFETCH_ENTRIES, fa, fb, fo, n_joints, index, n_index, prefetch_below,
-                                      in_place, long_index, &ft, &next);
+            if (prefetch_span || prefetch_below)
+                k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints,
+                                      index, n_index, prefetch_below, in_place, long_index, &ft, &next);
             else
                 k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
                                       long_index, &ft, &next);
