@@ -435,10 +435,10 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * 1 / PREFETCH_SPAN_MAX_GAP of a frame's joints requests every cache line of both lists up to
  * PREFETCH_SPAN_AHEAD records (in place PREFETCH_AHEAD) beyond the block's last selected joint,
  * each line once (`prefetched`: the position up to which they are requested); a sparser one the
- * records of the entries PREFETCH_AHEAD entries ahead. At 1,048,576 joints with a separate out=, against
- * the full call (medians of 9-13 rounds, each variant timed back to back with the full call,
- * benchmarks/README.md's machine), by entry -> span 64 records ahead: every second joint avx2
- * 1.18-1.30 -> 0.92-1.10, avx512 1.05-1.13 -> 0.80-0.89, sse 1.01-1.03 -> 0.90-0.95; a random
+ * records of the entries PREFETCH_AHEAD entries ahead. At 1,048,576 joints with a separate
+ * out=, against the full call (medians of 9-13 rounds, each variant timed back to back with the
+ * full call, benchmarks/README.md's machine), by entry -> span 64 records ahead: every second
+ * joint avx2 1.18-1.30 -> 0.92-1.10, avx512 1.05-1.13 -> 0.80-0.89, sse 1.01-1.03 -> 0.90-0.95; a random
  * half avx2 1.27-1.35 -> 0.95-1.13, avx512 1.14-1.16 -> 0.85-0.95; a random quarter avx2 1.45 ->
  * 1.06, avx512 1.31 -> 0.94. Requests by entry fetch the lines of the selected joints only, some
  * twice, and not those of the unselected ones that the copy of the gaps reads; below a quarter
