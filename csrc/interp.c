@@ -369,10 +369,21 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * block largely serial (benchmarks/bench_interp.py before and after, 1,048,576 joints, avx2 on
  * a first-generation Zen EPYC: the full slerp 8.9 -> 7.4 ns/joint, the every-second-joint index
  * in place 8.9 -> 7.0; 1,024 joints skip it). Contiguous lists only; with an index, within a
- * frame only.
+ * frame only, and see blend_joints_indexed for which records.
  */
 #define PREFETCH_MIN_RECORDS 32768
 #define PREFETCH_AHEAD 64
+
+/* requests the cache lines of the records [from, to) of both lists (records of 32 bytes, two a
+   line); returns the position after the last record requested (from when to <= from) */
+JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    for (; from < to; from += 2) {
+        JM_PREFETCH(a + (ptrdiff_t)from * rec);
+        JM_PREFETCH(b + (ptrdiff_t)from * rec);
+    }
+    return from;
+}
 
 /* the loop position below which the records PREFETCH_AHEAD .. PREFETCH_AHEAD + JM_W - 1 further
    on exist (of n), or 0 (no prefetch) when the call has fewer than PREFETCH_MIN_RECORDS records */
@@ -394,10 +405,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
         const size_t prefetch_below = prefetch_end(n, n);
         for (; i + JM_W <= n; i += JM_W) {
             if (i < prefetch_below)
-                for (size_t p = i + PREFETCH_AHEAD; p < i + PREFETCH_AHEAD + JM_W; p += 2) { /* 2 records a line */
-                    JM_PREFETCH(a + (ptrdiff_t)p * rec);
-                    JM_PREFETCH(b + (ptrdiff_t)p * rec);
-                }
+                prefetch_records(a, b, i + PREFETCH_AHEAD, i + PREFETCH_AHEAD + JM_W);
             joints_block(mode, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec, o + (ptrdiff_t)i * rec, rec,
                          NULL, &ft);
         }
@@ -420,14 +428,75 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * usual partial-body index: a limb, the upper body) loads and stores as the full call's blocks
  * do; any other block reads and writes its records one by one through the index. The math per
  * lane is the same either way: the results are bit-identical to the full call's.
+ * Prefetch (long contiguous lists, see PREFETCH_MIN_RECORDS): an index over at least
+ * 1 / PREFETCH_SPAN_MAX_GAP of a frame's joints requests every cache line of both lists up to
+ * PREFETCH_SPAN_AHEAD records (in place PREFETCH_AHEAD) beyond the block's last selected joint,
+ * each line once (`prefetched`: the position up to which they are requested); a sparser one the
+ * records of the entries PREFETCH_AHEAD entries ahead. At 1,048,576 joints with a separate
+ * out=, against the full call (medians of 9-13 rounds, each variant timed back to back with the
+ * full call, benchmarks/README.md's machine), by entry -> span 64 records ahead: every second
+ * joint avx2 1.18-1.30 -> 0.92-1.10, avx512 1.05-1.13 -> 0.80-0.89, sse 1.01-1.03 -> 0.90-0.95; a random
+ * half avx2 1.27-1.35 -> 0.95-1.13, avx512 1.14-1.16 -> 0.85-0.95; a random quarter avx2 1.45 ->
+ * 1.06, avx512 1.31 -> 0.94. Requests by entry fetch the lines of the selected joints only, some
+ * twice, and not those of the unselected ones that the copy of the gaps reads; below a quarter
+ * the span fetches far more lines than are used (every eighth joint avx2 0.71 by entry, 0.88 by
+ * span; in place 0.39 and 0.49). The span 32 records ahead instead of 64 (three runs of 13
+ * rounds): avx2 every second joint 1.00-1.06 -> 0.95-0.99, random half 1.04-1.08 -> 0.95-1.04;
+ * avx512 0.84-0.94 -> 0.80-0.86 and 0.90-0.99 -> 0.82-0.94; sse unchanged (16 and 24: no better).
+ * In place 64 records ahead is the better horizon (one run of 15 rounds, 32 -> 64: every second
+ * joint sse 0.75 -> 0.69, avx2 0.91 -> 0.88, avx512 0.80 -> 0.76; random half 0.82 -> 0.81, 0.92
+ * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
  */
+#define PREFETCH_SPAN_MAX_GAP 4
+#define PREFETCH_SPAN_AHEAD 32
+enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN };
+
+/*
+ * blend_joints_indexed's blocks of JM_W entries for one frame of contiguous lists (fa, fb, fo),
+ * while whole blocks remain; returns the entry after them and advances *next as there.
+ * blend_joints_indexed calls it once with the constant NO_PREFETCH (lists in cache) and once
+ * with the prefetch of the call, so that the loop without prefetch carries none of its state or
+ * tests: with them in that loop, every second joint of 1,024 cost ~5 % more on avx2 and avx512
+ * (paired runs against main 19bd4e7); three copies (one per mode) made a run of joints on sse
+ * ~6 % slower instead (first half of 1,024: 0.77 of the full call against main's 0.72; 0.71 so).
+ */
+JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const char *fb, char *fo, size_t n_joints,
+                                   const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
+                                   int long_index, const fixed_t *ft, size_t *next) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    size_t k = 0, prefetched = (size_t)index[0], done = *next;
+    for (; k + JM_W <= n_index; k += JM_W) {
+        if (prefetch == PREFETCH_SPAN) {
+            const size_t ahead = (size_t)index[k + JM_W - 1] + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
+            prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints);
+        } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
+            for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
+                JM_PREFETCH(fa + index[p] * rec);
+                JM_PREFETCH(fb + index[p] * rec);
+            }
+        }
+        if (!in_place)
+            done = copy_block_gaps(fa, fo, index + k, done, long_index);
+        if (index[k + JM_W - 1] - index[k] == JM_W - 1) { /* a run of joints: the full call's block */
+            const ptrdiff_t run = index[k] * rec;
+            joints_block(mode, fa + run, rec, fb + run, rec, fo + run, rec, NULL, ft);
+        } else {
+            joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, ft);
+        }
+    }
+    *next = done;
+    return k;
+}
+
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
     const fixed_t ft = fixed_t_for(t);
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
-    const size_t prefetch_below = prefetch_end(n_index, n_frames * n_joints);
+    const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints;
+    const int prefetch_span = span && n_frames * n_joints >= PREFETCH_MIN_RECORDS;
+    const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints);
     const int long_index = n_index >= SPAN_COPY_MIN_INDEX;
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
@@ -440,22 +509,14 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         if (!index) /* tells the compiler which branch of JM_REC runs */
             JM_UNREACHABLE();
         size_t k = 0;
-        if (contiguous) /* the offsets are shifts of the index */
-            for (; k + JM_W <= n_index; k += JM_W) {
-                if (k < prefetch_below)
-                    for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
-                        JM_PREFETCH(fa + index[p] * rec);
-                        JM_PREFETCH(fb + index[p] * rec);
-                    }
-                if (!in_place)
-                    next = copy_block_gaps(fa, fo, index + k, next, long_index);
-                if (index[k + JM_W - 1] - index[k] == JM_W - 1) { /* a run of joints: the full call's block */
-                    const ptrdiff_t run = index[k] * rec;
-                    joints_block(mode, fa + run, rec, fb + run, rec, fo + run, rec, NULL, &ft);
-                } else {
-                    joints_block(mode, fa, rec, fb, rec, fo, rec, index + k, &ft);
-                }
-            }
+        if (contiguous) { /* the offsets are shifts of the index */
+            if (prefetch_span || prefetch_below)
+                k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints,
+                                      index, n_index, prefetch_below, in_place, long_index, &ft, &next);
+            else
+                k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
+                                      long_index, &ft, &next);
+        }
         for (; k + JM_W <= n_index; k += JM_W) {
             if (!in_place)
                 next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);

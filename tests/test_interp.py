@@ -579,17 +579,24 @@ def test_long_irregular_index(rng, in_place):
 
 
 PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
+PREFETCH_SPAN_MAX_GAP = 4  # csrc/interp.c: an index over >= 1/4 of the joints prefetches whole spans
 
 
+@pytest.mark.parametrize("spacing", [2, 2 * PREFETCH_SPAN_MAX_GAP])
 @pytest.mark.parametrize("n_index", [65, 68, 72, 80, 81, 20_000])
-def test_lists_beyond_the_prefetch_threshold(rng, n_index):
+def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
     """Calls large enough for the kernels' software prefetch: index lengths at its edge on every
-    vector width (64 + 1, 4, 8, 16 entries) over many frames, and one long frame; full lists, in
-    place and with a separate out, against the float64 reference and the unindexed call."""
-    n_joints = max(100, 2 * n_index)
+    vector width (64 + 1, 4, 8, 16 entries) over many frames, and one long frame; a dense index
+    (about every second joint: the span prefetch, up to the frame's end) and a sparse one (about
+    every eighth: by entry); full lists, in place and with a separate out, against the float64
+    reference and the unindexed call."""
+    n_joints = max(100 * spacing // 2, spacing * n_index)
     frames = -(-PREFETCH_MIN_RECORDS // n_joints)
     joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
-    idx = np.sort(rng.choice(n_joints, n_index, replace=False)) if n_index < 100 else np.arange(0, n_joints, 2)
+    if n_index < 100:
+        idx = np.sort(np.r_[rng.choice(n_joints - 1, n_index - 1, replace=False), n_joints - 1])
+    else:
+        idx = np.arange(0, n_joints, spacing)
     for func, ref_func, bound in ((jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
                                   (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)):
         full = func(joints, blend, 0.6)
