@@ -203,12 +203,15 @@ def run_threads(jobs, threads, bar=True):
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     tqdm = _tqdm() if bar else None
-    with ThreadPoolExecutor(max_workers=threads) as pool:
+    pool = ThreadPoolExecutor(max_workers=threads)
+    try:
         futures = [pool.submit(_job.process_file, **job) for job in jobs]
         finished = as_completed(futures)
         for future in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
             _report_warnings(future.result())
-    return [future.result() for future in futures]
+        return [future.result() for future in futures]
+    finally:  # on an error or Ctrl-C the clips not started are dropped, the running ones finish
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # Dask's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins glibc's mmap

@@ -390,6 +390,21 @@ def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, cap
     assert f"{len(paths)}/{len(paths)}" in err and err.count("\rwarning: ") == 8
 
 
+def test_threads_pass_an_unexpected_error_on(once, monkeypatch):
+    """An exception process_file does not turn into a failed clip (a bug, or KeyboardInterrupt in
+    the command) leaves run_threads as it leaves the one-thread loop."""
+    def process_file(path, **kwargs):
+        if path == "bad":
+            raise RuntimeError("unexpected")
+        return {"file": path, "warnings": []}
+
+    monkeypatch.setattr(_job, "process_file", process_file)
+    jobs = [{"path": p} for p in ["a", "bad"] + [f"c{k}" for k in range(20)]]
+    for run in (lambda: command.run_threads(jobs, 2, bar=False), lambda: command.run_local(jobs, bar=False)):
+        with pytest.raises(RuntimeError, match="unexpected"):
+            run()
+
+
 def test_command_process_keeps_clip_arrays_on_the_heap(once):
     """python -m jointmath sets glibc's mmap and trim thresholds of WORKER_ENVIRON for its own
     process (mallopt; in a new interpreter here, not in the test process), unless the user set
