@@ -405,7 +405,7 @@ def test_threads_pass_an_unexpected_error_on(once, monkeypatch):
             run()
 
 
-def test_command_process_keeps_clip_arrays_on_the_heap(once):
+def test_command_process_keeps_clip_arrays_on_the_heap(once, tmp_path):
     """python -m jointmath sets glibc's mmap and trim thresholds of WORKER_ENVIRON for its own
     process (mallopt; in a new interpreter here, not in the test process), unless the user set
     either variable."""
@@ -413,11 +413,13 @@ def test_command_process_keeps_clip_arrays_on_the_heap(once):
 
     code = "from jointmath.__main__ import _keep_clip_arrays_on_the_heap as f; print(f())"
     base = {k: v for k, v in os.environ.items() if k not in command.WORKER_ENVIRON}
+    base["PYTHONPATH"] = os.pathsep.join([str(Path(jointmath.__file__).resolve().parent.parent),
+                                          os.environ.get("PYTHONPATH", "")])  # as run_command
     # under the sanitizer recipe (libasan preloaded) malloc is ASan's, whose mallopt refuses
     glibc = platform.libc_ver()[0] == "glibc" and "libasan" not in os.environ.get("LD_PRELOAD", "")
     for extra, expected in (({}, glibc), ({"MALLOC_TRIM_THRESHOLD_": "65536"}, False)):
-        done = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, capture_output=True, text=True,
-                              check=True)
+        done = subprocess.run([sys.executable, "-c", code], env={**base, **extra}, cwd=tmp_path,
+                              capture_output=True, text=True, check=True)
         assert done.stdout.strip() == str(expected)
     source = Path(command.__file__).read_text()
     assert '__name__ == "__main__":\n    _keep_clip_arrays_on_the_heap()' in source
