@@ -17,7 +17,6 @@ from ._core import forward_kinematics, resample_joints
 from . import bvh
 from ._core import lerp_joints, slerp_joints
 from ._core import nlerp, slerp
-from . import reference
 from ._job import load_packed
 
 __all__ = [
@@ -53,3 +52,13 @@ __all__ = [
     "unpack_quats",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """jointmath.reference, the float64 oracle of the tests, is imported on first use: the product
+    never computes through it, so programs and the command start without it."""
+    if name == "reference":
+        import importlib
+
+        return importlib.import_module(".reference", __name__)
+    raise AttributeError(f"module 'jointmath' has no attribute {name!r}")

@@ -24,9 +24,7 @@ usage error.
 """
 import argparse
 import math
-import multiprocessing
 import os
-import platform
 import stat
 import sys
 import tempfile
@@ -229,7 +227,11 @@ def _keep_clip_arrays_on_the_heap():
     clip-sized array, which also interrupts the other threads to flush their TLBs: --dask local
     on 64 clips measured 1.20x one process without, 1.46x with). Left alone when the user set
     either variable, and off glibc. True when applied."""
-    if any(name in os.environ for name in WORKER_ENVIRON) or platform.libc_ver()[0] != "glibc":
+    try:
+        glibc = os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc")
+    except (AttributeError, ValueError, OSError):  # not a POSIX system, or not glibc
+        glibc = False
+    if any(name in os.environ for name in WORKER_ENVIRON) or not glibc:
         return False
     import ctypes
 
@@ -252,6 +254,8 @@ def local_cluster(n_workers=2):
     them again: 3.4 s against 1.5 s for the cluster's start on a 2-core machine). The forkserver
     is a new process started after the WORKER_ENVIRON settings are in the environment, so they
     hold in the workers as with spawn."""
+    import multiprocessing
+
     import dask
     from dask.distributed import LocalCluster
 

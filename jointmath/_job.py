@@ -15,6 +15,7 @@ from importlib import resources
 import numpy as np
 
 from . import bvh
+from . import _core
 from ._core import make_continuous
 from ._core import forward_kinematics, pack_joints, resample_joints, unpack_joints
 
@@ -34,10 +35,6 @@ SERIES_END_EFFECTORS = 3
 #: How many joints the report names as the worst.
 WORST_JOINTS = 3
 
-#: Quaternions per block of the float64 angle errors (16,384: 128 KiB per temporary).
-ERROR_BLOCK = 16384
-
-
 def sample_path():
     """Path of the embedded sample clip (CMU 01_01 excerpt; attribution next to it)."""
     return str(resources.files("jointmath").joinpath("data", SAMPLE))
@@ -55,28 +52,6 @@ def skeleton_height(clip):
     another plane)."""
     height = clip.height()
     return height if height > 0 else max(clip.height(axis) for axis in (0, 2))
-
-def _angle_errors(q0, q1):
-    """(...) rotation angle in radians between quaternions q0 and q1 (..., 4), any scale, modulo
-    sign: 2 atan2(|v|, |w|) of r = conj(q0) q1 in float64, with |w| = |q0 . q1| and
-    v = w0 v1 - w1 v0 - v0 x v1. Accurate for the tiny angles of packing (2 acos(q0 . q1) loses
-    half the digits there) and one pass over the components, without normalising. Computed in
-    blocks of ERROR_BLOCK quaternions, each component a contiguous row: the ~30 float64
-    temporaries of a block stay in the L2 cache (over a whole clip they are each larger than it,
-    and the stage took 3-4x as long)."""
-    a, b = q0.reshape(-1, 4), q1.reshape(-1, 4)
-    angle = np.empty(len(a))
-    for start in range(0, len(a), ERROR_BLOCK):
-        block = slice(start, start + ERROR_BLOCK)
-        x0, y0, z0, w0 = a[block].T.astype(np.float64, order="C")
-        x1, y1, z1, w1 = b[block].T.astype(np.float64, order="C")
-        vx = w0 * x1 - w1 * x0 - (y0 * z1 - z0 * y1)
-        vy = w0 * y1 - w1 * y0 - (z0 * x1 - x0 * z1)
-        vz = w0 * z1 - w1 * z0 - (x0 * y1 - y0 * x1)
-        w = np.abs(x0 * x1 + y0 * y1 + z0 * z1 + w0 * w1)
-        np.arctan2(np.sqrt(vx * vx + vy * vy + vz * vz), w, out=angle[block])
-    angle *= 2
-    return angle.reshape(q0.shape[:-1])
 
 
 def _distances(p0, p1):
@@ -173,7 +148,9 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     unpacked = stage("unpack", n_frames, unpack_joints, packed)
 
     def errors():
-        angle = _angle_errors(unpacked["q"], joints["q"])
+        # float64 angles in C, without the GIL (NumPy's ~30 calls per block of quaternions took
+        # twice as long and handed the GIL back and forth between the threads of --dask local)
+        angle = _core._packing_angles(np.ascontiguousarray(unpacked), np.ascontiguousarray(joints))
         world_back = forward_kinematics(unpacked, clip.parents)
         position = _distances(world_back["m"][..., 3], world["m"][..., 3])  # (F, J)
         return angle, position

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jointmath
-from jointmath import _job, bvh
+from jointmath import _core, _job, bvh
 from jointmath import __main__ as command
 from jointmath.__main__ import main
 
@@ -388,6 +388,28 @@ def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, cap
                                       jointmath.load_packed(plans[paths.index(result["file"])]["packed"]).joints)
     err = capsys.readouterr().err
     assert f"{len(paths)}/{len(paths)}" in err and err.count("\rwarning: ") == 8
+
+
+def test_packing_angles_in_c(once, rng):
+    """The errors stage's rotation angles (C, without the GIL): 2 atan2(|v|, |w|) of
+    conj(a.q) b.q, evaluated here in extended precision, for tiny angles (packing), any angle,
+    any scale and either sign; bad arguments are refused."""
+    shape = (300, 7)
+    a = jointmath.make_joints(rng.standard_normal(shape + (4,)) * rng.uniform(1e-3, 1e3, shape + (1,)))
+    b = a.copy()
+    tiny = rng.standard_normal(shape + (4,)) * 10.0 ** rng.integers(-7, -2, shape + (1,))
+    b["q"] = (a["q"] + tiny * np.abs(a["q"]).max(axis=-1, keepdims=True)) * rng.choice([-1.0, 2.0], shape + (1,))
+    b["q"][::5] = rng.standard_normal((60, 7, 4))  # any angle
+    p, q = a["q"].astype(np.longdouble), b["q"].astype(np.longdouble)
+    v = p[..., 3:] * q[..., :3] - q[..., 3:] * p[..., :3] - np.cross(p[..., :3], q[..., :3])
+    w = np.abs((p * q).sum(axis=-1))
+    expected = 2 * np.arctan2(np.sqrt((v * v).sum(axis=-1)), w)
+    angles = _core._packing_angles(a, b)
+    assert angles.shape == shape and angles.dtype == np.float64
+    np.testing.assert_allclose(angles, expected.astype(np.float64), rtol=1e-12, atol=1e-300)
+    for bad in ((a, b[:, :3]), (a[:, ::2], b[:, ::2]), (a["q"], b["q"]), (a, [1, 2])):
+        with pytest.raises((ValueError, TypeError), match="_packing_angles"):
+            _core._packing_angles(*bad)
 
 
 def test_threads_pass_an_unexpected_error_on(once, monkeypatch):
