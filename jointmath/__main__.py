@@ -275,7 +275,7 @@ def run_dask(jobs, address, bar=True):
     file on the scheduler at `address`, or for address "local" on one thread per core of this
     process (run_threads). A local process cluster was measured slower than one process on
     this job (a 2-worker LocalCluster takes ~1.5 s to start, and its workers reached only 1.1x
-    one process on the work itself: benchmarks/README.md), threads 1.7-2.2x on 2 cores; a note on
+    one process on the work itself: benchmarks/README.md), threads 1.75-1.85x on 2 cores; a note on
     stderr says what runs."""
     if address == "local":
         threads = min(_cores(), len(jobs))
