@@ -412,7 +412,8 @@ def _parser():
                         help="also check the float32 forward kinematics against float64 (a 'check' stage)")
     parser.add_argument("--unit-scale", type=_unit_scale, default=None, metavar="CM",
                         help="centimetres per clip unit, to print errors in cm (CMU: 2.54/0.45)")
-    parser.add_argument("--dask", default=None, metavar="local|ADDRESS", help="run on a dask.distributed scheduler at ADDRESS, or 'local': one thread per core here")
+    parser.add_argument("--dask", default=None, metavar="local|ADDRESS",
+                        help="run on a dask.distributed scheduler at ADDRESS, or 'local': one thread per core here")
     parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
     return parser
 
