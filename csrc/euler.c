@@ -407,7 +407,9 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     }
 }
 
-/* euler_run on float64 lanes: JM_WD records at a time, the tail through zeroed buffers */
+/* euler_run on float64 lanes: per_block records at a time (what `block` converts), the last
+   1 ... per_block through zeroed buffers, so every block before them may move its 24-byte records
+   as 32-byte quads (the 8 bytes past its last record belong to the next block) */
 JM_INLINE void euler_run_f64(euler_block_fn block, size_t per_block, const double *in, size_t in_size, double *out,
                              size_t out_size, size_t n, const int *axes, int intrinsic, int degrees) {
     const char *src = (const char *)in;

@@ -160,6 +160,13 @@ def _report_warnings(result):
         _say(f"warning: {w}")
 
 
+def _clip_bar(items, total, bar):
+    """`items` in a progress bar of `total` clips on stderr (tqdm), or as they are when bar is
+    false or tqdm is missing."""
+    tqdm = _tqdm() if bar else None
+    return tqdm(items, total=total, file=sys.stderr, unit="clip") if tqdm is not None else items
+
+
 def run_local(jobs, bar=True):
     """process_file(**job) for each job in this process, results in order. A progress bar per
     file (tqdm, on stderr), or per stage for a single clip; reader warnings are printed above
@@ -174,8 +181,7 @@ def run_local(jobs, bar=True):
                 stages.update()
             results.append(_job.process_file(**jobs[0], progress=progress))
     else:
-        files = tqdm(jobs, file=sys.stderr, unit="clip") if tqdm is not None and len(jobs) > 1 else jobs
-        for job in files:
+        for job in _clip_bar(jobs, len(jobs), tqdm is not None and len(jobs) > 1):
             results.append(_job.process_file(**job))
             _report_warnings(results[-1])
         return results
@@ -200,12 +206,10 @@ def run_threads(jobs, threads, bar=True):
         return run_local(jobs, bar)
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    tqdm = _tqdm() if bar else None
     pool = ThreadPoolExecutor(max_workers=threads)
     try:
         futures = [pool.submit(_job.process_file, **job) for job in jobs]
-        finished = as_completed(futures)
-        for future in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
+        for future in _clip_bar(as_completed(futures), len(futures), bar):
             _report_warnings(future.result())
         return [future.result() for future in futures]
     finally:  # on an error or Ctrl-C the clips not started are dropped, the running ones finish
@@ -284,11 +288,9 @@ def run_dask(jobs, address, bar=True):
         return run_threads(jobs, threads, bar)
     from dask.distributed import Client, as_completed
 
-    tqdm = _tqdm() if bar else None
     with Client(address) as client:
         futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
-        finished = as_completed(futures, with_results=True)
-        for _, result in (tqdm(finished, total=len(futures), file=sys.stderr, unit="clip") if tqdm else finished):
+        for _, result in _clip_bar(as_completed(futures, with_results=True), len(futures), bar):
             _report_warnings(result)
         return client.gather(futures)
 

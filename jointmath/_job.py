@@ -14,8 +14,7 @@ from importlib import resources
 
 import numpy as np
 
-from . import bvh
-from . import _core
+from . import _core, bvh
 from ._core import make_continuous
 from ._core import forward_kinematics, pack_joints, resample_joints, unpack_joints
 
@@ -34,6 +33,7 @@ SERIES_END_EFFECTORS = 3
 
 #: How many joints the report names as the worst.
 WORST_JOINTS = 3
+
 
 def sample_path():
     """Path of the embedded sample clip (CMU 01_01 excerpt; attribution next to it)."""
