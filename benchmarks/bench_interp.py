@@ -82,7 +82,8 @@ def bench_joints(n, rng):
 
 def bench_partial_body(n, joints, blend, rounds=31):
     """Per path: indexed / full slerp_joints (every second joint, the first half, a random half;
-    separate out= and in place) and each call against its data movement."""
+    separate out= and in place), in place against the full call in place, each call against its
+    data movement, and ns per joint of the full and every-second-joint calls (to compare builds)."""
     print(f"  partial-body blending, n = {n:,}: ratios below are medians of {rounds} rounds, the two calls timed "
           "back to back in each round, in thread CPU time")
     print("  (indexed with a separate out= also copies the unselected joints; every second joint still lies in "
@@ -113,10 +114,19 @@ def bench_partial_body(n, joints, blend, rounds=31):
                 f"(out=joints {ratio(every_second, True):.2f}), first half {ratio(first_half, False):.2f} "
                 f"(out=joints {ratio(first_half, True):.2f}), random half {ratio(random_half, False):.2f} "
                 f"(out=joints {ratio(random_half, True):.2f})")
+        full_in_place = lambda: jm.slerp_joints(in_place, blend, T, out=in_place)  # noqa: E731
+        line += (f"; in place / full in place: every second joint {ratio(every_second, True, full_in_place):.2f}, "
+                 f"random half {ratio(random_half, True, full_in_place):.2f}")
         line += (f"; every second joint / data movement {ratio(every_second, False, movement):.2f} "
                  f"(out=joints {ratio(every_second, True, movement_in_place):.2f}), full / data movement "
                  f"{median_ratio(full, movement, rounds=rounds, cpu=True):.2f}")
         print(line, flush=True)
+        ns = {name: median_seconds(call, cpu=True) * 1e9 / n for name, call in (
+            ("full", full), ("full in place", full_in_place),
+            ("every second joint", lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out)),
+            ("in place", lambda: jm.slerp_joints(in_place, blend, T, index=every_second, out=in_place)))}
+        print(f"    ns per joint (medians, to compare builds): " + ", ".join(f"{k} {v:.2f}" for k, v in ns.items()),
+              flush=True)
     _core._set_isa(before)
 
 

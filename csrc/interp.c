@@ -374,13 +374,41 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
 #define PREFETCH_MIN_RECORDS 32768
 #define PREFETCH_AHEAD 64
 
+/*
+ * In place (out is a), the AVX2 and AVX-512 paths also request the lines PREFETCH_FAR records
+ * ahead into L2 (JM_PREFETCH_L2), beside the requests PREFETCH_AHEAD records ahead into L1.
+ * Without a third list to write, the core's requests to memory are the limit: the near requests
+ * alone hold the L1's miss buffers for a whole memory round trip (a profile put a third of the
+ * indexed kernel's samples on its prefetch instructions). 1,048,576 joints, ns per joint, medians
+ * of 7 runs alternating the builds (benchmarks/README.md's machine): the full call in place avx2
+ * 3.41 -> 2.60, avx512 3.66 -> 2.54; every second joint in place 3.95 -> 2.85 and 4.04 -> 2.99; a
+ * random half in place 3.70 -> 2.69 and 3.98 -> 2.92 (128 records ahead: about half the gain; 512:
+ * no better than 256). With a separate out= the far requests made every call slower (the writes
+ * to out need the memory too: every second joint 3.5 -> 4.6 on avx2), and on sse in place they
+ * cost 5-7 % (the full call 4.10 -> 4.39): neither takes them. The L2 hint for the near requests
+ * of a call with out= speeds the full call (avx2 4.2-5.2 -> 3.2-3.6 ns) but not the indexed
+ * ones (every second joint 3.5-4.3 -> 3.4-4.1), which then cost more than the full call: left
+ * as it was (benchmarks/README.md).
+ */
+#if JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512
+#define PREFETCH_FAR 256
+#else
+#define PREFETCH_FAR 0
+#endif
+
 /* requests the cache lines of the records [from, to) of both lists (records of 32 bytes, two a
-   line); returns the position after the last record requested (from when to <= from) */
-JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to) {
+   line) into L1, or into L2 (to_l2); returns the position after the last record requested (from
+   when to <= from) */
+JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to, int to_l2) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     for (; from < to; from += 2) {
-        JM_PREFETCH(a + (ptrdiff_t)from * rec);
-        JM_PREFETCH(b + (ptrdiff_t)from * rec);
+        if (to_l2) {
+            JM_PREFETCH_L2(a + (ptrdiff_t)from * rec);
+            JM_PREFETCH_L2(b + (ptrdiff_t)from * rec);
+        } else {
+            JM_PREFETCH(a + (ptrdiff_t)from * rec);
+            JM_PREFETCH(b + (ptrdiff_t)from * rec);
+        }
     }
     return from;
 }
@@ -389,6 +417,29 @@ JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, siz
    on exist (of n), or 0 (no prefetch) when the call has fewer than PREFETCH_MIN_RECORDS records */
 JM_INLINE size_t prefetch_end(size_t n, size_t records) {
     return records >= PREFETCH_MIN_RECORDS && n >= PREFETCH_AHEAD + JM_W ? n - PREFETCH_AHEAD - JM_W + 1 : 0;
+}
+
+/*
+ * blend_joints' blocks of contiguous lists; returns the position after them. The lines below
+ * prefetch_below are requested PREFETCH_AHEAD records ahead, those below far_below also
+ * PREFETCH_FAR ahead into L2. Called with the constant far_below 0 for every call but a long one
+ * in place, so that their loop carries no far requests: it compiles to the loop those calls ran
+ * before them (with the test in one loop, the register allocation of the whole block changed and
+ * the full call with out= ran up to ~10 % slower or faster, varying between builds).
+ */
+JM_INLINE size_t contiguous_full_blocks(int mode, const char *a, const char *b, char *o, size_t n,
+                                        size_t prefetch_below, size_t far_below, const fixed_t *ft) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    size_t i = 0;
+    for (; i + JM_W <= n; i += JM_W) {
+        if (i < prefetch_below)
+            prefetch_records(a, b, i + PREFETCH_AHEAD, i + PREFETCH_AHEAD + JM_W, 0);
+        if (i < far_below)
+            prefetch_records(a, b, i + PREFETCH_FAR, i + PREFETCH_FAR + JM_W, 1);
+        joints_block(mode, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec, o + (ptrdiff_t)i * rec, rec,
+                     NULL, ft);
+    }
+    return i;
 }
 
 /* t = 0 copies a exactly, like the seed; else the blocks run (t = 1: joints_block's arc end). */
@@ -403,12 +454,10 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) { /* contiguous: constant offsets free the registers */
         const size_t prefetch_below = prefetch_end(n, n);
-        for (; i + JM_W <= n; i += JM_W) {
-            if (i < prefetch_below)
-                prefetch_records(a, b, i + PREFETCH_AHEAD, i + PREFETCH_AHEAD + JM_W);
-            joints_block(mode, a + (ptrdiff_t)i * rec, rec, b + (ptrdiff_t)i * rec, rec, o + (ptrdiff_t)i * rec, rec,
-                         NULL, &ft);
-        }
+        const size_t far_below = PREFETCH_FAR && a == o && prefetch_below && n >= PREFETCH_FAR + JM_W
+                                     ? n - PREFETCH_FAR - JM_W + 1 : 0;
+        i = far_below ? contiguous_full_blocks(mode, a, b, o, n, prefetch_below, far_below, &ft)
+                      : contiguous_full_blocks(mode, a, b, o, n, prefetch_below, 0, &ft);
     }
     for (; i + JM_W <= n; i += JM_W)
         joints_block(mode, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs, o + (ptrdiff_t)i * os, os, NULL, &ft);
@@ -446,6 +495,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * In place 64 records ahead is the better horizon (one run of 15 rounds, 32 -> 64: every second
  * joint sse 0.75 -> 0.69, avx2 0.91 -> 0.88, avx512 0.80 -> 0.76; random half 0.82 -> 0.81, 0.92
  * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
+ * In place on AVX2 and AVX-512 the span is also requested PREFETCH_FAR records ahead into L2, as
+ * the full call in place does (figures at PREFETCH_FAR).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
@@ -464,11 +515,14 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                                    const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
                                    int long_index, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    size_t k = 0, prefetched = (size_t)index[0], done = *next;
+    size_t k = 0, prefetched = (size_t)index[0], far = prefetched, done = *next;
     for (; k + JM_W <= n_index; k += JM_W) {
         if (prefetch == PREFETCH_SPAN) {
-            const size_t ahead = (size_t)index[k + JM_W - 1] + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
-            prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints);
+            const size_t last = (size_t)index[k + JM_W - 1];
+            const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
+            prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
+            if (PREFETCH_FAR && in_place)
+                far = prefetch_records(fa, fb, far, last + PREFETCH_FAR < n_joints ? last + PREFETCH_FAR : n_joints, 1);
         } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
             for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
                 JM_PREFETCH(fa + index[p] * rec);
@@ -711,7 +765,8 @@ void JM_FN(jm_nlerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
 int JM_FN(jm_index_increasing)(const intptr_t *index, size_t n, size_t n_joints) {
     if (!n)
         return 1;
-    int bad = index[0] < 0 || (size_t)index[n - 1] >= n_joints;
+    uint64_t bad = index[0] < 0 || (size_t)index[n - 1] >= n_joints; /* 64-bit like the compares:
+        an int made the vectorised loop narrow every vector of them (four shuffles each) */
     for (size_t k = 1; k < n; k++)
         bad |= index[k] <= index[k - 1];
     return !bad;

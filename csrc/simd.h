@@ -72,7 +72,9 @@ typedef int vmask;
 /*
  * Compiler portability: GCC and clang (Linux, macOS) or MSVC (Windows; x86-64 has no POPCNT
  * guarantee at the SSE4.1 level, so it counts mask bits in plain C).
- * JM_PREFETCH(p): a hint to load the cache line at p; JM_UNREACHABLE(): tells the optimiser that
+ * JM_PREFETCH(p): a hint to load the cache line at p; JM_PREFETCH_L2(p): the same into the L2
+ * cache only (a request far ahead then does not hold one of the L1's few miss buffers while
+ * memory answers); JM_UNREACHABLE(): tells the optimiser that
  * a branch never runs; JM_UNLIKELY(c): c, hinted to be rarely true; JM_COLD: a function kept out of
  * line and out of the hot code (rare fallbacks).
  */
@@ -81,8 +83,10 @@ typedef int vmask;
 #define JM_INLINE static __forceinline
 #if defined(_M_ARM64)
 #define JM_PREFETCH(p) __prefetch(p)
+#define JM_PREFETCH_L2(p) __prefetch(p)
 #else
 #define JM_PREFETCH(p) _mm_prefetch((const char *)(p), _MM_HINT_T0)
+#define JM_PREFETCH_L2(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
 #endif
 #define JM_UNREACHABLE() __assume(0)
 #define JM_UNLIKELY(c) (c)
@@ -96,6 +100,7 @@ JM_INLINE int jm_popcount(unsigned m) {
 #else
 #define JM_INLINE static inline __attribute__((always_inline))
 #define JM_PREFETCH(p) __builtin_prefetch(p)
+#define JM_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2)
 #define JM_UNREACHABLE() __builtin_unreachable()
 #define JM_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #define JM_COLD __attribute__((cold, noinline))
