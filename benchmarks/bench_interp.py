@@ -125,7 +125,7 @@ def bench_partial_body(n, joints, blend, rounds=31):
             ("full", full), ("full in place", full_in_place),
             ("every second joint", lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out)),
             ("in place", lambda: jm.slerp_joints(in_place, blend, T, index=every_second, out=in_place)))}
-        print(f"    ns per joint (medians, to compare builds): " + ", ".join(f"{k} {v:.2f}" for k, v in ns.items()),
+        print("    ns per joint (medians, to compare builds): " + ", ".join(f"{k} {v:.2f}" for k, v in ns.items()),
               flush=True)
     _core._set_isa(before)
 
