@@ -7,7 +7,9 @@ imports and all), as a user runs it.
    with and without --check, since the baseline always checked against float64;
 3. --dask local (one thread per core) against one process on the same 8 clips, and on 64 clips
    (whole processes: interpreter start and imports are part of the cost), plus, for the work
-   alone, 64 clips on 2 threads of this process and on an already running 2-worker cluster.
+   alone, 64 clips on 2 threads of this process and on an already running 2-worker cluster; and
+   the bound these set on --dask local (Amdahl): the one-process run less its work alone is the
+   part no thread shares.
 
 Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
 this script imports. Baseline, in a folder of your choice (BASE below):
@@ -99,12 +101,17 @@ def main():
                                       args.rounds)
             print(f"  {n} clips: one process {one:8.3f} s   --dask local {dask:8.3f} s   "
                   f"speed-up {1 / ratio:5.2f}x (whole processes)")
-        running_cluster(sixty_four, args.rounds)
+        single, threaded = running_cluster(sixty_four, args.rounds)
+        serial = one - single
+        print(f"  64 clips, what bounds --dask local: the whole one-process run less its work alone leaves "
+              f"{serial:.3f} s that no thread shares (interpreter, imports, output, exit); with it, the work's "
+              f"2-thread speed-up above gives {one / (serial + threaded):4.2f}x, a perfect 2x on the work "
+              f"{one / (serial + single / 2):4.2f}x")
 
 
 def running_cluster(folder, rounds):
     """64 clips in this process on one thread vs on 2 threads, and vs on a running 2-worker local
-    cluster (a client per run)."""
+    cluster (a client per run). Returns the medians (one thread, 2 threads) of the work alone."""
     from jointmath.__main__ import local_cluster, run_dask, run_local, run_threads
 
     jobs = [{"path": os.path.join(folder, name)} for name in sorted(os.listdir(folder))]
@@ -117,6 +124,7 @@ def running_cluster(folder, rounds):
     single, threaded, ratio = paired(lambda: timed(run_local), lambda: timed(run_threads, 2), rounds)
     print(f"  64 clips in this process: one thread {single:8.3f} s   2 threads {threaded:8.3f} s   "
           f"speed-up {1 / ratio:5.2f}x (the work alone)")
+    work = single, threaded
     with local_cluster() as cluster:
         run_dask(jobs[:2], cluster.scheduler_address, bar=False)  # the workers' imports
 
@@ -133,6 +141,7 @@ def running_cluster(folder, rounds):
         single, distributed, ratio = paired(one, dask, rounds)
     print(f"  64 clips on a running cluster: one process {single:8.3f} s   2 workers {distributed:8.3f} s   "
           f"speed-up {1 / ratio:5.2f}x (the work alone)")
+    return work
 
 
 if __name__ == "__main__":
