@@ -588,8 +588,8 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
     """Calls large enough for the kernels' software prefetch: index lengths at its edge on every
     vector width (64 + 1, 4, 8, 16 entries) over many frames, and one long frame; a dense index
     (about every second joint: the span prefetch, up to the frame's end) and a sparse one (about
-    every eighth: by entry); full lists, in place and with a separate out, against the float64
-    reference and the unindexed call."""
+    every eighth: by entry); full lists, in place and with a separate out (in place, AVX2 and
+    AVX-512 also request lines far ahead), against the float64 reference and the unindexed call."""
     n_joints = max(100 * spacing // 2, spacing * n_index)
     frames = -(-PREFETCH_MIN_RECORDS // n_joints)
     joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
@@ -601,6 +601,9 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
                                   (jm.lerp_joints, ref.lerp_joints, NLERP_BOUND)):
         full = func(joints, blend, 0.6)
         assert np.abs(full["q"] - ref_func(joints, blend, np.float32(0.6))["q"]).max() <= bound
+        whole = joints.copy()
+        func(whole, blend, 0.6, out=whole)
+        np.testing.assert_array_equal(whole, full)
         out = func(joints, blend, 0.6, index=idx)
         np.testing.assert_array_equal(out[:, idx], full[:, idx])
         np.testing.assert_array_equal(np.delete(out, idx, axis=1), np.delete(joints, idx, axis=1))
