@@ -112,8 +112,9 @@ def main():
 def running_cluster(folder, rounds):
     """64 clips in this process on one thread vs on 2 threads, and vs on a running 2-worker local
     cluster (a client per run). Returns the medians (one thread, 2 threads) of the work alone."""
-    from jointmath.__main__ import local_cluster, run_dask, run_local, run_threads
+    from jointmath.__main__ import _keep_clip_arrays_on_the_heap, local_cluster, run_dask, run_local, run_threads
 
+    _keep_clip_arrays_on_the_heap()  # the command's own malloc settings, so the work alone is what it runs
     jobs = [{"path": os.path.join(folder, name)} for name in sorted(os.listdir(folder))]
 
     def timed(run, *args):
