@@ -521,8 +521,10 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
             prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
-            if (PREFETCH_FAR && in_place)
-                far = prefetch_records(fa, fb, far, last + PREFETCH_FAR < n_joints ? last + PREFETCH_FAR : n_joints, 1);
+            if (PREFETCH_FAR && in_place) {
+                const size_t far_ahead = last + PREFETCH_FAR;
+                far = prefetch_records(fa, fb, far, far_ahead < n_joints ? far_ahead : n_joints, 1);
+            }
         } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
             for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
                 JM_PREFETCH(fa + index[p] * rec);
@@ -765,8 +767,9 @@ void JM_FN(jm_nlerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
 int JM_FN(jm_index_increasing)(const intptr_t *index, size_t n, size_t n_joints) {
     if (!n)
         return 1;
-    uint64_t bad = index[0] < 0 || (size_t)index[n - 1] >= n_joints; /* 64-bit like the compares:
-        an int made the vectorised loop narrow every vector of them (four shuffles each) */
+    /* a 64-bit flag, as wide as the compares: an int one made the vectorised loop narrow every
+       vector of compares to 32 bits (four shuffles each) */
+    uint64_t bad = index[0] < 0 || (size_t)index[n - 1] >= n_joints;
     for (size_t k = 1; k < n; k++)
         bad |= index[k] <= index[k - 1];
     return !bad;
