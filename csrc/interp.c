@@ -413,10 +413,10 @@ JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, siz
     return from;
 }
 
-/* the loop position below which the records PREFETCH_AHEAD .. PREFETCH_AHEAD + JM_W - 1 further
-   on exist (of n), or 0 (no prefetch) when the call has fewer than PREFETCH_MIN_RECORDS records */
-JM_INLINE size_t prefetch_end(size_t n, size_t records) {
-    return records >= PREFETCH_MIN_RECORDS && n >= PREFETCH_AHEAD + JM_W ? n - PREFETCH_AHEAD - JM_W + 1 : 0;
+/* the loop position below which the records `ahead` .. ahead + JM_W - 1 further on exist (of n),
+   or 0 (no prefetch) when the call has fewer than PREFETCH_MIN_RECORDS records */
+JM_INLINE size_t prefetch_end(size_t n, size_t records, size_t ahead) {
+    return records >= PREFETCH_MIN_RECORDS && n >= ahead + JM_W ? n - ahead - JM_W + 1 : 0;
 }
 
 /*
@@ -453,9 +453,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) { /* contiguous: constant offsets free the registers */
-        const size_t prefetch_below = prefetch_end(n, n);
-        const size_t far_below = PREFETCH_FAR && a == o && prefetch_below && n >= PREFETCH_FAR + JM_W
-                                     ? n - PREFETCH_FAR - JM_W + 1 : 0;
+        const size_t prefetch_below = prefetch_end(n, n, PREFETCH_AHEAD);
+        const size_t far_below = PREFETCH_FAR && a == o ? prefetch_end(n, n, PREFETCH_FAR) : 0;
         i = far_below ? contiguous_full_blocks(mode, a, b, o, n, prefetch_below, far_below, &ft)
                       : contiguous_full_blocks(mode, a, b, o, n, prefetch_below, 0, &ft);
     }
@@ -552,7 +551,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints;
     const int prefetch_span = span && n_frames * n_joints >= PREFETCH_MIN_RECORDS;
-    const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints);
+    const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
     const int long_index = n_index >= SPAN_COPY_MIN_INDEX;
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
