@@ -95,13 +95,16 @@ def main():
         if args.no_dask:
             return
         sixty_four = copies(os.path.join(tmp, "sixty_four"), 64)
+        one_process = {}
         for folder, n in ((eight, 8), (sixty_four, 64)):
             one, dask, ratio = paired(lambda: command_seconds([folder], THIS_BUILD, tmp),
                                       lambda: command_seconds([folder, "--dask", "local"], THIS_BUILD, tmp),
                                       args.rounds)
+            one_process[n] = one
             print(f"  {n} clips: one process {one:8.3f} s   --dask local {dask:8.3f} s   "
                   f"speed-up {1 / ratio:5.2f}x (whole processes)")
         single, threaded = running_cluster(sixty_four, args.rounds)
+        one = one_process[64]
         serial = one - single
         print(f"  64 clips, what bounds --dask local: the whole one-process run less its work alone leaves "
               f"{serial:.3f} s that no thread shares (interpreter, imports, output, exit); with it, the work's "
