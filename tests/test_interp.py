@@ -517,13 +517,19 @@ def half_run_blocks(n_blocks, n_runs):
 def scattered_indexes(rng, n):
     """Indexes of partial-body blends over n joints: every second and third joint from 0 and 1,
     random subsets of several densities, blocks of 16 half runs (the AVX-512 path's own kernel)
-    and one run fewer (its AVX2 kernel), indexes at both frame edges."""
+    and one run fewer (its AVX2 kernel), indexes at both frame edges, every second joint after
+    irregular blocks (csrc/interp.c every_second_joint_block: the gap before each block), and
+    blocks of each vector width that span as many joints as every second joint but are not."""
     yield from (np.arange(0, n, 2), np.arange(1, n, 2), np.arange(0, n, 3), np.arange(2, n, 3))
     for size in (1, 15, 16, 17, n // 4, n // 2, n - 16, n - 1):
         yield np.sort(rng.choice(n, size, replace=False))
     yield from (half_run_blocks(4, 2), half_run_blocks(4, 1), half_run_blocks(5, 3), half_run_blocks(5, 2))
     yield np.r_[0:32:2, n - 32:n:2]
     yield np.r_[0, 2:n - 1:2, n - 1]
+    yield np.r_[1, 4, 5, 9, 12:44:2, 45, 47, 48, 52:n - 1:2]  # every second joint after irregular blocks
+    for width in (4, 8, 16):  # blocks of a path's width spanning 2 (width - 1) joints, not evenly spaced
+        block = np.r_[0:2 * width - 4:2, 2 * width - 3, 2 * width - 2]
+        yield np.concatenate([block + 2 * width * b for b in range(n // (2 * width))])
 
 
 @pytest.mark.parametrize("func, ref_func, bound", [(jm.slerp_joints, ref.slerp_joints, SLERP_BOUND),
