@@ -504,7 +504,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
 enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN };
 
 /* 1 when the JM_W entries at index are every second joint from index[0] (one test for the block,
-   no branch per entry) */
+   no branch per entry; called for blocks spanning 2 (JM_W - 1) joints only) */
 JM_INLINE int every_second_joint(const intptr_t *index) {
     intptr_t off = 0;
     for (int j = 1; j < JM_W; j++)
@@ -563,13 +563,14 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                 JM_PREFETCH(fb + index[p] * rec);
             }
         }
-        if (JM_W > 1 && prefetch == NO_PREFETCH && !in_place && every_second_joint(index + k)) {
+        const intptr_t span = index[k + JM_W - 1] - index[k];
+        if (JM_W > 1 && prefetch == NO_PREFETCH && !in_place && span == 2 * (JM_W - 1) && every_second_joint(index + k)) {
             done = every_second_joint_block(mode, fa, fb, fo, index[k], done, ft);
             continue;
         }
         if (!in_place)
             done = copy_block_gaps(fa, fo, index + k, done, long_index);
-        if (index[k + JM_W - 1] - index[k] == JM_W - 1) { /* a run of joints: the full call's block */
+        if (span == JM_W - 1) { /* a run of joints: the full call's block */
             const ptrdiff_t run = index[k] * rec;
             joints_block(mode, fa + run, rec, fb + run, rec, fo + run, rec, NULL, ft);
         } else {
