@@ -1,0 +1,189 @@
+/*
+ * partial_body_kernels.c - the driver of partial_body_kernels.sh: the slerp_joints kernels of one
+ * or more builds of csrc/interp.c (symbols prefixed with each build's name), called directly
+ * from C on the same lists, interleaved round by round. Prints, per x86 path, the median over
+ * the rounds of each call's time over the first build's full call timed in the same round:
+ * without the Python boundary, and with both builds under the same machine state.
+ *
+ * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
+ * rounds. Environment: OFFSET, a byte offset of every list from 64-byte alignment (NumPy's large
+ * arrays sit 16 bytes past a page).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef void (*full_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, float);
+typedef void (*indexed_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, size_t,
+                               const intptr_t *, size_t, float);
+
+#define DECLARE_PATH(build, isa)                                                                       \
+    void build##_jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, \
+                                       size_t, float);                                                 \
+    void build##_jm_slerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *,  \
+                                               ptrdiff_t, size_t, size_t, const intptr_t *, size_t, float);
+#define DECLARE_BUILD(build) DECLARE_PATH(build, scalar) DECLARE_PATH(build, sse) DECLARE_PATH(build, avx2) \
+    DECLARE_PATH(build, avx512)
+#define BUILD_ENTRY(build)                                                                              \
+    {#build,                                                                                           \
+     {build##_jm_slerp_joints_scalar, build##_jm_slerp_joints_sse, build##_jm_slerp_joints_avx2,       \
+      build##_jm_slerp_joints_avx512},                                                                 \
+     {build##_jm_slerp_joints_indexed_scalar, build##_jm_slerp_joints_indexed_sse,                     \
+      build##_jm_slerp_joints_indexed_avx2, build##_jm_slerp_joints_indexed_avx512}},
+
+BUILDS(DECLARE_BUILD) /* BUILDS(X): X(name) per build, defined by partial_body_kernels.sh */
+
+typedef struct {
+    const char *name;
+    full_kernel full[4];
+    indexed_kernel indexed[4];
+} build;
+static const build BUILD_LIST[] = {BUILDS(BUILD_ENTRY)};
+#define N_BUILDS (int)(sizeof BUILD_LIST / sizeof BUILD_LIST[0])
+static const char *const PATHS[4] = {"scalar", "sse", "avx2", "avx512"};
+
+/* the indexes: every second joint, the first half, a random half, every third, every fourth */
+#define N_INDEXES 5
+static const char *const INDEX_NAMES[N_INDEXES] = {"every 2nd", "first half", "random half", "every 3rd", "every 4th"};
+
+static char *joints, *blend, *out, *in_place;
+static size_t n;
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int by_value(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* ns per call over `reps` calls: the full call (index NULL) or the indexed one, out= or in place */
+static double time_call(const build *bd, int path, const intptr_t *index, size_t n_index, int in_place_call, int reps) {
+    char *o = in_place_call ? in_place : out;
+    const char *a = in_place_call ? in_place : joints;
+    double t0 = now_ns();
+    for (int k = 0; k < reps; k++) {
+        if (index)
+            bd->indexed[path](a, 32, blend, 32, o, 32, 1, n, index, n_index, 0.3f);
+        else
+            bd->full[path](a, 32, blend, 32, o, 32, n, 0.3f);
+    }
+    return (now_ns() - t0) / reps;
+}
+
+/* a list of n records, 64-byte aligned plus offset; unit quaternions, translations in [0, 1) */
+static char *joint_list(size_t offset) {
+    char *p = NULL;
+    if (posix_memalign((void **)&p, 64, n * 32 + 64)) {
+        perror("posix_memalign");
+        exit(1);
+    }
+    p += offset;
+    for (size_t i = 0; i < n; i++) {
+        float *r = (float *)(p + 32 * i);
+        double norm = 0.0;
+        for (int k = 0; k < 4; k++) {
+            r[k] = (float)(rand() / (double)RAND_MAX - 0.5);
+            norm += (double)r[k] * r[k];
+        }
+        for (int k = 0; k < 4; k++)
+            r[k] = (float)(r[k] / sqrt(norm));
+        for (int k = 4; k < 7; k++)
+            r[k] = (float)(rand() / (double)RAND_MAX);
+        r[7] = 0.0f;
+    }
+    return p;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s JOINTS PATHS ROUNDS\n", argv[0]);
+        return 2;
+    }
+    n = strtoul(argv[1], NULL, 10);
+    const char *paths = argv[2];
+    const int rounds = atoi(argv[3]);
+    const size_t offset = getenv("OFFSET") ? strtoul(getenv("OFFSET"), NULL, 10) : 0;
+    const int reps = n <= 4096 ? (int)(400000 / n) + 1 : 1; /* a batch of ~1 ms at 1,024 joints */
+    if (n < 8 || rounds < 1 || offset > 63) {
+        fprintf(stderr, "JOINTS >= 8, ROUNDS >= 1, OFFSET < 64\n");
+        return 2;
+    }
+    srand(1);
+    joints = joint_list(offset);
+    blend = joint_list(offset);
+    out = joint_list(offset);
+    in_place = joint_list(offset);
+    memcpy(in_place, joints, n * 32);
+
+    intptr_t *index[N_INDEXES];
+    size_t n_index[N_INDEXES] = {0};
+    for (int s = 0; s < N_INDEXES; s++)
+        index[s] = malloc(n * sizeof(intptr_t));
+    for (size_t i = 0; i < n; i++) {
+        if (i % 2 == 0)
+            index[0][n_index[0]++] = (intptr_t)i;
+        if (i < n / 2)
+            index[1][n_index[1]++] = (intptr_t)i;
+        if (rand() & 1)
+            index[2][n_index[2]++] = (intptr_t)i;
+        if (i % 3 == 0)
+            index[3][n_index[3]++] = (intptr_t)i;
+        if (i % 4 == 0)
+            index[4][n_index[4]++] = (intptr_t)i;
+    }
+
+    /* per build: the indexes with out=, then in place (each against the first build's full call of
+       the same kind), then the full calls themselves */
+    const int n_calls = 2 * N_INDEXES + 2;
+    double *ratio = malloc(sizeof(double) * (size_t)(rounds * N_BUILDS * n_calls));
+    double *full_ns = malloc(sizeof(double) * (size_t)rounds * 2);
+    for (int path = 0; path < 4; path++) {
+        if (!strstr(paths, PATHS[path]))
+            continue;
+        for (int r = 0; r < rounds; r++) {
+            const double base[2] = {time_call(&BUILD_LIST[0], path, NULL, 0, 0, reps),
+                                    time_call(&BUILD_LIST[0], path, NULL, 0, 1, reps)};
+            full_ns[r] = base[0];
+            full_ns[rounds + r] = base[1];
+            for (int b = 0; b < N_BUILDS; b++)
+                for (int c = 0; c < n_calls; c++) {
+                    const int in_place_call = c < 2 * N_INDEXES ? c / N_INDEXES : c - 2 * N_INDEXES;
+                    const int s = c < 2 * N_INDEXES ? c % N_INDEXES : -1;
+                    const double t = time_call(&BUILD_LIST[b], path, s < 0 ? NULL : index[s], s < 0 ? 0 : n_index[s],
+                                               in_place_call, reps);
+                    ratio[(b * n_calls + c) * rounds + r] = t / base[in_place_call];
+                }
+        }
+        qsort(full_ns, (size_t)rounds, sizeof(double), by_value);
+        qsort(full_ns + rounds, (size_t)rounds, sizeof(double), by_value);
+        printf("%s, %zu joints, offset %zu: full call of %s %.2f ns/joint with out=, %.2f in place (medians of %d "
+               "rounds); indexed / full:\n",
+               PATHS[path], n, offset, BUILD_LIST[0].name, full_ns[rounds / 2] / (double)n,
+               full_ns[rounds + rounds / 2] / (double)n, rounds);
+        for (int b = 0; b < N_BUILDS; b++) {
+            printf("  %-10s", BUILD_LIST[b].name);
+            for (int c = 0; c < n_calls; c++) {
+                double *x = ratio + (b * n_calls + c) * rounds;
+                qsort(x, (size_t)rounds, sizeof(double), by_value);
+                if (c == N_INDEXES || c == 2 * N_INDEXES)
+                    printf(" |%s", c == N_INDEXES ? " in place:" : " full, out= / in place:");
+                if (c < 2 * N_INDEXES)
+                    printf(" %s %.2f", INDEX_NAMES[c % N_INDEXES], x[rounds / 2]);
+                else
+                    printf(" %.2f", x[rounds / 2]);
+            }
+            printf("\n");
+        }
+        fflush(stdout);
+    }
+    return 0;
+}

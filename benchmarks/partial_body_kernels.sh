@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Partial-body blending kernels of several builds, side by side in one process (x86-64, gcc):
+#   benchmarks/partial_body_kernels.sh JOINTS PATHS ROUNDS NAME=TREE [NAME=TREE ...]
+# TREE is a checkout holding csrc/ (the current one, or one made by `git worktree add DIR COMMIT`);
+# NAME labels it in the table (a C identifier). Each tree's csrc/interp.c is compiled for the four
+# x86 paths with setup.py's flags, its symbols prefixed with NAME_, and linked into the driver
+# partial_body_kernels.c, which times every build's kernels round by round against the first
+# build's full call. Example, this checkout against commit 44eb6fa:
+#   git worktree add /tmp/base 44eb6fa
+#   benchmarks/partial_body_kernels.sh 1024 sse,avx2,avx512 61 base=/tmp/base new=.
+# OFFSET=16 in the environment shifts every list by 16 bytes from 64-byte alignment.
+set -euo pipefail
+if [ $# -lt 4 ]; then
+    sed -n '2,12p' "$0"
+    exit 2
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+joints=$1 paths=$2 rounds=$3
+shift 3
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+flags=(-O3 -std=c11 -Wall -Wextra -fno-strict-aliasing -ffp-contract=off -fno-math-errno)
+isa_flags=("0 -fno-tree-vectorize" "1 -msse4.1" "2 -mavx2 -mfma" "3 -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl")
+builds="" objects=()
+for spec in "$@"; do
+    name=${spec%%=*} tree=${spec#*=}
+    mkdir "$work/$name"
+    for entry in "${isa_flags[@]}"; do
+        # shellcheck disable=SC2086  # the ISA's flags are separate words
+        gcc "${flags[@]}" -I"$tree/csrc" -DJM_ISA=${entry%% *} ${entry#* } -c "$tree/csrc/interp.c" \
+            -o "$work/$name/isa${entry%% *}.o"
+    done
+    ld -r "$work/$name"/isa*.o -o "$work/$name/all.o"
+    nm --defined-only -g "$work/$name/all.o" | awk -v p="$name" '{print $3, p "_" $3}' > "$work/$name/symbols"
+    objcopy --redefine-syms="$work/$name/symbols" "$work/$name/all.o" "$work/$name.o"
+    builds="$builds X($name)" objects+=("$work/$name.o")
+done
+gcc -O2 -Wall -Wextra "-DBUILDS(X)=$builds" "$here/partial_body_kernels.c" "${objects[@]}" -lm -o "$work/driver"
+"$work/driver" "$joints" "$paths" "$rounds"
