@@ -519,12 +519,12 @@ JM_INLINE int every_second_joint(const intptr_t *index) {
  * written with a stride of two records. Returns the position after its last joint (the next
  * `next`). Every offset is a constant from `first`: no index loads and no tested gap loop.
  * Every second joint of 1,024 with a separate out, against the full call (both builds' kernels
- * interleaved in one process, medians of 41-61 rounds, benchmarks/README.md): level or lower on
- * a quiet machine (avx2 0.63-0.68 against 0.64-0.73 over eight runs), lower where the copy of the
- * gaps cost most, with another process streaming memory (avx2 0.88 -> 0.74, avx512 1.07 -> 0.92)
- * or under other load (sse 0.79 -> 0.68, avx512 0.90 -> 0.70). In place (nothing to copy) the
- * indexed block was as fast or faster, and lists beyond the prefetch threshold (memory-bound)
- * gained nothing: both keep the loop as it was.
+ * interleaved in one process, medians of 41-61 rounds, benchmarks/README.md): level on a quiet
+ * machine (avx2 0.63-0.64 either way), lower where the machine was busy and the tested copy of
+ * the gaps cost most (sse 0.71 -> 0.64, avx2 0.71 -> 0.67, avx512 0.90 -> 0.70 in one run; avx2
+ * 0.65-0.76 -> 0.63-0.68 over six). In place (nothing to copy) the indexed block was as fast or
+ * faster, and lists beyond the prefetch threshold (memory-bound) gained nothing: both keep the
+ * loop as it was.
  */
 JM_INLINE size_t every_second_joint_block(int mode, const char *fa, const char *fb, char *fo, intptr_t first,
                                           size_t next, const fixed_t *ft) {
