@@ -567,7 +567,8 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
             }
         }
         const intptr_t span = index[k + JM_W - 1] - index[k];
-        if (JM_W > 1 && prefetch == NO_PREFETCH && !in_place && span == 2 * (JM_W - 1) && every_second_joint(index + k)) {
+        if (JM_W > 1 && prefetch == NO_PREFETCH && !in_place && span == 2 * (JM_W - 1) &&
+            every_second_joint(index + k)) {
             done = every_second_joint_block(mode, fa, fb, fo, index[k], done, ft);
             continue;
         }
