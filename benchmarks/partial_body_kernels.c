@@ -5,6 +5,11 @@
  * the rounds of each call's time over the first build's full call timed in the same round:
  * without the Python boundary, and with both builds under the same machine state.
  *
+ * Each path's line ends with the call's data movement: both lists read and out written (in place:
+ * out is joints) with this path's widest loads and stores and no math (out = max(joints, blend)),
+ * over the same full call; no kernel that reads every cache line of the lists, as every second
+ * joint does, can run below it. (The scalar path's line uses the SSE loop: the same bytes.)
+ *
  * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
  * rounds. Environment: OFFSET, a byte offset of every list from 64-byte alignment (NumPy's large
  * arrays sit 16 bytes past a page).
@@ -17,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <immintrin.h>
 
 typedef void (*full_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, float);
 typedef void (*indexed_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, size_t,
@@ -54,6 +61,20 @@ static const char *const INDEX_NAMES[N_INDEXES] = {"every 2nd", "first half", "r
 static char *joints, *blend, *out, *in_place;
 static size_t n;
 
+/* out = max(a, b) over n records of 8 floats, 16, 32 or 64 bytes at a time (the data movement) */
+#define MOVEMENT(name, isa, vec, width, load, max, store)                                  \
+    __attribute__((target(isa))) static void name(const char *a, const char *b, char *o) { \
+        for (size_t i = 0; i < n * 8; i += width) {                                           \
+            vec x = load((const float *)a + i), y = load((const float *)b + i);               \
+            store((float *)o + i, max(x, y));                                                  \
+        }                                                                                      \
+    }
+MOVEMENT(movement_sse, "sse4.1", __m128, 4, _mm_loadu_ps, _mm_max_ps, _mm_storeu_ps)
+MOVEMENT(movement_avx2, "avx2", __m256, 8, _mm256_loadu_ps, _mm256_max_ps, _mm256_storeu_ps)
+MOVEMENT(movement_avx512, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_max_ps, _mm512_storeu_ps)
+typedef void (*movement_kernel)(const char *, const char *, char *);
+static const movement_kernel MOVEMENT_OF_PATH[4] = {movement_sse, movement_sse, movement_avx2, movement_avx512};
+
 static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -65,13 +86,16 @@ static int by_value(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-/* ns per call over `reps` calls: the full call (index NULL) or the indexed one, out= or in place */
+/* ns per call over `reps` calls: the full call (index NULL) or the indexed one, out= or in place
+   (bd NULL: the path's data movement instead) */
 static double time_call(const build *bd, int path, const intptr_t *index, size_t n_index, int in_place_call, int reps) {
     char *o = in_place_call ? in_place : out;
     const char *a = in_place_call ? in_place : joints;
     double t0 = now_ns();
     for (int k = 0; k < reps; k++) {
-        if (index)
+        if (!bd)
+            MOVEMENT_OF_PATH[path](a, blend, o);
+        else if (index)
             bd->indexed[path](a, 32, blend, 32, o, 32, 1, n, index, n_index, 0.3f);
         else
             bd->full[path](a, 32, blend, 32, o, 32, n, 0.3f);
@@ -146,6 +170,7 @@ int main(int argc, char **argv) {
     const int n_calls = 2 * N_INDEXES + 2;
     double *ratio = malloc(sizeof(double) * (size_t)(rounds * N_BUILDS * n_calls));
     double *full_ns = malloc(sizeof(double) * (size_t)rounds * 2);
+    double *movement = malloc(sizeof(double) * (size_t)rounds * 2); /* out=, in place, over the full call */
     for (int path = 0; path < 4; path++) {
         if (!strstr(paths, PATHS[path]))
             continue;
@@ -154,6 +179,9 @@ int main(int argc, char **argv) {
                                     time_call(&BUILD_LIST[0], path, NULL, 0, 1, reps)};
             full_ns[r] = base[0];
             full_ns[rounds + r] = base[1];
+            for (int in_place_call = 0; in_place_call < 2; in_place_call++)
+                movement[in_place_call * rounds + r] =
+                    time_call(NULL, path, NULL, 0, in_place_call, reps) / base[in_place_call];
             for (int b = 0; b < N_BUILDS; b++)
                 for (int c = 0; c < n_calls; c++) {
                     const int in_place_call = c < 2 * N_INDEXES ? c / N_INDEXES : c - 2 * N_INDEXES;
@@ -183,6 +211,10 @@ int main(int argc, char **argv) {
             }
             printf("\n");
         }
+        qsort(movement, (size_t)rounds, sizeof(double), by_value);
+        qsort(movement + rounds, (size_t)rounds, sizeof(double), by_value);
+        printf("  data movement / full: out= %.2f, in place %.2f\n", movement[rounds / 2],
+               movement[rounds + rounds / 2]);
         fflush(stdout);
     }
     return 0;
