@@ -28,6 +28,7 @@ def calls():
     packed = jm.pack_joints(joints)
     frames = jm.make_joints(np.stack([q, q2])[:, None], np.zeros((2, 1, 3)))
     parents = np.array([-1])
+    index = jm.joint_index([0], 1)
     clip = q[None]
     return [
         ("quat_to_matrix", "q (4,)", lambda: jm.quat_to_matrix(q)),
@@ -45,6 +46,8 @@ def calls():
         ("compose_mats", "mats (1,) x2", lambda: jm.compose_mats(mats, mats)),
         ("slerp_joints", "joints (1,), t float", lambda: jm.slerp_joints(joints, blend, 0.5)),
         ("lerp_joints", "joints (1,), t float", lambda: jm.lerp_joints(joints, blend, 0.5)),
+        ("joint_index", "[0], 1 joint", lambda: jm.joint_index([0], 1)),
+        ("slerp_joints", "joints (1,), t float, a joint_index", lambda: jm.slerp_joints(joints, blend, 0.5, index=index)),
         ("make_joints", "q (1, 4)", lambda: jm.make_joints(clip)),
         ("pack_joints", "joints (1,)", lambda: jm.pack_joints(joints)),
         ("unpack_joints", "packed (1,)", lambda: jm.unpack_joints(packed)),

@@ -81,53 +81,63 @@ def bench_joints(n, rng):
 
 
 def bench_partial_body(n, joints, blend, rounds=31):
-    """Per path: indexed / full slerp_joints (every second joint, the first half, a random half;
-    separate out= and in place), in place against the full call in place, each call against its
-    data movement, and ns per joint of the full and every-second-joint calls (to compare builds)."""
-    print(f"  partial-body blending, n = {n:,}: ratios below are medians of {rounds} rounds, the two calls timed "
-          "back to back in each round, in thread CPU time")
-    print("  (indexed with a separate out= also copies the unselected joints; every second joint still lies in "
-          "every 64-byte cache line of the lists; the first half is one run of joints)")
+    """A table per size: on every path, slerp_joints with an index (every second joint, the first
+    half, a random half; separate out= and in place) against the full call, in place against the
+    full call in place, and against the call's own data movement; each index as a plain array
+    (checked on every call, copied privately where the call releases the GIL) and as a
+    joint_index (checked once); then ns per joint of the full and every-second-joint calls."""
+    print(f"\n  partial-body blending, n = {n:,}: medians of {rounds} rounds, each ratio's two calls timed back to "
+          "back in every round, in thread CPU time. Indexed with a separate out= also copies the unselected "
+          "joints; every second joint lies in every 64-byte cache line of the lists; the first half is one run "
+          "of joints. Data movement: np.maximum on float32 views of the same bytes (both lists read, out "
+          "written; in place, out is joints).")
     out = np.empty(n, jm.JOINT_QUAT)
     in_place = joints.copy()  # out=joints, as the seed's routine (values drift, cost does not)
-    every_second, first_half = np.arange(0, n, 2), np.arange(n // 2)
-    random_half = np.sort(np.random.default_rng(1).choice(n, n // 2, replace=False))
-    # the data movement of a call: np.maximum on float32 views of the same bytes (both lists read,
-    # out written; in place: out is joints), no slerp math
+    indexes = {"every second joint": np.arange(0, n, 2), "first half": np.arange(n // 2),
+               "random half": np.sort(np.random.default_rng(1).choice(n, n // 2, replace=False))}
     floats = [x.view(np.float32) for x in (joints, blend, out, in_place)]
     movement = lambda: np.maximum(floats[0], floats[1], out=floats[2])  # noqa: E731
     movement_in_place = lambda: np.maximum(floats[3], floats[1], out=floats[3])  # noqa: E731
+    paths = jm.available_isas()
+    table, ns = {}, {}  # {row label: {path: ratio}}, {path: {call: ns per joint}}
     before = jm.isa()
-    for isa in jm.available_isas():
+    for isa in paths:
         _core._set_isa(isa)
         full = lambda: jm.slerp_joints(joints, blend, T, out=out)  # noqa: E731
-
-        def ratio(index, in_place_call, to=full):
-            if in_place_call:
-                return median_ratio(lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place), to,
-                                    rounds=rounds, cpu=True)
-            return median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=index, out=out), to, rounds=rounds,
-                                cpu=True)
-
-        line = (f"  {isa}: slerp / nlerp {median_ratio(full, lambda: jm.lerp_joints(joints, blend, T, out=out), rounds=rounds, cpu=True):.2f}; "
-                f"indexed / full: every second joint {ratio(every_second, False):.2f} "
-                f"(out=joints {ratio(every_second, True):.2f}), first half {ratio(first_half, False):.2f} "
-                f"(out=joints {ratio(first_half, True):.2f}), random half {ratio(random_half, False):.2f} "
-                f"(out=joints {ratio(random_half, True):.2f})")
         full_in_place = lambda: jm.slerp_joints(in_place, blend, T, out=in_place)  # noqa: E731
-        line += (f"; in place / full in place: every second joint {ratio(every_second, True, full_in_place):.2f}, "
-                 f"random half {ratio(random_half, True, full_in_place):.2f}")
-        line += (f"; every second joint / data movement {ratio(every_second, False, movement):.2f} "
-                 f"(out=joints {ratio(every_second, True, movement_in_place):.2f}), full / data movement "
-                 f"{median_ratio(full, movement, rounds=rounds, cpu=True):.2f}")
-        print(line, flush=True)
-        ns = {name: median_seconds(call, cpu=True) * 1e9 / n for name, call in (
-            ("full", full), ("full in place", full_in_place),
-            ("every second joint", lambda: jm.slerp_joints(joints, blend, T, index=every_second, out=out)),
-            ("in place", lambda: jm.slerp_joints(in_place, blend, T, index=every_second, out=in_place)))}
-        print("    ns per joint (medians, to compare builds): " + ", ".join(f"{k} {v:.2f}" for k, v in ns.items()),
-              flush=True)
+
+        def call(index, in_place_call):
+            if in_place_call:
+                return lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place)
+            return lambda: jm.slerp_joints(joints, blend, T, index=index, out=out)
+
+        def row(label, numerator, denominator):
+            table.setdefault(label, {})[isa] = median_ratio(numerator, denominator, rounds=rounds, cpu=True)
+
+        row("slerp / nlerp, full calls", full, lambda: jm.lerp_joints(joints, blend, T, out=out))
+        for form in ("array", "joint_index"):
+            forms = {name: idx if form == "array" else jm.joint_index(idx, n) for name, idx in indexes.items()}
+            for name, index in forms.items():
+                row(f"{name} ({form}) / full, out=", call(index, False), full)
+                row(f"{name} ({form}) in place / full, out=", call(index, True), full)
+            for name in ("every second joint", "random half"):
+                row(f"{name} ({form}) in place / full in place", call(forms[name], True), full_in_place)
+            row(f"every second joint ({form}) / data movement, out=", call(forms["every second joint"], False),
+                movement)
+            row(f"every second joint ({form}) in place / data movement in place",
+                call(forms["every second joint"], True), movement_in_place)
+        row("full / data movement, out=", full, movement)
+        row("full in place / data movement in place", full_in_place, movement_in_place)
+        every_second = jm.joint_index(indexes["every second joint"], n)
+        ns[isa] = {name: median_seconds(f, cpu=True) * 1e9 / n for name, f in (
+            ("full", full), ("full in place", full_in_place), ("every second joint", call(every_second, False)),
+            ("in place", call(every_second, True)))}
     _core._set_isa(before)
+    print("\n  | ratio | " + " | ".join(paths) + " |\n  |---|" + "---:|" * len(paths))
+    for label, by_path in table.items():
+        print(f"  | {label} | " + " | ".join(f"{by_path[p]:.2f}" for p in paths) + " |")
+    print("  ns per joint (medians, to compare builds; every second joint as a joint_index): " + "; ".join(
+        f"{p}: " + ", ".join(f"{k} {v:.2f}" for k, v in ns[p].items()) for p in paths), flush=True)
 
 
 def bench_arrays(n, rng):

@@ -15,7 +15,7 @@ from ._core import euler_to_quat, quat_to_euler
 from ._core import compose_mats
 from ._core import forward_kinematics, resample_joints
 from . import bvh
-from ._core import lerp_joints, slerp_joints
+from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._job import load_packed
 
@@ -31,6 +31,7 @@ __all__ = [
     "extract_rotation",
     "forward_kinematics",
     "isa",
+    "joint_index",
     "joints_to_mats",
     "lerp_joints",
     "load_packed",

@@ -9,6 +9,7 @@ from . import reference as reference
 from ._core import available_isas as available_isas
 from ._core import compose_mats as compose_mats
 from ._core import isa as isa
+from ._core import joint_index as joint_index
 from ._core import joints_to_mats as joints_to_mats
 from ._core import lerp_joints as lerp_joints
 from ._core import mats_to_joints as mats_to_joints

@@ -36,6 +36,38 @@ static int parse_fraction(PyObject *obj, float *t) {
 }
 
 /*
+ * A validated index (joint_index): positions checked once, kept in a block this module owns (the
+ * capsule VALIDATED_INDEX, the base of a read-only intp array over `values`). NumPy refuses to
+ * make that array writeable (its base exports no buffer), so its values stay the ones checked;
+ * a view or copy of it has another base and is checked as any index.
+ */
+static const char VALIDATED_INDEX[] = "jointmath.validated_index";
+typedef struct {
+    npy_intp size;
+    npy_intp values[]; /* strictly increasing, >= 0 */
+} validated_index;
+
+static void free_validated_index(PyObject *capsule) { PyMem_Free(PyCapsule_GetPointer(capsule, VALIDATED_INDEX)); }
+
+/* the validated index itself when obj is the array joint_index returned, else NULL (no error) */
+static const validated_index *as_validated_index(PyObject *obj) {
+    if (!PyArray_Check(obj))
+        return NULL;
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    PyObject *base = PyArray_BASE(arr);
+    /* the name pointer itself: no other capsule carries it */
+    if (!base || !PyCapsule_CheckExact(base) || PyCapsule_GetName(base) != VALIDATED_INDEX)
+        return NULL;
+    const validated_index *v = PyCapsule_GetPointer(base, VALIDATED_INDEX);
+    /* as joint_index made it: its dtype, shape or strides may have been set since (a 1-D intp array
+       over the same data has its length) */
+    if (PyArray_DATA(arr) != (void *)v->values || PyArray_TYPE(arr) != NPY_INTP || PyArray_NDIM(arr) != 1 ||
+        (v->size > 1 && PyArray_STRIDE(arr, 0) != (npy_intp)sizeof(npy_intp)))
+        return NULL;
+    return v;
+}
+
+/*
  * index: a 1-D array (or sequence) of distinct integer positions in [0, n_joints), as a
  * C-contiguous, strictly increasing intp array (new reference; sorted when it came in another
  * order: the kernels need that, and which joints are selected does not depend on the order).
@@ -47,6 +79,11 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
     if (joints_ndim == 0) {
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
         return NULL;
+    }
+    const validated_index *validated = as_validated_index(obj);
+    if (validated && (!validated->size || validated->values[validated->size - 1] < n_joints)) {
+        Py_INCREF(obj); /* immutable: no check and no private copy */
+        return (PyArrayObject *)obj;
     }
     PyArrayObject *raw;
     if (PyArray_Check(obj)) { /* (Py_NewRef is 3.10+; the package supports 3.9) */
@@ -81,37 +118,32 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
     const npy_intp *v = (const npy_intp *)PyArray_DATA(idx), m = PyArray_SIZE(idx);
     if (jm_active->index_increasing((const intptr_t *)v, (size_t)m, (size_t)n_joints))
         return idx;
-    /* another order, or a bad value: find the first bad value, else sort */
-    unsigned char *seen = PyMem_Calloc((size_t)n_joints + 1, 1);
-    if (!seen) {
-        Py_DECREF(idx);
-        return (PyArrayObject *)PyErr_NoMemory();
-    }
+    /* another order, or a bad value: the first value out of range, else a sorted copy and its
+       first repeat (memory for the index only: joint_index's n_joints may be any size) */
     for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
             PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < %zd)",
                          (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
-            break;
-        }
-        if (seen[v[k]]) {
-            PyErr_Format(PyExc_ValueError, "index value %zd appears more than once", (Py_ssize_t)v[k]);
-            break;
-        }
-        seen[v[k]] = 1;
-    }
-    PyArrayObject *sorted = NULL;
-    if (!PyErr_Occurred()) {
-        npy_intp dim = m;
-        sorted = (PyArrayObject *)PyArray_SimpleNew(1, &dim, NPY_INTP);
-        if (sorted) {
-            npy_intp *w = (npy_intp *)PyArray_DATA(sorted);
-            for (npy_intp j = 0; j < n_joints; j++)
-                if (seen[j])
-                    *w++ = j;
+            Py_DECREF(idx);
+            return NULL;
         }
     }
-    PyMem_Free(seen);
+    PyArrayObject *sorted = (PyArrayObject *)PyArray_NewCopy(idx, NPY_CORDER);
     Py_DECREF(idx);
+    if (!sorted)
+        return NULL;
+    if (PyArray_Sort(sorted, 0, NPY_QUICKSORT) < 0) {
+        Py_DECREF(sorted);
+        return NULL;
+    }
+    const npy_intp *w = (const npy_intp *)PyArray_DATA(sorted);
+    for (npy_intp k = 1; k < m; k++) {
+        if (w[k] == w[k - 1]) {
+            PyErr_Format(PyExc_ValueError, "index value %zd appears more than once", (Py_ssize_t)w[k]);
+            Py_DECREF(sorted);
+            return NULL;
+        }
+    }
     return sorted;
 }
 
@@ -212,6 +244,67 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(joint_index_doc,
+             "joint_index(index, n_joints)\n--\n\n"
+             "An index for slerp_joints and lerp_joints, checked once.\n\n"
+             "index: 1-D integer positions (an array of any integer dtype or a sequence),\n"
+             "distinct, in [0, n_joints), in any order.\n"
+             "n_joints: the length of the joint lists it selects from (their last axis).\n\n"
+             "Returns the positions sorted, as a read-only intp array that owns a copy of\n"
+             "them (NumPy refuses to make it writeable). slerp_joints and lerp_joints\n"
+             "recognise this array and use it without checking its order and range again,\n"
+             "and without a private copy where the call releases the GIL: the index of a\n"
+             "partial-body blend that runs every frame is checked once. Any other index,\n"
+             "including a view or copy of this one, is checked on every call. Joint lists\n"
+             "with fewer joints than its largest position + 1 raise ValueError as for any\n"
+             "index.\n\n"
+             "Raises TypeError for a non-integer index or n_joints, ValueError for a\n"
+             "negative n_joints, an index that is not 1-D, or a position out of range or\n"
+             "repeated.");
+
+static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)self;
+    static const char *const names[] = {"index", "n_joints"};
+    PyObject *slots[2] = {NULL};
+    if (jm_parse_args("joint_index", args, nargs, kwnames, names, 2, 2, slots) < 0)
+        return NULL;
+    if (PyBool_Check(slots[1]) || !PyIndex_Check(slots[1]))
+        return PyErr_Format(PyExc_TypeError, "n_joints must be an integer, got %s", Py_TYPE(slots[1])->tp_name);
+    const Py_ssize_t n_joints = PyNumber_AsSsize_t(slots[1], NULL); /* clipped when it overflows */
+    if (n_joints == -1 && PyErr_Occurred())
+        return NULL;
+    if (n_joints < 0 || n_joints == PY_SSIZE_T_MAX)
+        return PyErr_Format(PyExc_ValueError, "n_joints must be >= 0 and below %zd, got %R", PY_SSIZE_T_MAX, slots[1]);
+    PyArrayObject *checked = parse_index(slots[0], 1, (npy_intp)n_joints, 1);
+    if (!checked)
+        return NULL;
+    const npy_intp size = PyArray_SIZE(checked);
+    validated_index *v = PyMem_Malloc(sizeof(validated_index) + (size_t)size * sizeof(npy_intp));
+    if (!v) {
+        Py_DECREF(checked);
+        return PyErr_NoMemory();
+    }
+    v->size = size;
+    if (size)
+        memcpy(v->values, PyArray_DATA(checked), (size_t)size * sizeof(npy_intp));
+    Py_DECREF(checked);
+    PyObject *capsule = PyCapsule_New(v, VALIDATED_INDEX, free_validated_index);
+    if (!capsule) {
+        PyMem_Free(v);
+        return NULL;
+    }
+    npy_intp dim = size;
+    PyObject *result = PyArray_NewFromDescr(&PyArray_Type, PyArray_DescrFromType(NPY_INTP), 1, &dim, NULL, v->values,
+                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
+    if (!result || PyArray_SetBaseObject((PyArrayObject *)result, capsule) < 0) { /* steals capsule */
+        Py_XDECREF(result);
+        if (!result)
+            Py_DECREF(capsule);
+        return NULL;
+    }
+    return result;
+}
+
 PyDoc_STRVAR(slerp_joints_doc,
              "slerp_joints(joints, blend, t, index=None, out=None)\n--\n\n"
              "Spherical linear interpolation from one joint list to another.\n\n"
@@ -220,7 +313,8 @@ PyDoc_STRVAR(slerp_joints_doc,
              "index: optional 1-D integer array of distinct positions along the last axis\n"
              "(the joints): only those joints are interpolated, in every frame; the others\n"
              "are copied from joints (partial-body blending). The kernel reads the selected\n"
-             "joints through the index; nothing is gathered into temporaries.\n"
+             "joints through the index; nothing is gathered into temporaries. An index made\n"
+             "by joint_index is used without checking it again.\n"
              "out: optional writeable JOINT_QUAT array of the same shape; it is returned.\n"
              "out=joints interpolates in place.\n\n"
              "Returns the joints with q = slerp(joints.q, blend.q, t) along the shortest arc\n"
@@ -622,6 +716,7 @@ done:
 }
 
 PyMethodDef jm_interp_methods[] = {
+    {"joint_index", (PyCFunction)(void (*)(void))py_joint_index, METH_FASTCALL | METH_KEYWORDS, joint_index_doc},
     {"slerp_joints", (PyCFunction)(void (*)(void))py_slerp_joints, METH_FASTCALL | METH_KEYWORDS, slerp_joints_doc},
     {"lerp_joints", (PyCFunction)(void (*)(void))py_lerp_joints, METH_FASTCALL | METH_KEYWORDS, lerp_joints_doc},
     {"_slerp_joints_libm", (PyCFunction)(void (*)(void))py_slerp_joints_libm, METH_FASTCALL | METH_KEYWORDS,

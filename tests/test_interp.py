@@ -1,5 +1,7 @@
 """slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -642,6 +644,106 @@ def test_long_index_checked_everywhere(rng, where):
     swapped[[where - 1, where]] = swapped[[where, where - 1]]
     np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.25, index=swapped), expected)
     np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.25, index=good[::-1]), expected)
+
+
+def test_joint_index_is_checked_once_and_read_only():
+    """joint_index: the positions checked as any index, sorted, in a read-only intp array with a
+    copy of its own that NumPy refuses to make writeable (so the calls can trust it unchecked)."""
+    source = np.array([9, 2, 4], np.int16)
+    index = jm.joint_index(source, 10)
+    assert index.dtype == np.intp and index.tolist() == [2, 4, 9] and not index.flags.writeable
+    source[0] = 3
+    assert index.tolist() == [2, 4, 9]  # a copy
+    with pytest.raises(ValueError, match="read-only"):
+        index[0] = 1
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        index.setflags(write=True)
+    assert not np.lib.stride_tricks.as_strided(index, writeable=True).flags.writeable
+    assert jm.joint_index([], 0).shape == (0,) and jm.joint_index((1, 0), n_joints=2).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="index value 10 is out of range for 10 joints"):
+        jm.joint_index([0, 10], 10)
+    with pytest.raises(ValueError, match="index value 4 appears more than once"):
+        jm.joint_index([4, 1, 4], 10)
+    with pytest.raises(TypeError, match="index must be an array of integers, got dtype float64"):
+        jm.joint_index([1.0], 10)
+    with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(1, 2\)"):
+        jm.joint_index([[0, 1]], 10)
+    for n_joints in (2.0, True, "3", None):
+        with pytest.raises(TypeError, match="n_joints must be an integer, got"):
+            jm.joint_index([0], n_joints)
+    for n_joints in (-1, 10**400, np.iinfo(np.intp).max):
+        with pytest.raises(ValueError, match="n_joints must be >= 0 and below"):
+            jm.joint_index([0], n_joints)
+    with pytest.raises(TypeError, match="missing required argument 'n_joints'"):
+        jm.joint_index([0])
+    # positions far above any list: memory for the index only
+    assert jm.joint_index([5, 1], 1 << 60).tolist() == [1, 5]
+
+
+@pytest.mark.parametrize("func", [jm.slerp_joints, jm.lerp_joints])
+def test_joint_index_blends_as_the_plain_index(rng, func):
+    """A joint_index selects what the same plain index does, bit for bit (separate out=, in place,
+    many frames); on fewer joints than it reaches it is refused as any index; its views and copies
+    (reversed, sliced, re-typed, reshaped) are checked as plain indexes, never taken as checked."""
+    frames, n = 3, 137
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    for positions in scattered_indexes(rng, n):
+        plain = np.array(positions[::-1])
+        index = jm.joint_index(plain, n)
+        np.testing.assert_array_equal(func(joints, blend, 0.3, index=index), func(joints, blend, 0.3, index=plain))
+        work, expected = joints.copy(), joints.copy()
+        func(work, blend, 0.3, index=index, out=work)
+        func(expected, blend, 0.3, index=plain, out=expected)
+        np.testing.assert_array_equal(work, expected)
+    index = jm.joint_index([1, 3, 8], 9)
+    with pytest.raises(ValueError, match="index value 8 is out of range for 6 joints"):
+        func(joints[:, :6], blend[:, :6], 0.5, index=index)
+    np.testing.assert_array_equal(func(joints, blend, 0.5, index=index), func(joints, blend, 0.5, index=[1, 3, 8]))
+    index = jm.joint_index(np.arange(0, 40, 2), n)
+    for view in (index[::-1], index[1:], index[::2], index.copy(), index.view(np.uint64 if np.intp(0).itemsize == 8
+                                                                              else np.uint32)):
+        np.testing.assert_array_equal(func(joints, blend, 0.5, index=view),
+                                      func(joints, blend, 0.5, index=np.array(view, np.intp)))
+    # the joint_index array itself re-shaped or re-typed in place: no longer the positions checked
+    index.shape = (2, 10)
+    with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(2, 10\)"):
+        func(joints, blend, 0.5, index=index)
+    index = jm.joint_index(np.arange(0, 40, 2), n)
+    index.dtype = np.int32 if np.intp(0).itemsize == 8 else np.int16  # 0, 0, 2, 0, 4, 0, ...
+    with pytest.raises(ValueError, match="index value 0 appears more than once"):
+        func(joints, blend, 0.5, index=index)
+    index = jm.joint_index(np.arange(0, 40, 2), n)
+    index.dtype = np.float64 if np.intp(0).itemsize == 8 else np.float32
+    with pytest.raises(TypeError, match="index must be an array of integers"):
+        func(joints, blend, 0.5, index=index)
+    index = jm.joint_index(np.arange(0, 40, 2), n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # setting strides is deprecated (NumPy 2.4)
+        index.strides = (0,)  # reads index[0] 20 times
+    with pytest.raises(ValueError, match="index value 0 appears more than once"):
+        func(joints, blend, 0.5, index=index)
+
+
+def test_joint_index_is_not_copied_where_the_gil_is_released():
+    """A call large enough to release the GIL copies a plain index first (another thread could
+    change it during the kernel), and uses a joint_index as it is: no allocation at all."""
+    tracemalloc = pytest.importorskip("tracemalloc")
+    n = 1 << 18
+    joints = np.zeros(n, jm.JOINT_QUAT)
+    joints["q"][:, 3] = 1
+    out = np.empty_like(joints)
+    plain = np.arange(0, n, 2)
+    peaks = []
+    for index in (plain, jm.joint_index(plain, n)):
+        released = _core._gil_releases()
+        tracemalloc.start()
+        try:
+            jm.slerp_joints(joints, joints, 0.5, index=index, out=out)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert _core._gil_releases() == released + 1
+    assert peaks[0] >= plain.nbytes and peaks[1] == 0, peaks
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
