@@ -11,8 +11,9 @@
  * joint does, can run below it. (The scalar path's line uses the SSE loop: the same bytes.)
  *
  * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
- * rounds. Environment: OFFSET, a byte offset of every list from 64-byte alignment (NumPy's large
- * arrays sit 16 bytes past a page).
+ * rounds. Environment: OFFSET, the byte offset of every list from 64-byte alignment, or three
+ * offsets "J,B,O" for joints (and the in-place list), blend and out: NumPy's small arrays lie 16
+ * bytes apart from one allocation to the next, its large ones 16 bytes past a page.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -135,17 +136,22 @@ int main(int argc, char **argv) {
     n = strtoul(argv[1], NULL, 10);
     const char *paths = argv[2];
     const int rounds = atoi(argv[3]);
-    const size_t offset = getenv("OFFSET") ? strtoul(getenv("OFFSET"), NULL, 10) : 0;
+    size_t offset[3] = {0, 0, 0}; /* joints, blend, out */
+    if (getenv("OFFSET")) {
+        char *end = getenv("OFFSET");
+        for (int k = 0; k < 3; k++)
+            offset[k] = *end ? strtoul(end + (k && *end == ','), &end, 10) : offset[k - 1];
+    }
     const int reps = n <= 4096 ? (int)(400000 / n) + 1 : 1; /* a batch of ~1 ms at 1,024 joints */
-    if (n < 8 || rounds < 1 || offset > 63) {
-        fprintf(stderr, "JOINTS >= 8, ROUNDS >= 1, OFFSET < 64\n");
+    if (n < 8 || rounds < 1 || offset[0] > 63 || offset[1] > 63 || offset[2] > 63) {
+        fprintf(stderr, "JOINTS >= 8, ROUNDS >= 1, offsets < 64\n");
         return 2;
     }
     srand(1);
-    joints = joint_list(offset);
-    blend = joint_list(offset);
-    out = joint_list(offset);
-    in_place = joint_list(offset);
+    joints = joint_list(offset[0]);
+    blend = joint_list(offset[1]);
+    out = joint_list(offset[2]);
+    in_place = joint_list(offset[0]);
     memcpy(in_place, joints, n * 32);
 
     intptr_t *index[N_INDEXES];
@@ -193,9 +199,9 @@ int main(int argc, char **argv) {
         }
         qsort(full_ns, (size_t)rounds, sizeof(double), by_value);
         qsort(full_ns + rounds, (size_t)rounds, sizeof(double), by_value);
-        printf("%s, %zu joints, offset %zu: full call of %s %.2f ns/joint with out=, %.2f in place (medians of %d "
+        printf("%s, %zu joints, offsets %zu, %zu, %zu: full call of %s %.2f ns/joint with out=, %.2f in place (medians of %d "
                "rounds); indexed / full:\n",
-               PATHS[path], n, offset, BUILD_LIST[0].name, full_ns[rounds / 2] / (double)n,
+               PATHS[path], n, offset[0], offset[1], offset[2], BUILD_LIST[0].name, full_ns[rounds / 2] / (double)n,
                full_ns[rounds + rounds / 2] / (double)n, rounds);
         for (int b = 0; b < N_BUILDS; b++) {
             printf("  %-10s", BUILD_LIST[b].name);
