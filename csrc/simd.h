@@ -721,13 +721,25 @@ typedef struct { vf v[JM_OCT_RAW]; } voct; /* v[j]: the second quads of records 
 
 /* one 256-bit load per record, records j and j + 4 split into quads by two 128-bit permutes
    (one quad at a time, 16 loads and 16 inserts per 8 records: fewer registers left for the
-   index offsets, and indexed blocks ~5 % slower, measured side by side) */
+   index offsets, and indexed blocks ~5 % slower, measured side by side). Records a constant
+   stride apart other than 32 bytes (every_second_joint_block's stride of two records, strided
+   lists) load one quad at a time: every second joint of 1,024 with a separate out went from
+   0.63-0.68 to 0.59-0.62 of the full call on avx2 and from 0.59-0.77 to 0.56-0.71 on avx512 (its
+   AVX2 kernel), the other indexes unchanged, at four placements of the lists
+   (partial_body_kernels.sh, OFFSET 0, 48,0,16, 16,32,48, 32,48,0, 41 rounds, an AMD Zen 4); the
+   stores one quad at a time too gave back a third of that */
 JM_INLINE void v_load_octs(const char *base, ptrdiff_t stride, const intptr_t *idx, vf head[4], voct *raw) {
     for (int j = 0; j < 4; j++) {
-        __m256 lo = _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, j));
-        __m256 hi = _mm256_loadu_ps((const float *)JM_REC(base, stride, idx, j + 4));
-        head[j] = _mm256_permute2f128_ps(lo, hi, 0x20);
-        raw->v[j] = _mm256_permute2f128_ps(lo, hi, 0x31);
+        const float *lo = (const float *)JM_REC(base, stride, idx, j);
+        const float *hi = (const float *)JM_REC(base, stride, idx, j + 4);
+        if (idx || stride == 32) {
+            __m256 first = _mm256_loadu_ps(lo), second = _mm256_loadu_ps(hi);
+            head[j] = _mm256_permute2f128_ps(first, second, 0x20);
+            raw->v[j] = _mm256_permute2f128_ps(first, second, 0x31);
+        } else {
+            head[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo)), _mm_loadu_ps(hi), 1);
+            raw->v[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(lo + 4)), _mm_loadu_ps(hi + 4), 1);
+        }
     }
     jm_transpose_lanes(&head[0], &head[1], &head[2], &head[3]);
 }
