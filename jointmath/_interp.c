@@ -275,7 +275,7 @@ static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     if (n_joints < 0 || n_joints == PY_SSIZE_T_MAX)
         return PyErr_Format(PyExc_ValueError, "n_joints must be >= 0 and below %zd, got %R", PY_SSIZE_T_MAX, slots[1]);
-    PyArrayObject *checked = parse_index(slots[0], 1, (npy_intp)n_joints, 1);
+    PyArrayObject *checked = parse_index(slots[0], 1, (npy_intp)n_joints, 0); /* copied below */
     if (!checked)
         return NULL;
     const npy_intp size = PyArray_SIZE(checked);

@@ -1,5 +1,6 @@
 """slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -659,6 +660,8 @@ def test_joint_index_is_checked_once_and_read_only():
     with pytest.raises(ValueError, match="WRITEABLE"):
         index.setflags(write=True)
     assert not np.lib.stride_tricks.as_strided(index, writeable=True).flags.writeable
+    copy = pickle.loads(pickle.dumps(index))  # a plain array again, checked on every call
+    assert copy.tolist() == [2, 4, 9] and copy.flags.writeable
     assert jm.joint_index([], 0).shape == (0,) and jm.joint_index((1, 0), n_joints=2).tolist() == [0, 1]
     with pytest.raises(ValueError, match="index value 10 is out of range for 10 joints"):
         jm.joint_index([0, 10], 10)
