@@ -72,9 +72,11 @@ static const validated_index *as_validated_index(PyObject *obj) {
  * C-contiguous, strictly increasing intp array (new reference; sorted when it came in another
  * order: the kernels need that, and which joints are selected does not depend on the order).
  * private_copy: never the caller's array itself (a kernel that runs without the GIL must not
- * read an index another thread may change after the check). An empty sequence of any dtype is
+ * read an index another thread may change after the check), but a joint_index (immutable). An empty sequence of any dtype is
  * accepted.
  */
+#define SPARSE_INDEX_SLACK 64
+#define SPARSE_INDEX_MIN 65536
 static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, int private_copy) {
     if (joints_ndim == 0) {
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
@@ -118,8 +120,11 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
     const npy_intp *v = (const npy_intp *)PyArray_DATA(idx), m = PyArray_SIZE(idx);
     if (jm_active->index_increasing((const intptr_t *)v, (size_t)m, (size_t)n_joints))
         return idx;
-    /* another order, or a bad value: the first value out of range, else a sorted copy and its
-       first repeat (memory for the index only: joint_index's n_joints may be any size) */
+    /* another order, or a bad value: the first value out of range, else the first repeat and the
+       positions in order, from a table of one byte per position up to the largest (O(m + largest));
+       a sparse index (joint_index's n_joints may be any size) is sorted instead (O(m log m)) and
+       reports its smallest repeated value */
+    npy_intp top = 0;
     for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
             PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < %zd)",
@@ -127,22 +132,46 @@ static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joi
             Py_DECREF(idx);
             return NULL;
         }
+        top = v[k] > top ? v[k] : top;
     }
-    PyArrayObject *sorted = (PyArrayObject *)PyArray_NewCopy(idx, NPY_CORDER);
-    Py_DECREF(idx);
-    if (!sorted)
-        return NULL;
-    if (PyArray_Sort(sorted, 0, NPY_QUICKSORT) < 0) {
-        Py_DECREF(sorted);
+    npy_intp dim = m;
+    PyArrayObject *sorted = (PyArrayObject *)PyArray_SimpleNew(1, &dim, NPY_INTP);
+    if (!sorted) {
+        Py_DECREF(idx);
         return NULL;
     }
-    const npy_intp *w = (const npy_intp *)PyArray_DATA(sorted);
-    for (npy_intp k = 1; k < m; k++) {
-        if (w[k] == w[k - 1]) {
-            PyErr_Format(PyExc_ValueError, "index value %zd appears more than once", (Py_ssize_t)w[k]);
+    npy_intp *w = (npy_intp *)PyArray_DATA(sorted);
+    npy_intp repeated = -1;
+    if (top <= SPARSE_INDEX_SLACK * m + SPARSE_INDEX_MIN) {
+        unsigned char *seen = PyMem_Calloc((size_t)top + 1, 1);
+        if (!seen) {
+            Py_DECREF(idx);
+            Py_DECREF(sorted);
+            return (PyArrayObject *)PyErr_NoMemory();
+        }
+        for (npy_intp k = 0; k < m && repeated < 0; k++) {
+            repeated = seen[v[k]] ? v[k] : -1;
+            seen[v[k]] = 1;
+        }
+        for (npy_intp p = 0; p <= top && repeated < 0; p++)
+            if (seen[p])
+                *w++ = p;
+        PyMem_Free(seen);
+    } else {
+        memcpy(w, v, (size_t)m * sizeof(npy_intp));
+        if (PyArray_Sort(sorted, 0, NPY_QUICKSORT) < 0) {
+            Py_DECREF(idx);
             Py_DECREF(sorted);
             return NULL;
         }
+        for (npy_intp k = 1; k < m && repeated < 0; k++)
+            repeated = w[k] == w[k - 1] ? w[k] : -1;
+    }
+    Py_DECREF(idx);
+    if (repeated >= 0) {
+        PyErr_Format(PyExc_ValueError, "index value %zd appears more than once", (Py_ssize_t)repeated);
+        Py_DECREF(sorted);
+        return NULL;
     }
     return sorted;
 }

@@ -679,8 +679,11 @@ def test_joint_index_is_checked_once_and_read_only():
             jm.joint_index([0], n_joints)
     with pytest.raises(TypeError, match="missing required argument 'n_joints'"):
         jm.joint_index([0])
-    # positions far above any list: memory for the index only
+    # positions far above any list: a table up to the largest position, or a sort when sparse
     assert jm.joint_index([5, 1], 1 << 60).tolist() == [1, 5]
+    assert jm.joint_index([1 << 50, 3, 1 << 40], 1 << 60).tolist() == [3, 1 << 40, 1 << 50]
+    with pytest.raises(ValueError, match=f"index value {1 << 40} appears more than once"):
+        jm.joint_index([1 << 50, 1 << 40, 3, 1 << 40, 1 << 50], 1 << 60)
 
 
 @pytest.mark.parametrize("func", [jm.slerp_joints, jm.lerp_joints])
@@ -747,6 +750,24 @@ def test_joint_index_is_not_copied_where_the_gil_is_released():
             tracemalloc.stop()
         assert _core._gil_releases() == released + 1
     assert peaks[0] >= plain.nbytes and peaks[1] == 0, peaks
+
+
+def test_index_in_another_order_dense_and_sparse(rng):
+    """An index in another order is checked in full and sorted: a dense one through a table of its
+    positions (the first repeat in the given order is reported), a sparse one over a long list
+    (largest position far above 64 per entry) by sorting a copy; either selects the same joints
+    as the sorted index, and the caller's array is not reordered."""
+    n = 100_003
+    joints, blend = random_joints(rng, n), random_joints(rng, n)
+    for positions in ([n - 1, 0, 7], [9, 3, 100, 4], list(rng.permutation(n)[:5000])):
+        given = np.array(positions)
+        expected = jm.slerp_joints(joints, blend, 0.4, index=np.sort(given))
+        np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.4, index=given), expected)
+        assert given.tolist() == list(positions)
+    with pytest.raises(ValueError, match="index value 9 appears more than once"):
+        jm.slerp_joints(joints, blend, 0.4, index=[3, 9, 9, 3])
+    with pytest.raises(ValueError, match=f"index value {n - 1} appears more than once"):
+        jm.slerp_joints(joints, blend, 0.4, index=[n - 1, 5, n - 1])
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
