@@ -72,8 +72,8 @@ static const validated_index *as_validated_index(PyObject *obj) {
  * C-contiguous, strictly increasing intp array (new reference; sorted when it came in another
  * order: the kernels need that, and which joints are selected does not depend on the order).
  * private_copy: never the caller's array itself (a kernel that runs without the GIL must not
- * read an index another thread may change after the check), but a joint_index (immutable). An empty sequence of any dtype is
- * accepted.
+ * read an index another thread may change after the check), except a joint_index (immutable).
+ * An empty sequence of any dtype is accepted.
  */
 #define SPARSE_INDEX_SLACK 64
 #define SPARSE_INDEX_MIN 65536
