@@ -20,7 +20,6 @@ except ImportError:  # scipy is optional: its rows are skipped
     Rotation = None
 
 T = 0.3
-PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: lists this large are memory-bound; their data movement is printed
 SCIPY = "scipy r0*from_rotvec(t*(r0.inv()*r1)..)"
 
 
@@ -97,8 +96,9 @@ def bench_partial_body(n, joints, blend, rounds=31):
     offsets = ", ".join(f"{name} {x.__array_interface__['data'][0] % 64}" for name, x in
                         (("joints", joints), ("blend", blend), ("out", out), ("in place", in_place)))
     print(f"  byte offsets from 64-byte alignment: {offsets}")
-    indexes = {"every second joint": np.arange(0, n, 2), "first half": np.arange(n // 2),
-               "random half": np.sort(np.random.default_rng(1).choice(n, n // 2, replace=False))}
+    plain = {"every second joint": np.arange(0, n, 2), "first half": np.arange(n // 2),
+             "random half": np.sort(np.random.default_rng(1).choice(n, n // 2, replace=False))}
+    index_forms = {"array": plain, "joint_index": {name: jm.joint_index(idx, n) for name, idx in plain.items()}}
     floats = [x.view(np.float32) for x in (joints, blend, out, in_place)]
     movement = lambda: np.maximum(floats[0], floats[1], out=floats[2])  # noqa: E731
     movement_in_place = lambda: np.maximum(floats[3], floats[1], out=floats[3])  # noqa: E731
@@ -119,8 +119,7 @@ def bench_partial_body(n, joints, blend, rounds=31):
             table.setdefault(label, {})[isa] = median_ratio(numerator, denominator, rounds=rounds, cpu=True)
 
         row("slerp / nlerp, full calls", full, lambda: jm.lerp_joints(joints, blend, T, out=out))
-        for form in ("array", "joint_index"):
-            forms = {name: idx if form == "array" else jm.joint_index(idx, n) for name, idx in indexes.items()}
+        for form, forms in index_forms.items():
             for name, index in forms.items():
                 row(f"{name} ({form}) / full, out=", call(index, False), full)
                 row(f"{name} ({form}) in place / full, out=", call(index, True), full)
@@ -132,7 +131,7 @@ def bench_partial_body(n, joints, blend, rounds=31):
                 call(forms["every second joint"], True), movement_in_place)
         row("full / data movement, out=", full, movement)
         row("full in place / data movement in place", full_in_place, movement_in_place)
-        every_second = jm.joint_index(indexes["every second joint"], n)
+        every_second = index_forms["joint_index"]["every second joint"]
         ns[isa] = {name: median_seconds(f, cpu=True) * 1e9 / n for name, f in (
             ("full", full), ("full in place", full_in_place), ("every second joint", call(every_second, False)),
             ("in place", call(every_second, True)))}
