@@ -173,18 +173,8 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
 
     /* axis: an int naming a leading axis */
     Py_ssize_t axis = 0;
-    if (slots[1] && slots[1] != Py_None) {
-        if (PyBool_Check(slots[1]) || !PyIndex_Check(slots[1])) {
-            PyErr_Format(PyExc_TypeError, "axis must be an int, got %s", Py_TYPE(slots[1])->tp_name);
-            goto done;
-        }
-        axis = PyNumber_AsSsize_t(slots[1], NULL);
-        if (axis == -1 && PyErr_Occurred())
-            goto done;
-    } else if (slots[1] == Py_None) {
-        PyErr_SetString(PyExc_TypeError, "axis must be an int, got NoneType");
+    if (slots[1] && jm_parse_int(slots[1], "axis", &axis) < 0) /* None too: "got NoneType" */
         goto done;
-    }
     /* counted as NumPy counts axes of q: -1 is the component axis, never the time axis */
     if (axis < -ndim || axis > ndim - 2 || axis == -1) {
         PyObject *shape = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(q));

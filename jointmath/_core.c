@@ -125,6 +125,15 @@ static int keyword_is(PyObject *key, const char *name) {
     return PyUnicode_CompareWithASCIIString(key, name) == 0;
 }
 
+int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value) {
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *value = PyNumber_AsSsize_t(obj, NULL);
+    return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 /*
  * Fills slots[0..n) from FASTCALL positional args and keywords named `names`; the first
  * `required` are mandatory, the rest default to NULL.

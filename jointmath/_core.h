@@ -48,6 +48,11 @@ extern PyArray_Descr *jm_packed_joint64_descr; /* jointmath.PACKED_JOINT64: uint
 int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   const char *const *names, int n, int required, PyObject **slots);
 
+/* An int argument (a Python or NumPy integer, not a bool) as a Py_ssize_t, clipped to
+   PY_SSIZE_T_MIN / MAX when it overflows (a caller's range check then reports the value as given);
+   -1 with a TypeError "<name> must be an int, got <type>" for anything else. */
+int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value);
+
 /* `obj` (an ndarray or one record of one) as a new reference to an ndarray of a dtype equivalent
    to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);

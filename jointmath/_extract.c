@@ -90,10 +90,8 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
                             batch_ndim);
 
     /* max_iter: an int in [0, 2^24]; tol: a real >= 0, finite (None: the dtype's default) */
-    if (PyBool_Check(max_iter_obj) || !PyIndex_Check(max_iter_obj))
-        return PyErr_Format(PyExc_TypeError, "max_iter must be an int, got %s", TYPE_NAME(max_iter_obj));
-    const Py_ssize_t max_iter = PyNumber_AsSsize_t(max_iter_obj, NULL); /* clipped on overflow */
-    if (max_iter == -1 && PyErr_Occurred())
+    Py_ssize_t max_iter;
+    if (jm_parse_int(max_iter_obj, "max_iter", &max_iter) < 0)
         return NULL;
     if (max_iter < 0 || max_iter > MAX_ITER_LIMIT) /* the value as given, not as clipped */
         return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %R", max_iter_obj);

@@ -297,10 +297,8 @@ static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_
     PyObject *slots[2] = {NULL};
     if (jm_parse_args("joint_index", args, nargs, kwnames, names, 2, 2, slots) < 0)
         return NULL;
-    if (PyBool_Check(slots[1]) || !PyIndex_Check(slots[1]))
-        return PyErr_Format(PyExc_TypeError, "n_joints must be an integer, got %s", Py_TYPE(slots[1])->tp_name);
-    const Py_ssize_t n_joints = PyNumber_AsSsize_t(slots[1], NULL); /* clipped when it overflows */
-    if (n_joints == -1 && PyErr_Occurred())
+    Py_ssize_t n_joints;
+    if (jm_parse_int(slots[1], "n_joints", &n_joints) < 0)
         return NULL;
     if (n_joints < 0 || n_joints == PY_SSIZE_T_MAX)
         return PyErr_Format(PyExc_ValueError, "n_joints must be >= 0 and below %zd, got %R", PY_SSIZE_T_MAX, slots[1]);

@@ -672,7 +672,7 @@ def test_joint_index_is_checked_once_and_read_only():
     with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(1, 2\)"):
         jm.joint_index([[0, 1]], 10)
     for n_joints in (2.0, True, "3", None):
-        with pytest.raises(TypeError, match="n_joints must be an integer, got"):
+        with pytest.raises(TypeError, match="n_joints must be an int, got"):
             jm.joint_index([0], n_joints)
     for n_joints in (-1, 10**400, np.iinfo(np.intp).max):
         with pytest.raises(ValueError, match="n_joints must be >= 0 and below"):
