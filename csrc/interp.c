@@ -513,6 +513,33 @@ JM_INLINE int every_second_joint(const intptr_t *index) {
 }
 
 /*
+ * On AVX2 and AVX-512 a record is copied by one 256-bit move, which crosses a 64-byte cache line
+ * where the record starts 48 bytes into one: every second record of a list 16 bytes off 32-byte
+ * alignment (NumPy aligns its arrays to 16 bytes). gap_copies_cross: 1 when the unselected
+ * records of every_second_joint_block from `first` (first + 1, first + 3, ...) lie so in the
+ * frame fo; its copies then move them by 128-bit halves, which never cross a line (halves).
+ * Every second joint of 1,024 with a separate out at such placements (the blocks' stores then
+ * stay within lines), against the full call, kernels side by side (partial_body_kernels.sh, 41
+ * rounds, an AMD Zen 4, benchmarks/README.md): avx2 0.60-0.62 -> 0.54-0.58, avx512 0.62-0.72 ->
+ * 0.58-0.65; the other placements run the blocks as before. Copying every record by halves
+ * wherever some cross (random subsets, every third joint) made those slower: only these blocks,
+ * chosen once per frame, take them.
+ */
+#define HALF_COPIES (JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512)
+JM_INLINE int gap_copies_cross(const char *fo, intptr_t first) {
+    return (((uintptr_t)fo + sizeof(jm_joint_quat) * (uintptr_t)(first + 1)) & 63) > 32;
+}
+
+JM_INLINE void copy_record(char *dst, const char *src, int halves) {
+    if (halves) {
+        memcpy(dst, src, 16);
+        memcpy(dst + 16, src + 16, 16);
+    } else {
+        jm_copy_record32(dst, src);
+    }
+}
+
+/*
  * A block of JM_W selected joints two apart (every second joint from `first`) of contiguous lists
  * with a separate out (fo is not fa), in cache: the records from `next` up to `first` and the one
  * after each selected joint but the last are copied from fa to fo, then the block is read and
@@ -525,14 +552,15 @@ JM_INLINE int every_second_joint(const intptr_t *index) {
  * 0.65-0.76 -> 0.63-0.68 over six). In place (nothing to copy) the indexed block was as fast or
  * faster, and lists beyond the prefetch threshold (memory-bound) gained nothing: both keep the
  * loop as it was.
+ * halves: the copies move 128 bits at a time (see gap_copies_cross).
  */
 JM_INLINE size_t every_second_joint_block(int mode, const char *fa, const char *fb, char *fo, intptr_t first,
-                                          size_t next, const fixed_t *ft) {
+                                          size_t next, const fixed_t *ft, int halves) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat), at = first * rec;
     for (; next < (size_t)first; next++)
-        jm_copy_record32(fo + (ptrdiff_t)next * rec, fa + (ptrdiff_t)next * rec);
+        copy_record(fo + (ptrdiff_t)next * rec, fa + (ptrdiff_t)next * rec, halves);
     for (int j = 0; j < JM_W - 1; j++)
-        jm_copy_record32(fo + at + (2 * j + 1) * rec, fa + at + (2 * j + 1) * rec);
+        copy_record(fo + at + (2 * j + 1) * rec, fa + at + (2 * j + 1) * rec, halves);
     joints_block(mode, fa + at, 2 * rec, fb + at, 2 * rec, fo + at, 2 * rec, NULL, ft);
     return (size_t)first + 2 * (JM_W - 1) + 1;
 }
@@ -545,10 +573,12 @@ JM_INLINE size_t every_second_joint_block(int mode, const char *fa, const char *
  * tests: with them in that loop, every second joint of 1,024 cost ~5 % more on avx2 and avx512
  * (paired runs against main 19bd4e7); three copies (one per mode) made a run of joints on sse
  * ~6 % slower instead (first half of 1,024: 0.77 of the full call against main's 0.72; 0.71 so).
+ * Without prefetch it is also called with the constant halves 1 on AVX2 / AVX-512 (the copies
+ * of every_second_joint_block by 128-bit halves, see gap_copies_cross).
  */
 JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const char *fb, char *fo, size_t n_joints,
                                    const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
-                                   int long_index, const fixed_t *ft, size_t *next) {
+                                   int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t k = 0, prefetched = (size_t)index[0], far = prefetched, done = *next;
     for (; k + JM_W <= n_index; k += JM_W) {
@@ -569,7 +599,7 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
         const intptr_t span = index[k + JM_W - 1] - index[k];
         if (JM_W > 1 && prefetch == NO_PREFETCH && !in_place && span == 2 * (JM_W - 1) &&
             every_second_joint(index + k)) {
-            done = every_second_joint_block(mode, fa, fb, fo, index[k], done, ft);
+            done = every_second_joint_block(mode, fa, fb, fo, index[k], done, ft, halves);
             continue;
         }
         if (!in_place)
@@ -609,10 +639,13 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         if (contiguous) { /* the offsets are shifts of the index */
             if (prefetch_span || prefetch_below)
                 k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints,
-                                      index, n_index, prefetch_below, in_place, long_index, &ft, &next);
+                                      index, n_index, prefetch_below, in_place, long_index, 0, &ft, &next);
+            else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
+                k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
+                                      long_index, 1, &ft, &next);
             else
                 k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
-                                      long_index, &ft, &next);
+                                      long_index, 0, &ft, &next);
         }
         for (; k + JM_W <= n_index; k += JM_W) {
             if (!in_place)

@@ -565,6 +565,37 @@ def test_scattered_and_dense_indexes(rng, func, ref_func, bound):
         np.testing.assert_array_equal(b, result)
 
 
+def placed(records, offset):
+    """A copy of records that starts `offset` bytes past a 64-byte boundary (a cache line)."""
+    buf = np.zeros(records.nbytes + 128, np.uint8)
+    start = -buf.ctypes.data % 64 + offset
+    view = buf[start:start + records.nbytes].view(records.dtype).reshape(records.shape)
+    view[...] = records
+    return view
+
+
+@pytest.mark.parametrize("func", [jm.slerp_joints, jm.lerp_joints])
+def test_every_second_joint_at_every_placement(rng, func):
+    """Every second joint (and every second joint after irregular blocks) with joints and out at
+    each 16-byte offset in a cache line, over frames of an odd number of joints (so the parity of
+    the unselected joints' offsets alternates): on AVX2 / AVX-512, where out's unselected records
+    cross cache lines, the stride-two blocks copy them by 128-bit halves (csrc/interp.c
+    gap_copies_cross). Bit-identical to the call without index on the selected joints, the others
+    copied bit for bit."""
+    frames, n = 3, 137
+    joints, blend = (random_joints(rng, frames * n).reshape(frames, n) for _ in range(2))
+    for idx in (np.arange(0, n, 2), np.arange(1, n, 2), np.r_[1, 4, 5, 9, 12:n - 1:2]):
+        rest = np.setdiff1d(np.arange(n), idx)
+        expected = func(joints[:, idx], blend[:, idx], 0.3)
+        for joints_offset in (0, 16, 32, 48):
+            placed_joints = placed(joints, joints_offset)
+            for out_offset in (0, 16, 32, 48):
+                out = placed(np.zeros_like(joints), out_offset)
+                assert func(placed_joints, blend, 0.3, index=idx, out=out) is out
+                np.testing.assert_array_equal(out[:, idx], expected)
+                np.testing.assert_array_equal(out[:, rest], joints[:, rest])
+
+
 @pytest.mark.parametrize("in_place", [False, True])
 def test_long_irregular_index(rng, in_place):
     """An index of more than 4,096 joints (csrc/interp.c SPAN_COPY_MIN_INDEX) whose blocks are
