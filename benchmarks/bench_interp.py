@@ -83,7 +83,7 @@ def bench_partial_body(n, joints, blend, rounds=31):
     """A table per size: on every path, slerp_joints with an index (every second joint, the first
     half, a random half; separate out= and in place) against the full call, in place against the
     full call in place, and against the call's own data movement; each index as a plain array
-    (checked on every call, copied privately where the call releases the GIL) and as a
+    (copied and checked on every call) and as a
     joint_index (checked once); then ns per joint of the full and every-second-joint calls."""
     print(f"\n  partial-body blending, n = {n:,}: medians of {rounds} rounds, each ratio's two calls timed back to "
           "back in every round, in thread CPU time. Indexed with a separate out= also copies the unselected "

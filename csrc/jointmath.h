@@ -86,8 +86,9 @@ typedef void (*jm_blend_indexed_kernel)(const char *a, ptrdiff_t a_stride, const
                                         char *out, ptrdiff_t out_stride, size_t n_frames, size_t n_joints,
                                         const intptr_t *index, size_t n_index, float t);
 
-/* 1 when index[0..n) is strictly increasing within [0, n_joints), else 0. */
-typedef int (*jm_index_kernel)(const intptr_t *index, size_t n, size_t n_joints);
+/* index[0..n) copied to copy[0..n) (copy may be index); 1 when the values copied are strictly
+   increasing within [0, n_joints), else 0. */
+typedef int (*jm_index_kernel)(const intptr_t *index, intptr_t *copy, size_t n, size_t n_joints);
 
 /* float[4] quaternions a, b -> out with a float32 fraction per element (t_stride 0: one for all). */
 typedef void (*jm_quat_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride,
@@ -128,7 +129,7 @@ typedef struct {
     jm_blend_kernel lerp_joints;
     jm_blend_indexed_kernel slerp_joints_indexed;
     jm_blend_indexed_kernel lerp_joints_indexed;
-    jm_index_kernel index_increasing;
+    jm_index_kernel copy_index;
     jm_quat_blend_kernel slerp_quats;
     jm_quat_blend_kernel nlerp_quats;
     jm_euler_kernel euler_to_quats;
@@ -167,7 +168,7 @@ typedef struct {
                                        size_t, size_t, const intptr_t *, size_t, float);         \
     void jm_lerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,   \
                                       size_t, size_t, const intptr_t *, size_t, float);          \
-    int jm_index_increasing_##isa(const intptr_t *, size_t, size_t);                             \
+    int jm_copy_index_##isa(const intptr_t *, intptr_t *, size_t, size_t);                             \
     void jm_slerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \

@@ -68,112 +68,147 @@ static const validated_index *as_validated_index(PyObject *obj) {
 }
 
 /*
- * index: a 1-D array (or sequence) of distinct integer positions in [0, n_joints), as a
- * C-contiguous, strictly increasing intp array (new reference; sorted when it came in another
- * order: the kernels need that, and which joints are selected does not depend on the order).
- * private_copy: never the caller's array itself (a kernel that runs without the GIL must not
- * read an index another thread may change after the check), except a joint_index (immutable).
- * An empty sequence of any dtype is accepted.
+ * A partial-body index as the kernels read it: values[0..size), strictly increasing positions in
+ * [0, n_joints), in memory no other thread can write while they are used (a joint_index's own
+ * block, or this call's copy of any other index). owner: a new reference that keeps values
+ * alive, heap: a block of PyMem_Malloc holding them; both NULL when they lie in the caller's
+ * buffer. release_index frees either.
  */
+typedef struct {
+    const npy_intp *values;
+    npy_intp size;
+    PyObject *owner;
+    npy_intp *heap;
+} checked_index;
+
+static void release_index(checked_index *index) {
+    Py_CLEAR(index->owner);
+    PyMem_Free(index->heap);
+    index->heap = NULL;
+}
+
+/* a < b for qsort */
+static int compare_positions(const void *a, const void *b) {
+    const npy_intp x = *(const npy_intp *)a, y = *(const npy_intp *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * index: a 1-D array (or sequence) of distinct integer positions in [0, n_joints), into *out (see
+ * checked_index); 0, or -1 with the error set. A joint_index is used as it is (immutable). Any
+ * other index is copied before it is checked, and the kernels read that copy: the caller's array
+ * may be written by another thread at any time (NumPy's own loops run without the GIL), and a
+ * position that changed between the check and its use would address memory outside the lists.
+ * The copy goes to buffer (buffer_size entries, on the caller's stack) when it fits, else to a new
+ * array; an index that needs converting (another integer dtype or byte order, a sequence, a
+ * strided view) is converted into a new array and checked there. One pass copies and checks
+ * (jm_copy_index: the check is made on the values copied). An index in another order is sorted (the kernels need that,
+ * and which joints are selected does not depend on the order). An empty sequence of any dtype is
+ * accepted.
+ */
+#define INDEX_ON_STACK 4096 /* entries (32 KB): the copy of any index of a call below GIL_RELEASE_MIN_RECORDS */
 #define SPARSE_INDEX_SLACK 64
 #define SPARSE_INDEX_MIN 65536
-static PyArrayObject *parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, int private_copy) {
+static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_intp *buffer, npy_intp buffer_size,
+                       checked_index *out) {
+    out->values = NULL, out->size = 0, out->owner = NULL, out->heap = NULL;
     if (joints_ndim == 0) {
         PyErr_SetString(PyExc_ValueError, "index needs joints with a joints axis, got a single record");
-        return NULL;
+        return -1;
     }
     const validated_index *validated = as_validated_index(obj);
     if (validated && (!validated->size || validated->values[validated->size - 1] < n_joints)) {
-        Py_INCREF(obj); /* immutable: no check and no private copy */
-        return (PyArrayObject *)obj;
+        Py_INCREF(obj); /* immutable: no check and no copy */
+        out->values = validated->values, out->size = validated->size, out->owner = obj;
+        return 0;
     }
     PyArrayObject *raw;
     if (PyArray_Check(obj)) { /* (Py_NewRef is 3.10+; the package supports 3.9) */
         Py_INCREF(obj);
         raw = (PyArrayObject *)obj;
     } else if (!(raw = (PyArrayObject *)PyArray_FROM_O(obj))) {
-        return NULL;
+        return -1;
     }
     if (PyArray_NDIM(raw) != 1) {
         PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(raw), PyArray_DIMS(raw));
         PyErr_Format(PyExc_ValueError, "index must be a 1-D array of joint positions, got shape %R", shape);
         Py_XDECREF(shape);
         Py_DECREF(raw);
-        return NULL;
+        return -1;
     }
     if (PyArray_SIZE(raw) && !PyArray_ISINTEGER(raw)) {
         PyErr_Format(PyExc_TypeError, "index must be an array of integers, got dtype %S", (PyObject *)PyArray_DESCR(raw));
         Py_DECREF(raw);
-        return NULL;
+        return -1;
     }
-    PyArrayObject *idx = raw; /* an aligned, contiguous, native intp array is used as it is; any other
-                                 integer dtype or byte order is converted (values, not bytes) */
-    if (private_copy || PyArray_TYPE(raw) != NPY_INTP || !PyArray_ISNOTSWAPPED(raw) || !PyArray_IS_C_CONTIGUOUS(raw) ||
-        !PyArray_ISALIGNED(raw)) {
-        idx = (PyArrayObject *)PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
-                                               NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST |
-                                                   (private_copy ? NPY_ARRAY_ENSURECOPY : 0));
+    const npy_intp m = PyArray_SIZE(raw);
+    npy_intp *v;
+    int increasing;
+    if (PyArray_TYPE(raw) == NPY_INTP && PyArray_ISNOTSWAPPED(raw) && PyArray_IS_C_CONTIGUOUS(raw) &&
+        PyArray_ISALIGNED(raw)) {
+        if (m <= buffer_size) {
+            v = buffer;
+        } else if (!(v = out->heap = PyMem_Malloc((size_t)m * sizeof(npy_intp)))) {
+            Py_DECREF(raw);
+            PyErr_NoMemory();
+            return -1;
+        }
+        increasing = jm_active->copy_index((const intptr_t *)PyArray_DATA(raw), (intptr_t *)v, (size_t)m,
+                                           (size_t)n_joints);
         Py_DECREF(raw);
-        if (!idx)
-            return NULL;
+    } else { /* values, not bytes: a new array */
+        out->owner = PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
+                                     NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSURECOPY);
+        Py_DECREF(raw);
+        if (!out->owner)
+            return -1;
+        v = (npy_intp *)PyArray_DATA((PyArrayObject *)out->owner);
+        increasing = jm_active->copy_index((const intptr_t *)v, (intptr_t *)v, (size_t)m, (size_t)n_joints);
     }
-    const npy_intp *v = (const npy_intp *)PyArray_DATA(idx), m = PyArray_SIZE(idx);
-    if (jm_active->index_increasing((const intptr_t *)v, (size_t)m, (size_t)n_joints))
-        return idx;
+    out->values = v, out->size = m;
+    if (increasing)
+        return 0;
     /* another order, or a bad value: the first value out of range, else the first repeat and the
-       positions in order, from a table of one byte per position up to the largest (O(m + largest));
-       a sparse index (joint_index's n_joints may be any size) is sorted instead (O(m log m)) and
-       reports its smallest repeated value */
-    npy_intp top = 0;
+       positions in order (written over v), from a table of one byte per position up to the largest
+       (O(m + largest)); a sparse index (joint_index's n_joints may be any size) is sorted instead
+       (O(m log m)) and reports its smallest repeated value */
+    npy_intp top = 0, repeated = -1;
     for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
             PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < %zd)",
                          (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
-            Py_DECREF(idx);
-            return NULL;
+            release_index(out);
+            return -1;
         }
         top = v[k] > top ? v[k] : top;
     }
-    npy_intp dim = m;
-    PyArrayObject *sorted = (PyArrayObject *)PyArray_SimpleNew(1, &dim, NPY_INTP);
-    if (!sorted) {
-        Py_DECREF(idx);
-        return NULL;
-    }
-    npy_intp *w = (npy_intp *)PyArray_DATA(sorted);
-    npy_intp repeated = -1;
     if (top <= SPARSE_INDEX_SLACK * m + SPARSE_INDEX_MIN) {
         unsigned char *seen = PyMem_Calloc((size_t)top + 1, 1);
         if (!seen) {
-            Py_DECREF(idx);
-            Py_DECREF(sorted);
-            return (PyArrayObject *)PyErr_NoMemory();
+            release_index(out);
+            PyErr_NoMemory();
+            return -1;
         }
         for (npy_intp k = 0; k < m && repeated < 0; k++) {
             repeated = seen[v[k]] ? v[k] : -1;
             seen[v[k]] = 1;
         }
+        npy_intp *w = v;
         for (npy_intp p = 0; p <= top && repeated < 0; p++)
             if (seen[p])
                 *w++ = p;
         PyMem_Free(seen);
     } else {
-        memcpy(w, v, (size_t)m * sizeof(npy_intp));
-        if (PyArray_Sort(sorted, 0, NPY_QUICKSORT) < 0) {
-            Py_DECREF(idx);
-            Py_DECREF(sorted);
-            return NULL;
-        }
+        qsort(v, (size_t)m, sizeof(npy_intp), compare_positions);
         for (npy_intp k = 1; k < m && repeated < 0; k++)
-            repeated = w[k] == w[k - 1] ? w[k] : -1;
+            repeated = v[k] == v[k - 1] ? v[k] : -1;
     }
-    Py_DECREF(idx);
     if (repeated >= 0) {
         PyErr_Format(PyExc_ValueError, "index value %zd appears more than once", (Py_ssize_t)repeated);
-        Py_DECREF(sorted);
-        return NULL;
+        release_index(out);
+        return -1;
     }
-    return sorted;
+    return 0;
 }
 
 /* The same records in the same places (both are runs of equal length). */
@@ -200,7 +235,9 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
     if (!descr)
         return PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
 
-    PyArrayObject *a = NULL, *b = NULL, *idx = NULL, *src_a = NULL, *src_b = NULL, *dst = NULL;
+    PyArrayObject *a = NULL, *b = NULL, *src_a = NULL, *src_b = NULL, *dst = NULL;
+    npy_intp index_buffer[INDEX_ON_STACK];
+    checked_index idx = {NULL, 0, NULL, NULL};
     PyObject *result = NULL;
     float t;
     if (!(a = jm_record_array(slots[0], "joints", descr, "JOINT_QUAT")) ||
@@ -214,8 +251,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         goto done;
     const npy_intp n_joints = ndim ? shape[ndim - 1] : 1;
     const size_t n = (size_t)PyArray_SIZE(a);
-    const int release = n >= GIL_RELEASE_MIN_RECORDS;
-    if (index_obj && !(idx = parse_index(index_obj, ndim, n_joints, release)))
+    if (index_obj && parse_index(index_obj, ndim, n_joints, index_buffer, INDEX_ON_STACK, &idx) < 0)
         goto done;
     if (out_obj && jm_check_out(out_obj, descr, "jointmath.JOINT_QUAT", ndim, shape) < 0)
         goto done;
@@ -232,7 +268,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
     PyArrayObject *out = (PyArrayObject *)out_obj;
     if (out && jm_as_record_run(out, &o_base, &o_stride) &&
         (same_run(o_base, o_stride, a_base, a_stride) || !jm_may_overlap(out, src_a)) &&
-        ((!idx && same_run(o_base, o_stride, b_base, b_stride)) || !jm_may_overlap(out, src_b))) {
+        ((!index_obj && same_run(o_base, o_stride, b_base, b_stride)) || !jm_may_overlap(out, src_b))) {
         dst = out;
         Py_INCREF(dst);
     } else {
@@ -243,12 +279,12 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         jm_as_record_run(dst, &o_base, &o_stride);
     }
 
-    PyThreadState *saved = jm_release_gil(release);
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
     if (!n) {
         /* nothing to do */
-    } else if (idx) {
+    } else if (index_obj) {
         indexed(a_base, a_stride, b_base, b_stride, o_base, o_stride, n / (size_t)n_joints, (size_t)n_joints,
-                (const intptr_t *)PyArray_DATA(idx), (size_t)PyArray_SIZE(idx), t);
+                (const intptr_t *)idx.values, (size_t)idx.size, t);
     } else {
         kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t);
     }
@@ -266,7 +302,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
 done:
     Py_XDECREF(a);
     Py_XDECREF(b);
-    Py_XDECREF(idx);
+    release_index(&idx);
     Py_XDECREF(src_a);
     Py_XDECREF(src_b);
     Py_XDECREF(dst);
@@ -281,10 +317,10 @@ PyDoc_STRVAR(joint_index_doc,
              "n_joints: the length of the joint lists it selects from (their last axis).\n\n"
              "Returns the positions sorted, as a read-only intp array that owns a copy of\n"
              "them (NumPy refuses to make it writeable). slerp_joints and lerp_joints\n"
-             "recognise this array and use it without checking its order and range again,\n"
-             "and without a private copy where the call releases the GIL: the index of a\n"
-             "partial-body blend that runs every frame is checked once. Any other index,\n"
-             "including a view or copy of this one, is checked on every call. Joint lists\n"
+             "recognise this array and use it as it is: the index of a partial-body blend\n"
+             "that runs every frame is checked once. Any other index, including a view or\n"
+             "copy of this one, is copied and checked on every call (the call reads the\n"
+             "copy, which no other thread can change). Joint lists\n"
              "with fewer joints than its largest position + 1 raise ValueError as for any\n"
              "index.\n\n"
              "Raises TypeError for a non-integer index or n_joints, ValueError for a\n"
@@ -302,19 +338,18 @@ static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_
         return NULL;
     if (n_joints < 0 || n_joints == PY_SSIZE_T_MAX)
         return PyErr_Format(PyExc_ValueError, "n_joints must be >= 0 and below %zd, got %R", PY_SSIZE_T_MAX, slots[1]);
-    PyArrayObject *checked = parse_index(slots[0], 1, (npy_intp)n_joints, 0); /* copied below */
-    if (!checked)
+    npy_intp buffer[INDEX_ON_STACK];
+    checked_index checked;
+    if (parse_index(slots[0], 1, (npy_intp)n_joints, buffer, INDEX_ON_STACK, &checked) < 0)
         return NULL;
-    const npy_intp size = PyArray_SIZE(checked);
+    const npy_intp size = checked.size;
     validated_index *v = PyMem_Malloc(sizeof(validated_index) + (size_t)size * sizeof(npy_intp));
-    if (!v) {
-        Py_DECREF(checked);
+    if (v && size)
+        memcpy(v->values, checked.values, (size_t)size * sizeof(npy_intp));
+    release_index(&checked);
+    if (!v)
         return PyErr_NoMemory();
-    }
     v->size = size;
-    if (size)
-        memcpy(v->values, PyArray_DATA(checked), (size_t)size * sizeof(npy_intp));
-    Py_DECREF(checked);
     PyObject *capsule = PyCapsule_New(v, VALIDATED_INDEX, free_validated_index);
     if (!capsule) {
         PyMem_Free(v);
