@@ -860,6 +860,19 @@ def test_index_in_another_order_dense_and_sparse(rng):
         jm.slerp_joints(joints, blend, 0.4, index=[3, 9, 9, 3])
     with pytest.raises(ValueError, match=f"index value {n - 1} appears more than once"):
         jm.slerp_joints(joints, blend, 0.4, index=[n - 1, 5, n - 1])
+    # positions of 2^62 and more (joint_index's n_joints may be that large; the check of the paths
+    # without a 64-bit compare sends them to the full check): accepted and sorted as any
+    top = np.iinfo(np.intp).max
+    huge = np.array([3, 1 << 62, top - 2], np.intp) if top > 1 << 62 else np.array([3, 1 << 30, top - 2], np.intp)
+    for given in (huge, huge[::-1], huge[[1, 0, 2]]):
+        np.testing.assert_array_equal(jm.joint_index(given, top - 1), huge)
+    with pytest.raises(ValueError, match=f"index value {top - 2} is out of range for {top - 2} joints"):
+        jm.joint_index(huge, top - 2)
+    if top > 1 << 62:  # steps of at most 2^62 that wrap around through the negative values back
+        # to a valid last position (each step "up" as 64-bit unsigned differences)
+        wrapped = [0, 1 << 62, top - 2, -top + 1, -(1 << 62) + 2, 1]
+        with pytest.raises(ValueError, match=f"index value {-top + 1} is out of range"):
+            jm.joint_index(wrapped, top - 1)
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
