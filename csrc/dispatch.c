@@ -16,7 +16,7 @@
      jm_unpack_quats32_##isa, jm_unpack_quats64_##isa, jm_extract_mats_##isa,                    \
      jm_extract_matrices_##isa, jm_compose_mats_##isa, jm_forward_kinematics_##isa,                \
      jm_slerp_joints_##isa, jm_lerp_joints_##isa,                                               \
-     jm_slerp_joints_indexed_##isa, jm_lerp_joints_indexed_##isa, jm_copy_index_##isa,     \
+     jm_slerp_joints_indexed_##isa, jm_lerp_joints_indexed_##isa, jm_copy_index_##isa,           \
      jm_slerp_quats_##isa,                                                                      \
      jm_nlerp_quats_##isa, jm_euler_to_quats_##isa, jm_quats_to_euler_##isa,                    \
      jm_make_continuous_##isa, jm_make_continuous_f64_##isa,                                       \

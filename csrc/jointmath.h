@@ -168,7 +168,7 @@ typedef struct {
                                        size_t, size_t, const intptr_t *, size_t, float);         \
     void jm_lerp_joints_indexed_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t,   \
                                       size_t, size_t, const intptr_t *, size_t, float);          \
-    int jm_copy_index_##isa(const intptr_t *, intptr_t *, size_t, size_t);                             \
+    int jm_copy_index_##isa(const intptr_t *, intptr_t *, size_t, size_t);                      \
     void jm_slerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \
                               char *, ptrdiff_t, size_t);                                        \
     void jm_nlerp_quats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, const char *, ptrdiff_t,     \

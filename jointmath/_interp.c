@@ -99,12 +99,12 @@ static int compare_positions(const void *a, const void *b) {
  * other index is copied before it is checked, and the kernels read that copy: the caller's array
  * may be written by another thread at any time (NumPy's own loops run without the GIL), and a
  * position that changed between the check and its use would address memory outside the lists.
- * The copy goes to buffer (buffer_size entries, on the caller's stack) when it fits, else to a new
- * array; an index that needs converting (another integer dtype or byte order, a sequence, a
- * strided view) is converted into a new array and checked there. One pass copies and checks
- * (jm_copy_index: the check is made on the values copied). An index in another order is sorted (the kernels need that,
- * and which joints are selected does not depend on the order). An empty sequence of any dtype is
- * accepted.
+ * The copy goes to buffer (buffer_size entries, on the caller's stack) when it fits, else to a
+ * PyMem_Malloc block; an index that needs converting (another integer dtype or byte order, a
+ * sequence, a strided view) is converted into a new array and checked there. One pass copies and
+ * checks (jm_copy_index: the check is made on the values copied). An index in another order is
+ * sorted (the kernels need that, and which joints are selected does not depend on the order). An
+ * empty sequence of any dtype is accepted.
  */
 #define INDEX_ON_STACK 4096 /* entries (32 KB): the copy of any index of a call below GIL_RELEASE_MIN_RECORDS */
 #define SPARSE_INDEX_SLACK 64
