@@ -106,7 +106,10 @@ static int compare_positions(const void *a, const void *b) {
  * sorted (the kernels need that, and which joints are selected does not depend on the order). An
  * empty sequence of any dtype is accepted.
  */
-#define INDEX_ON_STACK 4096 /* entries (32 KB): the copy of any index of a call below GIL_RELEASE_MIN_RECORDS */
+/* entries (8 KB) of the copy on the stack: 4,096 (every index of a call that keeps the GIL) took
+   32 KB of a thread stack that may be as small as 32 KB (threading.stack_size), for ~80 ns a call
+   at 2,000 entries (the heap block above it) */
+#define INDEX_ON_STACK 1024
 #define SPARSE_INDEX_SLACK 64
 #define SPARSE_INDEX_MIN 65536
 static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_intp *buffer, npy_intp buffer_size,
