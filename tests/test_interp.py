@@ -844,6 +844,50 @@ def test_index_changed_by_another_thread(isa, n_joints, calls):
     assert blended + refused == calls
 
 
+SMALL_THREAD_STACK = """
+import threading
+import numpy as np
+import jointmath as jm
+threading.stack_size(32768)  # the smallest thread stack Python allows
+n = 2048
+joints = np.zeros((2, n), jm.JOINT_QUAT)
+joints["q"][..., 3] = 1
+blend = joints.copy()
+blend["q"][..., 0], blend["t"][..., 0] = 1, 2
+results = []
+
+
+def work():
+    for m in (1024, n // 2 + 1):  # the largest index copied to the stack, and one beyond it
+        index = np.arange(m)
+        results.append(jm.slerp_joints(joints, blend, 0.5, index=index)[:, index].tobytes())
+        results.append(jm.joint_index(index, n).tobytes())
+        results.append(jm.slerp_joints(joints[:, :m], blend[:, :m], 0.5).tobytes())
+        results.append(index.tobytes())
+
+
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+assert len(results) == 8 and results[0] == results[2] and results[1] == results[3], "wrong results"
+assert results[4] == results[6] and results[5] == results[7], "wrong results"
+print("ok")
+"""
+
+
+def test_index_in_a_thread_with_the_smallest_stack(isa):
+    """The calls copy a plain index to the stack up to 1,024 entries (8 KB): in a thread with
+    Python's smallest stack (32 KB) they run and blend as in the main thread. A copy of up to
+    4,096 entries (32 KB) on the stack crashed there (SIGSEGV). In a subprocess, so that a crash
+    fails the test; run on the best path (boundary code)."""
+    if isa != jm.available_isas()[-1]:
+        pytest.skip("boundary code: tested on the best path")
+    done = subprocess.run([sys.executable, "-c", SMALL_THREAD_STACK], capture_output=True, text=True,
+                          cwd=str(Path(jm.__file__).resolve().parents[1]), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ok"]
+
+
 def test_index_in_another_order_dense_and_sparse(rng):
     """An index in another order is checked in full and sorted: a dense one through a table of its
     positions (the first repeat in the given order is reported), a sparse one over a long list
