@@ -1,6 +1,24 @@
 """Adversarial inputs shared by the tests: sizes around the vector widths, awkward memory
-layouts, and the numerically hard quaternions and matrices."""
+layouts, and the numerically hard quaternions and matrices; and a fresh interpreter to run code
+in (run_python), for calls that may crash or must start clean."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
+
+import jointmath
+
+# subprocesses start where the jointmath under test lives (an in-place build or site-packages),
+# so they import the same package as this process
+PACKAGE_PARENT = str(Path(jointmath.__file__).resolve().parents[1])
+
+
+def run_python(*arguments, env=None):
+    """Runs python with arguments in a fresh interpreter, returns the finished process."""
+    return subprocess.run([sys.executable, *arguments], capture_output=True, text=True, cwd=PACKAGE_PARENT,
+                          env=env if env is not None else os.environ.copy(), timeout=300)
 
 #: counts around every vector width (1, 4, 8, 16 lanes) and a long run with a tail
 SIZES = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 1000]

@@ -2,9 +2,6 @@
 import os
 import pickle
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,16 +9,8 @@ import pytest
 import jointmath as jm
 from jointmath import _core
 
+from adversarial import run_python
 
-# subprocesses start where the jointmath under test lives (an in-place build or site-packages),
-# so they import the same package as this process
-PACKAGE_PARENT = str(Path(jm.__file__).resolve().parents[1])
-
-
-def run_python(*arguments, env=None):
-    """Runs python with arguments in a fresh interpreter, returns the finished process."""
-    return subprocess.run([sys.executable, *arguments], capture_output=True, text=True, cwd=PACKAGE_PARENT,
-                          env=env if env is not None else os.environ.copy(), timeout=300)
 
 
 # the paths built on each CPU architecture, from the baseline up (setup.py, csrc/jointmath.h)

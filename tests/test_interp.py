@@ -2,10 +2,7 @@
 
 import os
 import pickle
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +11,7 @@ import jointmath as jm
 from jointmath import _core
 from jointmath import reference as ref
 
-from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats, run_python
 
 SLERP_BOUND = 5e-7  # max abs component error against the float64 slerp, unit quaternions
 NLERP_BOUND = 3e-7
@@ -838,8 +835,7 @@ def test_index_changed_by_another_thread(isa, n_joints, calls):
     code)."""
     if isa != jm.available_isas()[-1]:
         pytest.skip("boundary code: tested on the best path")
-    done = subprocess.run([sys.executable, "-c", INDEX_RACE, str(n_joints), str(calls)], capture_output=True, text=True,
-                          cwd=str(Path(jm.__file__).resolve().parents[1]), timeout=300)
+    done = run_python("-c", INDEX_RACE, str(n_joints), str(calls))
     assert done.returncode == 0, done.stderr
     blended, refused = map(int, done.stdout.split())
     assert blended + refused == calls
@@ -892,8 +888,7 @@ def test_index_in_a_thread_with_the_smallest_stack(isa):
     if isa != jm.available_isas()[-1]:
         pytest.skip("boundary code: tested on the best path")
     stack = 32768 * (8 if "libasan" in os.environ.get("LD_PRELOAD", "") else 1)
-    done = subprocess.run([sys.executable, "-c", SMALL_THREAD_STACK, str(stack)], capture_output=True, text=True,
-                          cwd=str(Path(jm.__file__).resolve().parents[1]), timeout=300)
+    done = run_python("-c", SMALL_THREAD_STACK, str(stack))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ok"]
 
