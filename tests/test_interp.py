@@ -918,10 +918,12 @@ def test_index_in_another_order_dense_and_sparse(rng):
     with pytest.raises(ValueError, match=f"index value {top - 2} is out of range for {top - 2} joints"):
         jm.joint_index(huge, top - 2)
     if top > 1 << 62:  # steps of at most 2^62 that wrap around through the negative values back
-        # to a valid last position (each step "up" as 64-bit unsigned differences)
-        wrapped = [0, 1 << 62, top - 2, -top + 1, -(1 << 62) + 2, 1]
-        with pytest.raises(ValueError, match=f"index value {-top + 1} is out of range"):
-            jm.joint_index(wrapped, top - 1)
+        # to a valid last position (each step "up" as 64-bit unsigned differences); 6 and 8 entries:
+        # the wrap in a vector path's last, partial step and in its whole steps
+        for tail in ([], [2, 3]):
+            wrapped = [0, 1 << 62, top - 2, -top + 1, -(1 << 62) + 2, 1] + tail
+            with pytest.raises(ValueError, match=f"index value {-top + 1} is out of range"):
+                jm.joint_index(wrapped, top - 1)
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 100])
