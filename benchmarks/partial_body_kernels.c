@@ -13,7 +13,9 @@
  * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
  * rounds. Environment: OFFSET, the byte offset of every list from 64-byte alignment, or three
  * offsets "J,B,O" for joints (and the in-place list), blend and out: NumPy's small arrays lie 16
- * bytes apart from one allocation to the next, its large ones 16 bytes past a page.
+ * bytes apart from one allocation to the next, its large ones 16 bytes past a page. FRAME_JOINTS:
+ * the lists as frames of that many joints (JOINTS rounded down to whole frames; the indexes
+ * select within each frame, as for a clip of F frames x J joints).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -60,7 +62,7 @@ static const char *const PATHS[4] = {"scalar", "sse", "avx2", "avx512"};
 static const char *const INDEX_NAMES[N_INDEXES] = {"every 2nd", "first half", "random half", "every 3rd", "every 4th"};
 
 static char *joints, *blend, *out, *in_place;
-static size_t n;
+static size_t n, frame_joints; /* records in all, and per frame */
 
 /* out = max(a, b) over n records of 8 floats, 16, 32 or 64 bytes at a time (the data movement) */
 #define MOVEMENT(name, isa, vec, width, load, max, store)                                  \
@@ -97,7 +99,7 @@ static double time_call(const build *bd, int path, const intptr_t *index, size_t
         if (!bd)
             MOVEMENT_OF_PATH[path](a, blend, o);
         else if (index)
-            bd->indexed[path](a, 32, blend, 32, o, 32, 1, n, index, n_index, 0.3f);
+            bd->indexed[path](a, 32, blend, 32, o, 32, n / frame_joints, frame_joints, index, n_index, 0.3f);
         else
             bd->full[path](a, 32, blend, 32, o, 32, n, 0.3f);
     }
@@ -143,10 +145,13 @@ int main(int argc, char **argv) {
             offset[k] = *end ? strtoul(end + (k && *end == ','), &end, 10) : offset[k - 1];
     }
     const int reps = n <= 4096 ? (int)(400000 / n) + 1 : 1; /* a batch of ~1 ms at 1,024 joints */
-    if (n < 8 || rounds < 1 || offset[0] > 63 || offset[1] > 63 || offset[2] > 63) {
-        fprintf(stderr, "JOINTS >= 8, ROUNDS >= 1, offsets < 64\n");
+    frame_joints = getenv("FRAME_JOINTS") ? strtoul(getenv("FRAME_JOINTS"), NULL, 10) : n;
+    if (n < 8 || rounds < 1 || offset[0] > 63 || offset[1] > 63 || offset[2] > 63 || frame_joints < 8 ||
+        frame_joints > n) {
+        fprintf(stderr, "JOINTS >= 8, ROUNDS >= 1, offsets < 64, 8 <= FRAME_JOINTS <= JOINTS\n");
         return 2;
     }
+    n -= n % frame_joints;
     srand(1);
     joints = joint_list(offset[0]);
     blend = joint_list(offset[1]);
@@ -158,10 +163,10 @@ int main(int argc, char **argv) {
     size_t n_index[N_INDEXES] = {0};
     for (int s = 0; s < N_INDEXES; s++)
         index[s] = malloc(n * sizeof(intptr_t));
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < frame_joints; i++) {
         if (i % 2 == 0)
             index[0][n_index[0]++] = (intptr_t)i;
-        if (i < n / 2)
+        if (i < frame_joints / 2)
             index[1][n_index[1]++] = (intptr_t)i;
         if (rand() & 1)
             index[2][n_index[2]++] = (intptr_t)i;
@@ -199,9 +204,9 @@ int main(int argc, char **argv) {
         }
         qsort(full_ns, (size_t)rounds, sizeof(double), by_value);
         qsort(full_ns + rounds, (size_t)rounds, sizeof(double), by_value);
-        printf("%s, %zu joints, offsets %zu, %zu, %zu: full call of %s %.2f ns/joint with out=, %.2f in place (medians of %d "
+        printf("%s, %zu joints (frames of %zu), offsets %zu, %zu, %zu: full call of %s %.2f ns/joint with out=, %.2f in place (medians of %d "
                "rounds); indexed / full:\n",
-               PATHS[path], n, offset[0], offset[1], offset[2], BUILD_LIST[0].name, full_ns[rounds / 2] / (double)n,
+               PATHS[path], n, frame_joints, offset[0], offset[1], offset[2], BUILD_LIST[0].name, full_ns[rounds / 2] / (double)n,
                full_ns[rounds + rounds / 2] / (double)n, rounds);
         for (int b = 0; b < N_BUILDS; b++) {
             printf("  %-10s", BUILD_LIST[b].name);

@@ -10,9 +10,10 @@
 #   benchmarks/partial_body_kernels.sh 1024 sse,avx2,avx512 61 base=/tmp/base new=.
 # OFFSET=16 in the environment shifts every list by 16 bytes from 64-byte alignment; OFFSET=48,0,16
 # shifts joints, blend and out each by its own offset (NumPy places small arrays 16 bytes apart).
+# FRAME_JOINTS=31 makes the lists frames of 31 joints, the indexes selecting within each frame.
 set -euo pipefail
 if [ $# -lt 4 ]; then
-    sed -n '2,13p' "$0"
+    sed -n '2,14p' "$0"
     exit 2
 fi
 here="$(cd "$(dirname "$0")" && pwd)"
