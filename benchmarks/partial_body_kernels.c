@@ -8,7 +8,10 @@
  * Each path's line ends with the call's data movement: both lists read and out written (in place:
  * out is joints) with this path's widest loads and stores and no math (out = max(joints, blend)),
  * over the same full call; no kernel that reads every cache line of the lists, as every second
- * joint does, can run below it. (The scalar path's line uses the SSE loop: the same bytes.)
+ * joint does, can run below it. (The scalar path's line uses the SSE loop: the same bytes.) Then
+ * each index's own data movement over the same: the selected records of both lists read and
+ * written record by record (256-bit on avx2 / avx512, with a prefetch 32 entries ahead), with a
+ * separate out the others copied (memcpy), as the indexed call moves them.
  *
  * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
  * rounds. Environment: OFFSET, the byte offset of every list from 64-byte alignment, or three
@@ -78,6 +81,38 @@ MOVEMENT(movement_avx512, "avx512f", __m512, 16, _mm512_loadu_ps, _mm512_max_ps,
 typedef void (*movement_kernel)(const char *, const char *, char *);
 static const movement_kernel MOVEMENT_OF_PATH[4] = {movement_sse, movement_sse, movement_avx2, movement_avx512};
 
+/* the same over the records an index selects in each frame, and with a separate out the others
+   copied from a (memcpy): an indexed call's own data movement, record by record in its order, the
+   records PREFETCH_ENTRIES entries ahead requested as the kernels request theirs */
+#define PREFETCH_ENTRIES 32
+#define INDEXED_MOVEMENT(name, isa, vec, width, load, max, store)                                        \
+    __attribute__((target(isa))) static void name(const char *a, const char *b, char *o, const intptr_t *index, \
+                                                  size_t n_index) {                                       \
+        for (size_t first = 0; first < n; first += frame_joints) {                                         \
+            size_t next = 0;                                                                               \
+            for (size_t k = 0; k < n_index; k++) {                                                         \
+                const size_t r = (size_t)index[k], at = 32 * (first + r);                                  \
+                if (k + PREFETCH_ENTRIES < n_index) {                                                      \
+                    _mm_prefetch(a + 32 * (first + (size_t)index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);     \
+                    _mm_prefetch(b + 32 * (first + (size_t)index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);     \
+                }                                                                                          \
+                if (o != a && r > next)                                                                    \
+                    memcpy(o + 32 * (first + next), a + 32 * (first + next), 32 * (r - next));             \
+                for (size_t i = 0; i < 8; i += width)                                                      \
+                    store((float *)(o + at) + i, max(load((const float *)(a + at) + i),                    \
+                                                     load((const float *)(b + at) + i)));                  \
+                next = r + 1;                                                                              \
+            }                                                                                              \
+            if (o != a && next < frame_joints)                                                             \
+                memcpy(o + 32 * (first + next), a + 32 * (first + next), 32 * (frame_joints - next));      \
+        }                                                                                                  \
+    }
+INDEXED_MOVEMENT(indexed_movement_sse, "sse4.1", __m128, 4, _mm_loadu_ps, _mm_max_ps, _mm_storeu_ps)
+INDEXED_MOVEMENT(indexed_movement_avx2, "avx2", __m256, 8, _mm256_loadu_ps, _mm256_max_ps, _mm256_storeu_ps)
+typedef void (*indexed_movement_kernel)(const char *, const char *, char *, const intptr_t *, size_t);
+static const indexed_movement_kernel INDEXED_MOVEMENT_OF_PATH[4] = {indexed_movement_sse, indexed_movement_sse,
+                                                                    indexed_movement_avx2, indexed_movement_avx2};
+
 static double now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -90,13 +125,15 @@ static int by_value(const void *x, const void *y) {
 }
 
 /* ns per call over `reps` calls: the full call (index NULL) or the indexed one, out= or in place
-   (bd NULL: the path's data movement instead) */
+   (bd NULL: the path's data movement instead, of the whole lists or of the index) */
 static double time_call(const build *bd, int path, const intptr_t *index, size_t n_index, int in_place_call, int reps) {
     char *o = in_place_call ? in_place : out;
     const char *a = in_place_call ? in_place : joints;
     double t0 = now_ns();
     for (int k = 0; k < reps; k++) {
-        if (!bd)
+        if (!bd && index)
+            INDEXED_MOVEMENT_OF_PATH[path](a, blend, o, index, n_index);
+        else if (!bd)
             MOVEMENT_OF_PATH[path](a, blend, o);
         else if (index)
             bd->indexed[path](a, 32, blend, 32, o, 32, n / frame_joints, frame_joints, index, n_index, 0.3f);
@@ -182,6 +219,7 @@ int main(int argc, char **argv) {
     double *ratio = malloc(sizeof(double) * (size_t)(rounds * N_BUILDS * n_calls));
     double *full_ns = malloc(sizeof(double) * (size_t)rounds * 2);
     double *movement = malloc(sizeof(double) * (size_t)rounds * 2); /* out=, in place, over the full call */
+    double *own = malloc(sizeof(double) * (size_t)(rounds * 2 * N_INDEXES)); /* each index's, over the same */
     for (int path = 0; path < 4; path++) {
         if (!strstr(paths, PATHS[path]))
             continue;
@@ -193,6 +231,9 @@ int main(int argc, char **argv) {
             for (int in_place_call = 0; in_place_call < 2; in_place_call++)
                 movement[in_place_call * rounds + r] =
                     time_call(NULL, path, NULL, 0, in_place_call, reps) / base[in_place_call];
+            for (int c = 0; c < 2 * N_INDEXES; c++)
+                own[c * rounds + r] = time_call(NULL, path, index[c % N_INDEXES], n_index[c % N_INDEXES],
+                                                c / N_INDEXES, reps) / base[c / N_INDEXES];
             for (int b = 0; b < N_BUILDS; b++)
                 for (int c = 0; c < n_calls; c++) {
                     const int in_place_call = c < 2 * N_INDEXES ? c / N_INDEXES : c - 2 * N_INDEXES;
@@ -226,6 +267,13 @@ int main(int argc, char **argv) {
         qsort(movement + rounds, (size_t)rounds, sizeof(double), by_value);
         printf("  data movement / full: out= %.2f, in place %.2f\n", movement[rounds / 2],
                movement[rounds + rounds / 2]);
+        printf("  each index's own data movement / full:");
+        for (int c = 0; c < 2 * N_INDEXES; c++) {
+            double *x = own + c * rounds;
+            qsort(x, (size_t)rounds, sizeof(double), by_value);
+            printf("%s %s %.2f", c == N_INDEXES ? " | in place:" : "", INDEX_NAMES[c % N_INDEXES], x[rounds / 2]);
+        }
+        printf("\n");
         fflush(stdout);
     }
     return 0;
