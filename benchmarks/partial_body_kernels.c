@@ -11,7 +11,7 @@
  * joint does, can run below it. (The scalar path's line uses the SSE loop: the same bytes.) Then
  * each index's own data movement over the same: the selected records of both lists read and
  * written record by record (256-bit on avx2 / avx512, with a prefetch 32 entries ahead), with a
- * separate out the others copied (memcpy), as the indexed call moves them.
+ * separate out the others copied, as the indexed call moves them.
  *
  * Arguments: joints per list, the paths (a comma-separated subset of scalar,sse,avx2,avx512),
  * rounds. Environment: OFFSET, the byte offset of every list from 64-byte alignment, or three
@@ -82,29 +82,31 @@ typedef void (*movement_kernel)(const char *, const char *, char *);
 static const movement_kernel MOVEMENT_OF_PATH[4] = {movement_sse, movement_sse, movement_avx2, movement_avx512};
 
 /* the same over the records an index selects in each frame, and with a separate out the others
-   copied from a (memcpy): an indexed call's own data movement, record by record in its order, the
-   records PREFETCH_ENTRIES entries ahead requested as the kernels request theirs */
+   copied from a: an indexed call's own data movement, record by record in its order (no library
+   call per gap, as the kernels), the records PREFETCH_ENTRIES entries ahead requested as the
+   kernels request theirs */
 #define PREFETCH_ENTRIES 32
 #define INDEXED_MOVEMENT(name, isa, vec, width, load, max, store)                                        \
     __attribute__((target(isa))) static void name(const char *a, const char *b, char *o, const intptr_t *index, \
                                                   size_t n_index) {                                       \
         for (size_t first = 0; first < n; first += frame_joints) {                                         \
+            const float *fa = (const float *)(a + 32 * first), *fb = (const float *)(b + 32 * first);      \
+            float *fo = (float *)(o + 32 * first);                                                         \
             size_t next = 0;                                                                               \
-            for (size_t k = 0; k < n_index; k++) {                                                         \
-                const size_t r = (size_t)index[k], at = 32 * (first + r);                                  \
+            for (size_t k = 0; k <= n_index; k++) {                                                        \
+                const size_t r = k < n_index ? (size_t)index[k] : frame_joints;                            \
                 if (k + PREFETCH_ENTRIES < n_index) {                                                      \
-                    _mm_prefetch(a + 32 * (first + (size_t)index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);     \
-                    _mm_prefetch(b + 32 * (first + (size_t)index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);     \
+                    _mm_prefetch((const char *)(fa + 8 * index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);       \
+                    _mm_prefetch((const char *)(fb + 8 * index[k + PREFETCH_ENTRIES]), _MM_HINT_T0);       \
                 }                                                                                          \
-                if (o != a && r > next)                                                                    \
-                    memcpy(o + 32 * (first + next), a + 32 * (first + next), 32 * (r - next));             \
-                for (size_t i = 0; i < 8; i += width)                                                      \
-                    store((float *)(o + at) + i, max(load((const float *)(a + at) + i),                    \
-                                                     load((const float *)(b + at) + i)));                  \
+                if (o != a)                                                                                \
+                    for (size_t i = 8 * next; i < 8 * r; i += width)                                       \
+                        store(fo + i, load(fa + i));                                                       \
+                if (r < frame_joints)                                                                      \
+                    for (size_t i = 8 * r; i < 8 * r + 8; i += width)                                      \
+                        store(fo + i, max(load(fa + i), load(fb + i)));                                    \
                 next = r + 1;                                                                              \
             }                                                                                              \
-            if (o != a && next < frame_joints)                                                             \
-                memcpy(o + 32 * (first + next), a + 32 * (first + next), 32 * (frame_joints - next));      \
         }                                                                                                  \
     }
 INDEXED_MOVEMENT(indexed_movement_sse, "sse4.1", __m128, 4, _mm_loadu_ps, _mm_max_ps, _mm_storeu_ps)
