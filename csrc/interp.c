@@ -615,12 +615,111 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
     return k;
 }
 
+/*
+ * The blocks of one frame (fa, fb, fo; n_joints records) for index[0..n_index), its records from
+ * `next` on (the ones before are done); returns the position after the last one done (with a
+ * separate out the rest of the frame is the caller's to copy). prefetch_span / prefetch_below: as
+ * contiguous_blocks, for contiguous lists.
+ */
+JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char *fb, ptrdiff_t bs, char *fo,
+                              ptrdiff_t os, size_t n_joints, const intptr_t *index, size_t n_index, int contiguous,
+                              int in_place, int prefetch_span, size_t prefetch_below, int long_index,
+                              const fixed_t *ft, size_t next) {
+    size_t k = 0;
+    if (contiguous) { /* the offsets are shifts of the index */
+        if (prefetch_span || prefetch_below)
+            k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
+                                  n_index, prefetch_below, in_place, long_index, 0, ft, &next);
+        else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 1,
+                                  ft, &next);
+        else
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 0,
+                                  ft, &next);
+    }
+    for (; k + JM_W <= n_index; k += JM_W) {
+        if (!in_place)
+            next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);
+        joints_block(mode, fa, as, fb, bs, fo, os, index + k, ft);
+    }
+    if (k < n_index) {
+        intptr_t idx[JM_W];
+        tail_index(index + k, n_index - k, idx);
+        if (!in_place)
+            next = copy_gaps(fa, as, fo, os, index + k, n_index - k, next);
+        joints_block(mode, fa, as, fb, bs, fo, os, idx, ft);
+    }
+    return next;
+}
+
+/*
+ * Many frames of contiguous lists with an index of fewer than FLAT_CHUNK entries: frame by
+ * frame, each frame would end in a partial block (15 of 31 joints: blocks of 8 and 7 lanes) and
+ * its own copy of the frame's rest. Instead the lists run as one frame of n_frames * n_joints
+ * records, selected by the frames' entries one after another (entry k of frame f at position f *
+ * n_joints + index[k]), built FLAT_CHUNK entries at a time on the stack (with the PREFETCH_AHEAD
+ * + JM_W entries after them that the prefetch by entry reads): blocks run on across frame ends,
+ * and a gap runs from one frame into the next. Lanes and results as frame by frame. Frames of 31
+ * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds,
+ * frame by frame -> flat; every second joint, the first half, a random 15, every third, every
+ * fourth; benchmarks/README.md):
+ *   64 frames (in L1/L2), avx2, out=:  0.67 0.85 1.05 0.86 0.63 -> 0.63 0.69 0.71 0.59 0.52
+ *                             in place: 0.60 0.66 0.85 0.65 0.40 -> 0.56 0.55 0.60 0.45 0.35
+ *   2,752 frames (a clip, in L3), avx2, out=: 0.95 0.97 1.01 1.05 0.75 -> 0.88 0.83 0.73 0.73 0.67
+ *   35,776 frames (lists beyond the caches), in place, avx2: 1.24 1.48 1.10 1.55 1.08 -> 1.05 1.05
+ *   0.99 1.04 1.04; avx512 1.10 1.26 0.87 1.25 0.90 -> 0.89 0.87 0.86 0.95 0.96. There with a
+ *   separate out the two are within about 0.1 of 1.0 either way (avx2 0.93 1.09 0.91 1.08 0.96 ->
+ *   1.01 1.07 1.01 0.95 1.05). Prefetching by entry instead of by span, or no prefetch with a
+ *   separate out, was slower there (up to 1.33 and 1.41).
+ */
+#define FLAT_CHUNK 256
+#define FLAT_LOOKAHEAD (PREFETCH_AHEAD + JM_W - 1) /* entries the prefetch by entry reads beyond a block */
+JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o, size_t n_frames, size_t n_joints,
+                                 const intptr_t *index, size_t n_index, const fixed_t *ft) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    const size_t n = n_frames * n_joints;
+    const int in_place = a == o, long_index = n_index >= SPAN_COPY_MIN_INDEX;
+    const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, prefetch = n >= PREFETCH_MIN_RECORDS;
+    const size_t lookahead = prefetch && !span ? FLAT_LOOKAHEAD : 0;
+    intptr_t flat[FLAT_CHUNK + FLAT_LOOKAHEAD + JM_W + FLAT_CHUNK];
+    size_t next = 0, filled = 0, frame = 0;
+    while (frame < n_frames || filled) {
+        /* whole frames up to FLAT_CHUNK + lookahead entries (at least one frame) */
+        for (; frame < n_frames && (filled < FLAT_CHUNK + lookahead || !filled); frame++) {
+            const intptr_t base = (intptr_t)(frame * n_joints);
+            for (size_t j = 0; j < n_index; j++)
+                flat[filled + j] = base + index[j];
+            filled += n_index;
+        }
+        /* the whole blocks whose prefetch entries are in; all of them once every frame is (the
+           prefetch then stops FLAT_LOOKAHEAD entries before the end, as contiguous_blocks' does) */
+        const size_t ready = frame < n_frames ? (filled - lookahead) / JM_W * JM_W : filled;
+        const size_t prefetch_below = frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
+        next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, prefetch && span, prefetch_below,
+                            long_index, ft, next);
+        memmove(flat, flat + ready, (filled - ready) * sizeof(intptr_t));
+        filled -= ready;
+    }
+    copy_records(a + (ptrdiff_t)next * rec, rec, o + (ptrdiff_t)next * rec, rec, n - next);
+}
+
 JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
     const fixed_t ft = fixed_t_for(t);
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
+    if (t <= 0.0f || !n_index) {
+        for (size_t f = 0; f < n_frames; f++)
+            copy_records(a + (ptrdiff_t)(f * n_joints) * as, as, o + (ptrdiff_t)(f * n_joints) * os, os, n_joints);
+        return;
+    }
+    if (!index) /* tells the compiler which branch of JM_REC runs */
+        JM_UNREACHABLE();
+    if (contiguous && n_frames > 1 && n_index < FLAT_CHUNK) {
+        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, &ft);
+        return;
+    }
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints;
     const int prefetch_span = span && n_frames * n_joints >= PREFETCH_MIN_RECORDS;
     const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
@@ -628,37 +727,8 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
-        size_t next = 0; /* the frame's records before `next` are done */
-        if (t <= 0.0f || !n_index) {
-            copy_records(fa, as, fo, os, n_joints);
-            continue;
-        }
-        if (!index) /* tells the compiler which branch of JM_REC runs */
-            JM_UNREACHABLE();
-        size_t k = 0;
-        if (contiguous) { /* the offsets are shifts of the index */
-            if (prefetch_span || prefetch_below)
-                k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints,
-                                      index, n_index, prefetch_below, in_place, long_index, 0, &ft, &next);
-            else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
-                k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
-                                      long_index, 1, &ft, &next);
-            else
-                k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place,
-                                      long_index, 0, &ft, &next);
-        }
-        for (; k + JM_W <= n_index; k += JM_W) {
-            if (!in_place)
-                next = copy_gaps(fa, as, fo, os, index + k, JM_W, next);
-            joints_block(mode, fa, as, fb, bs, fo, os, index + k, &ft);
-        }
-        if (k < n_index) {
-            intptr_t idx[JM_W];
-            tail_index(index + k, n_index - k, idx);
-            if (!in_place)
-                next = copy_gaps(fa, as, fo, os, index + k, n_index - k, next);
-            joints_block(mode, fa, as, fb, bs, fo, os, idx, &ft);
-        }
+        const size_t next = frame_blocks(mode, fa, as, fb, bs, fo, os, n_joints, index, n_index, contiguous, in_place,
+                                         prefetch_span, prefetch_below, long_index, &ft, 0);
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }

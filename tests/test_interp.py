@@ -653,6 +653,39 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
         np.testing.assert_array_equal(work, out)
 
 
+FLAT_CHUNK = 256  # csrc/interp.c: an index of fewer entries over several frames runs as one over the flat lists
+
+
+@pytest.mark.parametrize("n_joints, kind", [(31, "first half"), (31, "every second"), (31, "random"),
+                                            (31, "one joint"), (31, "all joints"), (8, "every second"),
+                                            (1, "all joints"), (300, f"random {FLAT_CHUNK - 1}"),
+                                            (300, f"random {FLAT_CHUNK}")])
+@pytest.mark.parametrize("records", [3000, PREFETCH_MIN_RECORDS + 1000])
+def test_index_over_many_short_frames(rng, n_joints, kind, records):
+    """Many frames of a clip-like length with an index of under FLAT_CHUNK entries: the frames'
+    entries run one after another over the flat lists (blocks across frame ends, built in chunks,
+    the rest of a chunk carried to the next); with and without the prefetch, a dense and a sparse
+    index, the threshold's both sides; in place and with a separate out, t = 0.6 and the arc's end
+    t = 1: the selected joints of every frame as the unindexed call, the others copied bit for bit."""
+    frames = -(-records // n_joints)
+    joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
+    if kind.startswith("random"):
+        size = int(kind.split()[1]) if " " in kind else 13
+        idx = np.sort(rng.choice(n_joints, size, replace=False))
+    else:
+        idx = {"first half": np.arange(n_joints // 2), "every second": np.arange(0, n_joints, 2),
+               "one joint": [n_joints - 1], "all joints": np.arange(n_joints)}[kind]
+    for func in (jm.slerp_joints, jm.lerp_joints):
+        for t in (0.6, 1.0):
+            full = func(joints, blend, t)
+            out = func(joints, blend, t, index=idx)
+            np.testing.assert_array_equal(out[:, idx], full[:, idx])
+            np.testing.assert_array_equal(np.delete(out, idx, axis=1), np.delete(joints, idx, axis=1))
+            work = joints.copy()
+            func(work, blend, t, index=idx, out=work)
+            np.testing.assert_array_equal(work, out)
+
+
 @pytest.mark.parametrize("where", [1, 2, 7, 8, 9, 16, 17, 150, 298, 299])
 def test_long_index_checked_everywhere(rng, where):
     """A long index (the vectorised order and range check of every path) that goes wrong at one
