@@ -4,7 +4,8 @@ route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain co
 per joint (the memory bound: two joint lists in); float64 slerp / nlerp against the float32
 kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick] [--float64]
 [--partial-body [--rounds N]] (--float64: only the float64 section; --partial-body: only the index=
-ratios per path, 1,024 and 1,048,576 joints)
+ratios per path, 1,024 and 1,048,576 joints, then over 2,752 and 35,776 frames of 31 joints as a
+clip holds them; --quick: 1,024 joints and 2,752 frames)
 """
 
 import numpy as np
@@ -199,6 +200,36 @@ def bench_float64(n, rng):
     _core._set_isa(before)
 
 
+def bench_clip_layout(frames, joints, blend, rounds=31):
+    """Partial-body blending as a clip holds it: frames of 31 joints (CMU's skeleton), an index
+    of 15 or 16 of them (the first half: the upper body; every second joint; a random 15) as a
+    joint_index, on every path, against the full call (with out=, and in place against the full
+    call in place)."""
+    n_joints = 31
+    joints, blend = joints.reshape(frames, n_joints), blend.reshape(frames, n_joints)
+    print(f"\n  partial-body blending over {frames:,} frames of {n_joints} joints: medians of {rounds} rounds, "
+          "each ratio's two calls timed back to back, thread CPU time; indexes as joint_index.")
+    out, in_place = np.empty_like(joints), joints.copy()
+    indexes = {"first half": np.arange(n_joints // 2), "every second joint": np.arange(0, n_joints, 2),
+               "random 15": np.sort(np.random.default_rng(1).choice(n_joints, 15, replace=False))}
+    indexes = {name: jm.joint_index(idx, n_joints) for name, idx in indexes.items()}
+    paths, table, before = jm.available_isas(), {}, jm.isa()
+    for isa in paths:
+        _core._set_isa(isa)
+        full = lambda: jm.slerp_joints(joints, blend, T, out=out)  # noqa: E731
+        full_in_place = lambda: jm.slerp_joints(in_place, blend, T, out=in_place)  # noqa: E731
+        for name, index in indexes.items():
+            table.setdefault(f"{name} / full, out=", {})[isa] = median_ratio(
+                lambda: jm.slerp_joints(joints, blend, T, index=index, out=out), full, rounds=rounds, cpu=True)
+            table.setdefault(f"{name} in place / full in place", {})[isa] = median_ratio(
+                lambda: jm.slerp_joints(in_place, blend, T, index=index, out=in_place), full_in_place,
+                rounds=rounds, cpu=True)
+    _core._set_isa(before)
+    print("\n  | ratio | " + " | ".join(paths) + " |\n  |---|" + "---:|" * len(paths))
+    for label, by_path in table.items():
+        print(f"  | {label} | " + " | ".join(f"{by_path[p]:.2f}" for p in paths) + " |", flush=True)
+
+
 def main():
     args, rng = start(__doc__, "only 1,024 joints", [
         ("--float64", dict(action="store_true", help="only the float64 section")),
@@ -212,6 +243,9 @@ def main():
             bench_joints(n, rng)
             bench_arrays(n, rng)
         bench_float64(n, rng)
+    if args.partial_body:
+        for frames in [2752] if args.quick else [2752, 35776]:
+            bench_clip_layout(frames, *joint_lists(frames * 31, rng), rounds=args.rounds)
 
 
 if __name__ == "__main__":

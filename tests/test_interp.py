@@ -894,7 +894,9 @@ results = []
 
 
 def work():
-    for m in (1024, n // 2 + 1):  # the largest index copied to the stack, and one beyond it
+    # the largest index copied to the stack, one beyond it, and one of the frames run as one flat
+    # index (fewer than 256 entries: its chunks on the stack as well)
+    for m in (1024, n // 2 + 1, 255):
         index = np.arange(m)
         results.append(jm.slerp_joints(joints, blend, 0.5, index=index)[:, index].tobytes())
         results.append(jm.joint_index(index, n).tobytes())
@@ -905,15 +907,17 @@ def work():
 thread = threading.Thread(target=work)
 thread.start()
 thread.join()
-assert len(results) == 8 and results[0] == results[2] and results[1] == results[3], "wrong results"
-assert results[4] == results[6] and results[5] == results[7], "wrong results"
+assert len(results) == 12, "wrong results"
+for k in range(0, 12, 4):
+    assert results[k] == results[k + 2] and results[k + 1] == results[k + 3], "wrong results"
 print("ok")
 """
 
 
 def test_index_in_a_thread_with_the_smallest_stack(isa):
-    """The calls copy a plain index to the stack up to 1,024 entries (8 KB): in a thread with the
-    smallest stack Python allows (32 KB on x86-64 Linux) they run and blend as in the main thread.
+    """The calls copy a plain index to the stack up to 1,024 entries (8 KB), and a short index over
+    several frames runs in chunks on the stack (5 KB): in a thread with the smallest stack Python
+    allows (32 KB on x86-64 Linux) they run and blend as in the main thread.
     A copy of up to 4,096 entries (32 KB) on the stack crashed there (SIGSEGV; still with 40 KB).
     In a subprocess, so that a crash fails the test; run on the best path (boundary code). Under
     AddressSanitizer (the README's recipe preloads it), whose stack frames are several times
