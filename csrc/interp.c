@@ -694,7 +694,7 @@ JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o
         /* the whole blocks whose prefetch entries are in; all of them once every frame is (the
            prefetch then stops FLAT_LOOKAHEAD entries before the end, as contiguous_blocks' does) */
         const size_t ready = frame < n_frames ? (filled - lookahead) / JM_W * JM_W : filled;
-        const size_t prefetch_below = frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
+        const size_t prefetch_below = !lookahead ? 0 : frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
         next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, prefetch && span, prefetch_below,
                             long_index, ft, next);
         memmove(flat, flat + ready, (filled - ready) * sizeof(intptr_t));
