@@ -663,8 +663,8 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
  * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds,
  * frame by frame -> flat; every second joint, the first half, a random 15, every third, every
  * fourth; benchmarks/README.md):
- *   64 frames (in L1/L2), avx2, out=:  0.67 0.85 1.05 0.86 0.63 -> 0.63 0.69 0.71 0.59 0.52
- *                             in place: 0.60 0.66 0.85 0.65 0.40 -> 0.56 0.55 0.60 0.45 0.35
+ *   64 frames (in L1/L2), avx2, out=:  0.67 0.87 1.07 0.87 0.64 -> 0.62 0.70 0.70 0.59 0.52
+ *                             in place: 0.59 0.65 0.86 0.66 0.40 -> 0.55 0.54 0.58 0.44 0.34
  *   2,752 frames (a clip, in L3), avx2, out=: 0.95 0.97 1.01 1.05 0.75 -> 0.88 0.83 0.73 0.73 0.67
  *   35,776 frames (lists beyond the caches), in place, avx2: 1.24 1.48 1.10 1.55 1.08 -> 1.05 1.05
  *   0.99 1.04 1.04; avx512 1.10 1.26 0.87 1.25 0.90 -> 0.89 0.87 0.86 0.95 0.96. There with a
