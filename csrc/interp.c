@@ -660,8 +660,8 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
  * n_joints + index[k]), built FLAT_CHUNK entries at a time on the stack (with the PREFETCH_AHEAD
  * + JM_W entries after them that the prefetch by entry reads): blocks run on across frame ends,
  * and a gap runs from one frame into the next. Lanes and results as frame by frame. Frames of 31
- * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds,
- * frame by frame -> flat; every second joint, the first half, a random 15, every third, every
+ * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds
+ * (31 at 64 frames), frame by frame -> flat; every second joint, the first half, a random 15, every third, every
  * fourth; benchmarks/README.md):
  *   64 frames (in L1/L2), avx2, out=:  0.67 0.87 1.07 0.87 0.64 -> 0.62 0.70 0.70 0.59 0.52
  *                             in place: 0.59 0.65 0.86 0.66 0.40 -> 0.55 0.54 0.58 0.44 0.34
@@ -694,7 +694,9 @@ JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o
         /* the whole blocks whose prefetch entries are in; all of them once every frame is (the
            prefetch then stops FLAT_LOOKAHEAD entries before the end, as contiguous_blocks' does) */
         const size_t ready = frame < n_frames ? (filled - lookahead) / JM_W * JM_W : filled;
-        const size_t prefetch_below = !lookahead ? 0 : frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
+        size_t prefetch_below = 0; /* none where the call takes no prefetch by entry */
+        if (lookahead)
+            prefetch_below = frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
         next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, prefetch && span, prefetch_below,
                             long_index, ft, next);
         memmove(flat, flat + ready, (filled - ready) * sizeof(intptr_t));
