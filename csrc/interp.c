@@ -660,9 +660,9 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
  * n_joints + index[k]), built FLAT_CHUNK entries at a time on the stack (with the PREFETCH_AHEAD
  * + JM_W entries after them that the prefetch by entry reads): blocks run on across frame ends,
  * and a gap runs from one frame into the next. Lanes and results as frame by frame. Frames of 31
- * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds
- * (31 at 64 frames), frame by frame -> flat; every second joint, the first half, a random 15, every third, every
- * fourth; benchmarks/README.md):
+ * joints, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31, medians of 21 rounds,
+ * 31 at 64 frames; frame by frame -> flat; every second joint, the first half, a random 15, every
+ * third, every fourth; benchmarks/README.md):
  *   64 frames (in L1/L2), avx2, out=:  0.67 0.87 1.07 0.87 0.64 -> 0.62 0.70 0.70 0.59 0.52
  *                             in place: 0.59 0.65 0.86 0.66 0.40 -> 0.55 0.54 0.58 0.44 0.34
  *   2,752 frames (a clip, in L3), avx2, out=: 0.95 0.97 1.01 1.05 0.75 -> 0.88 0.83 0.73 0.73 0.67
@@ -675,11 +675,10 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
 #define FLAT_CHUNK 256
 #define FLAT_LOOKAHEAD (PREFETCH_AHEAD + JM_W - 1) /* entries the prefetch by entry reads beyond a block */
 JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o, size_t n_frames, size_t n_joints,
-                                 const intptr_t *index, size_t n_index, const fixed_t *ft) {
+                                 const intptr_t *index, size_t n_index, int in_place, int span, int prefetch,
+                                 int long_index, const fixed_t *ft) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const size_t n = n_frames * n_joints;
-    const int in_place = a == o, long_index = n_index >= SPAN_COPY_MIN_INDEX;
-    const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, prefetch = n >= PREFETCH_MIN_RECORDS;
     const size_t lookahead = prefetch && !span ? FLAT_LOOKAHEAD : 0;
     intptr_t flat[FLAT_CHUNK + FLAT_LOOKAHEAD + JM_W + FLAT_CHUNK];
     size_t next = 0, filled = 0, frame = 0;
@@ -718,19 +717,18 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     }
     if (!index) /* tells the compiler which branch of JM_REC runs */
         JM_UNREACHABLE();
+    const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, long_index = n_index >= SPAN_COPY_MIN_INDEX;
+    const int prefetch = n_frames * n_joints >= PREFETCH_MIN_RECORDS;
     if (contiguous && n_frames > 1 && n_index < FLAT_CHUNK) {
-        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, &ft);
+        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span, prefetch, long_index, &ft);
         return;
     }
-    const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints;
-    const int prefetch_span = span && n_frames * n_joints >= PREFETCH_MIN_RECORDS;
     const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
-    const int long_index = n_index >= SPAN_COPY_MIN_INDEX;
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
         const size_t next = frame_blocks(mode, fa, as, fb, bs, fo, os, n_joints, index, n_index, contiguous, in_place,
-                                         prefetch_span, prefetch_below, long_index, &ft, 0);
+                                         span && prefetch, prefetch_below, long_index, &ft, 0);
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }
