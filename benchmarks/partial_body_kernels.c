@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
     intptr_t *index[N_INDEXES];
     size_t n_index[N_INDEXES] = {0};
     for (int s = 0; s < N_INDEXES; s++)
-        index[s] = malloc(n * sizeof(intptr_t));
+        index[s] = malloc(frame_joints * sizeof(intptr_t));
     for (size_t i = 0; i < frame_joints; i++) {
         if (i % 2 == 0)
             index[0][n_index[0]++] = (intptr_t)i;

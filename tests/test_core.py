@@ -12,7 +12,6 @@ from jointmath import _core
 from adversarial import run_python
 
 
-
 # the paths built on each CPU architecture, from the baseline up (setup.py, csrc/jointmath.h)
 X86_PATHS, ARM64_PATHS = ["scalar", "sse", "avx2", "avx512"], ["scalar", "neon"]
 BUILT_PATHS = {"x86_64": X86_PATHS, "AMD64": X86_PATHS, "aarch64": ARM64_PATHS, "arm64": ARM64_PATHS}.get(

@@ -656,7 +656,7 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
 FLAT_CHUNK = 256  # csrc/interp.c: an index of fewer entries over several frames runs as one over the flat lists
 
 
-@pytest.mark.parametrize("n_joints, kind", [(31, "first half"), (31, "every second"), (31, "random"),
+@pytest.mark.parametrize("n_joints, kind", [(31, "first half"), (31, "every second"), (31, "random 13"),
                                             (31, "one joint"), (31, "all joints"), (8, "every second"),
                                             (1, "all joints"), (300, f"random {FLAT_CHUNK - 1}"),
                                             (300, f"random {FLAT_CHUNK}")])
@@ -670,8 +670,7 @@ def test_index_over_many_short_frames(rng, n_joints, kind, records):
     frames = -(-records // n_joints)
     joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
     if kind.startswith("random"):
-        size = int(kind.split()[1]) if " " in kind else 13
-        idx = np.sort(rng.choice(n_joints, size, replace=False))
+        idx = np.sort(rng.choice(n_joints, int(kind.split()[1]), replace=False))
     else:
         idx = {"first half": np.arange(n_joints // 2), "every second": np.arange(0, n_joints, 2),
                "one joint": [n_joints - 1], "all joints": np.arange(n_joints)}[kind]
