@@ -733,13 +733,16 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     }
 }
 
-/* Per-element fractions: lane i takes t at byte offset (idx[i] or i) * ts; ts = 0 broadcasts. */
+/* Per-element fractions: lane i takes t at byte offset (idx[i] or i) * ts, any ts (a column of a
+   table, a reversed or strided view); ts = 0 broadcasts. */
 JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
-    if (!ts)
-        return v_set1(*(const float *)t);
-    if (!idx)
-        return v_loadu((const float *)t);
     float lanes[JM_W];
+    if (!ts) {
+        memcpy(&lanes[0], t, sizeof(float));
+        return v_set1(lanes[0]);
+    }
+    if (!idx && ts == (ptrdiff_t)sizeof(float))
+        return v_loadu((const float *)t);
     for (int k = 0; k < JM_W; k++)
         memcpy(&lanes[k], JM_REC(t, ts, idx, k), sizeof(float));
     return v_loadu(lanes);

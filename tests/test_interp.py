@@ -1030,12 +1030,34 @@ def test_layouts(rng, name):
             np.testing.assert_array_equal(func(a, b, 0.35, index=index), expected)
             np.testing.assert_array_equal(a, before[0])
             np.testing.assert_array_equal(b, before[1])
-    q0, q1 = random_unit_quats(rng, 37), random_unit_quats(rng, 37)
-    t = rng.uniform(0, 1, 37)
-    expected = jm.slerp(q0, q1, t)
-    v0, v1, vt = layouts(q0)[name], layouts(q1)[name], layouts(t)[name]
-    np.testing.assert_array_equal(jm.slerp(v0, v1, vt), expected)
-    np.testing.assert_array_equal(jm.nlerp(v0, v1, vt), jm.nlerp(q0, q1, t))
+    # t in the quaternions' dtype, so that its view reaches the kernel unconverted (37 values:
+    # whole blocks of every path and a tail)
+    for dtype in (np.float32, np.float64):
+        q0, q1 = random_unit_quats(rng, 37, dtype), random_unit_quats(rng, 37, dtype)
+        t = rng.uniform(0, 1, 37).astype(dtype)
+        v0, v1, vt = layouts(q0)[name], layouts(q1)[name], layouts(t)[name]
+        for func in (jm.slerp, jm.nlerp):
+            np.testing.assert_array_equal(func(v0, v1, vt), func(q0, q1, t))
+            np.testing.assert_array_equal(func(q0, q1, vt), func(q0, q1, t))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_element_t_as_a_view(rng, dtype):
+    """A per-element t that is a view of other data (a column of a table, reversed, every second
+    value) gives what its contiguous copy gives, within the bound of the reference (before the
+    fix, the SIMD paths read float32 t as if contiguous: errors up to 1 in every whole block)."""
+    n = 37
+    q0, q1 = random_unit_quats(rng, n, dtype), random_unit_quats(rng, n, dtype)
+    table = rng.uniform(0, 1, (2 * n, 3)).astype(dtype)
+    column, reversed_, every_second = table[:n, 1], table[:n, 0][::-1], table[:2 * n:2, 2]
+    for func, ref_func, bound in ((jm.slerp, ref.slerp, SLERP_BOUND), (jm.nlerp, ref.nlerp, NLERP_BOUND)):
+        for t in (column, reversed_, every_second):
+            got = func(q0, q1, t)
+            np.testing.assert_array_equal(got, func(q0, q1, np.ascontiguousarray(t)))
+            assert np.abs(got - ref_func(q0, q1, t)).max() <= bound
+            out = np.zeros_like(q0)
+            assert func(q0, q1, t, out=out) is out
+            np.testing.assert_array_equal(out, got)
 
 
 def test_non_contiguous_multi_frame(rng):
