@@ -698,11 +698,11 @@ PyDoc_STRVAR(resample_joints_doc,
              "within 1e-9 source frames of a source frame it is that frame (120 -> 30 fps takes\n"
              "every fourth frame exactly). Returns a new (F', J) JOINT_QUAT array,\n"
              "F' = floor((F - 1) * frame_time * fps + 1e-9) + 1: it covers the clip's duration,\n"
-             "(F - 1) * frame_time. joints may have any strides (records not one after another are\n"
-             "copied first); it is never written.\n"
+             "(F - 1) * frame_time; one frame (a pose, no duration) gives that frame. joints may\n"
+             "have any strides (records not one after another are copied first); it is never written.\n"
              "Raises TypeError for joints not of dtype JOINT_QUAT and for a frame_time or fps that is\n"
              "not a real number (True is not 1 s), ValueError for joints not 2-D, a frame_time or\n"
-             "fps that is not positive and finite, fewer than 2 frames, and an fps whose output\n"
+             "fps that is not positive and finite, no frames, and an fps whose output\n"
              "would not fit in memory (the error says how many frames and bytes).");
 
 static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -727,8 +727,8 @@ static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ss
         positive_number(slots[1], "frame_time", " of seconds per source frame", &frame_time) < 0)
         goto done;
     const npy_intp n_frames = PyArray_DIM(joints, 0), n_joints = PyArray_DIM(joints, 1);
-    if (n_frames < 2) {
-        PyErr_Format(PyExc_ValueError, "resampling needs at least 2 frames, got %zd", (Py_ssize_t)n_frames);
+    if (n_frames < 1) {
+        PyErr_SetString(PyExc_ValueError, "resampling needs at least 1 frame, got 0");
         goto done;
     }
     /* the new frame count as a double first: it may exceed any integer type */
@@ -767,12 +767,16 @@ static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ss
         const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat), frame_bytes = (ptrdiff_t)n_joints * rec;
         const jm_blend_kernel slerp_frame = jm_active->slerp_joints;
         PyThreadState *saved = jm_release_gil(count * n_joints >= GIL_RELEASE_MIN_RECORDS);
-        for (npy_intp k = 0; k < count; k++) {
-            npy_intp i0;
-            const float fraction = frame_position(k, fps, frame_time, n_frames, &i0);
-            const char *a = src.base + i0 * frame_bytes;
-            slerp_frame(a, rec, a + frame_bytes, rec, PyArray_BYTES(out) + k * frame_bytes, rec, (size_t)n_joints,
-                        fraction);
+        if (n_frames == 1) { /* a pose: no duration, one new frame, the pose itself */
+            memcpy(PyArray_BYTES(out), src.base, (size_t)frame_bytes);
+        } else {
+            for (npy_intp k = 0; k < count; k++) {
+                npy_intp i0;
+                const float fraction = frame_position(k, fps, frame_time, n_frames, &i0);
+                const char *a = src.base + i0 * frame_bytes;
+                slerp_frame(a, rec, a + frame_bytes, rec, PyArray_BYTES(out) + k * frame_bytes, rec,
+                            (size_t)n_joints, fraction);
+            }
         }
         jm_restore_gil(saved);
     }

@@ -382,7 +382,7 @@ def test_resample_joints_layouts_and_edges(rng):
     assert jm.resample_joints(joints[:2], 1, 0.5).shape == (1, 8)  # shorter than one new frame: the first
     with pytest.raises(ValueError, match=r"joints must have shape \(frames, joints\), got shape \(\)"):
         jm.resample_joints(joints[0, 0], 1 / 120, 50)
-    with pytest.raises(ValueError, match="resampling needs at least 2 frames, got 0"):
+    with pytest.raises(ValueError, match="resampling needs at least 1 frame, got 0"):
         jm.resample_joints(joints[:0], 1 / 120, 50)
     with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT, got dtype"):
         jm.resample_joints(joints.astype(jm.JOINT_QUAT.newbyteorder()), 1 / 120, 50)

@@ -215,14 +215,25 @@ def test_resample_joints_exact_ratios(rng):
     np.testing.assert_allclose(odd["q"][1], ref.slerp(joints["q"][1], joints["q"][2], 0.2), atol=5e-7)
 
 
+def test_resample_a_pose(rng):
+    """One frame (a pose, no duration) resamples to itself at any rate, from any layout."""
+    joints = jm.make_joints(random_unit_quats(rng, 6).reshape(3, 2, 4), rng.normal(size=(3, 2, 3)))
+    for pose in (joints[:1], joints[1:2, ::-1], joints[2::3]):
+        for fps in (1, 30, 120.5, 1e6):
+            new = jm.resample_joints(pose, 1 / 120, fps)
+            assert new.shape == (1, 2) and new.dtype == jm.JOINT_QUAT
+            assert new.tobytes() == pose.tobytes()
+            assert not np.shares_memory(new, joints)
+
+
 def test_resample_bad_arguments(rng):
     joints = jm.make_joints(random_unit_quats(rng, 8).reshape(4, 2, 4))
     with pytest.raises(ValueError, match="fps must be a positive number"):
         jm.resample_joints(joints, 0.01, 0)
     with pytest.raises(ValueError, match="frame_time must be a positive number"):
         jm.resample_joints(joints, -1, 30)
-    with pytest.raises(ValueError, match="at least 2 frames"):
-        jm.resample_joints(joints[:1], 0.01, 30)
+    with pytest.raises(ValueError, match="at least 1 frame, got 0"):
+        jm.resample_joints(joints[:0], 0.01, 30)
     with pytest.raises(ValueError, match=r"shape \(frames, joints\)"):
         jm.resample_joints(joints[0], 0.01, 30)
 

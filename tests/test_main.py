@@ -1,6 +1,7 @@
 """The mocap processing command (python -m jointmath). Every test here runs once, on the best
 path (the `once` fixture skips the other ISA parameters): they run whole pipelines or start
 processes, and the kernels themselves are tested per path in the family test files."""
+import dataclasses
 import json
 import os
 import shutil
@@ -109,6 +110,20 @@ def test_outputs_reload_as_packed_archive_and_bvh(once, tmp_path, capsys):
     for path in (*report["clips"][0]["outputs"].values(), str(out / "report.json"), str(out / "errors.png")):
         assert f"wrote {path}" in text
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
+
+
+def test_a_pose_of_one_frame_resamples_and_saves(once, tmp_path, capsys):
+    """A clip of one frame (a T-pose file) goes through --fps like any clip: one frame out."""
+    clip = bvh.load(os.path.join(DATA, "01_01.bvh"))
+    pose = tmp_path / "pose.bvh"
+    bvh.save(dataclasses.replace(clip, joints=clip.joints[:1].copy()), pose)
+    out = tmp_path / "out"
+    assert main([str(pose), "--out", str(out), "--bvh", "--fps", "30"]) == 0
+    assert "1 clips processed, 0 failed" in capsys.readouterr().out
+    packed, as_bvh = jointmath.load_packed(out / "pose.npz"), bvh.load(out / "pose.bvh")
+    assert packed.joints.shape == as_bvh.joints.shape == (1, clip.n_joints)
+    assert as_bvh.frame_time == pytest.approx(1 / 30)
+    assert jointmath.reference.angle_between(packed.joints["q"], clip.joints["q"][:1]).max() < 2e-3
 
 
 def test_each_stage_counts_its_own_frames(once):
