@@ -30,6 +30,8 @@ import sys
 import tempfile
 
 from . import _job
+from .bvh import FRAME_TIME_RANGE
+from ._files import write_atomic
 
 __all__ = ["MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
            "plan_outputs", "run_dask", "run_local", "run_threads"]
@@ -95,7 +97,8 @@ def plan_outputs(files, out, bvh=False):
     """{"packed": path[, "bvh": path]} per file: OUT/<path relative to the files' common
     folder without .bvh> + .npz / .bvh, so inputs with the same name in different folders keep
     apart; a name that would still collide (case-insensitive file systems) gets -2, -3 ...
-    Raises ValueError when an output would replace one of the inputs."""
+    Raises ValueError when an output would replace one of the inputs: the same path, or the
+    same file reached another way (a symbolic link on either side, a hard link)."""
     absolute = [os.path.abspath(f) for f in files]
     try:
         base = os.path.commonpath([os.path.dirname(a) for a in absolute]) if absolute else ""
@@ -103,7 +106,24 @@ def plan_outputs(files, out, bvh=False):
     except ValueError:  # different drives (Windows)
         relative = [os.path.basename(a) for a in absolute]
     plans, taken = [], set()
-    inputs = set(os.path.normcase(a) for a in absolute)
+    inputs = set(os.path.normcase(os.path.realpath(a)) for a in absolute)
+    input_files = set()  # (device, inode) of the inputs that exist
+    for a in absolute:
+        try:
+            info = os.stat(a)
+            input_files.add((info.st_dev, info.st_ino))
+        except OSError:
+            pass
+
+    def replaces_an_input(target):
+        if os.path.normcase(os.path.realpath(target)) in inputs:
+            return True
+        try:
+            info = os.stat(target)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) in input_files
+
     for rel in relative:
         stem = os.path.splitext(rel)[0]
         unique, k = stem, 1
@@ -115,7 +135,7 @@ def plan_outputs(files, out, bvh=False):
         if bvh:
             plan["bvh"] = os.path.join(out, unique + ".bvh")
         for target in plan.values():
-            if os.path.normcase(os.path.abspath(target)) in inputs:
+            if replaces_an_input(target):
                 raise ValueError(f"{target} would replace an input clip; choose another --out folder")
         plans.append(plan)
     return plans
@@ -332,6 +352,12 @@ def _skeletons(results):
     return list(groups.values())
 
 
+def _label(text):
+    """`text` as matplotlib shows it literally: the bytes of a file name that are not UTF-8 as
+    U+FFFD, and `$` as a dollar sign, not the start of a formula."""
+    return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("$", r"\$")
+
+
 def _error_figure(group):
     """The Figure of one skeleton's clips (results with the same joint names and parents): the
     max position error per joint by joint name (a bar for the worst clip, a dot per clip when
@@ -353,26 +379,27 @@ def _error_figure(group):
     top, bottom = fig.subplots(2, 1)
     x = np.arange(len(names))
     top.bar(x, per_clip.max(axis=0), color="tab:blue", alpha=0.5,
-            label="worst clip" if len(group) > 1 else os.path.basename(worst["file"]))
+            label="worst clip" if len(group) > 1 else _label(os.path.basename(worst["file"])))
     if len(group) > 1:
         for row in per_clip:
             top.plot(x, row, ".", color="black", markersize=3)
         top.plot([], [], ".", color="black", label="each clip")
-    top.set_xticks(x, names, rotation=90, fontsize=7)
+    top.set_xticks(x, [_label(n) for n in names], rotation=90, fontsize=7)
     top.set_xlim(-0.6, len(names) - 0.4)
     top.set_ylim(bottom=0)
     top.set_xlabel("joint")
     top.set_ylabel(f"max position error ({unit})")
     top.set_title(f"Packing error per joint ({worst['bits']}-bit): skeleton of {len(names)} joints "
-                  f"(root {names[0]}), {len(group)} clip{'s' if len(group) > 1 else ''}")
+                  f"(root {_label(names[0])}), {len(group)} clip{'s' if len(group) > 1 else ''}")
     top.legend(loc="upper left")
     series = worst["_series"]
     for name, errors in zip(series["names"], series["errors"]):
-        bottom.plot(np.arange(len(errors)) * worst["frame_time"], scaled(worst, errors), linewidth=0.8, label=name)
+        bottom.plot(np.arange(len(errors)) * worst["frame_time"], scaled(worst, errors), linewidth=0.8,
+                    label=_label(name))
     bottom.set_ylim(bottom=0)
     bottom.set_xlabel("time (s)")
     bottom.set_ylabel(f"position error ({unit})")
-    bottom.set_title(f"Worst end effectors over time: {os.path.basename(worst['file'])}")
+    bottom.set_title(f"Worst end effectors over time: {_label(os.path.basename(worst['file']))}")
     if series["names"]:
         bottom.legend(loc="upper left")
     return fig
@@ -390,11 +417,11 @@ def _plot(results, out):
     groups = _skeletons(results)
     plots = []
     for k, group in enumerate(groups, 1):
-        fig = _error_figure(group)
         path = os.path.join(out, "errors.png" if len(groups) == 1 else f"errors-{k}.png")
-        try:
-            _job._write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=90))
-        except OSError as exc:
+        try:  # a figure that cannot be drawn costs that figure, never the report after it
+            fig = _error_figure(group)
+            write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=90))
+        except (OSError, ValueError, TypeError, RuntimeError) as exc:
             print(f"FAILED to write {path}: {type(exc).__name__}: {exc}")
             continue
         plots.append({"path": path, "clips": [r["file"] for r in group]})
@@ -425,10 +452,18 @@ def main(argv=None):
     if "--selfcheck" in argv:
         from . import _selfcheck
         return _selfcheck.main([a for a in argv if a != "--selfcheck"])
+    for stream in (sys.stdout, sys.stderr):
+        # a file name whose bytes are not UTF-8 (held as surrogates) prints as caf\xe9.bvh, not
+        # a UnicodeEncodeError halfway through the run
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = _parser()
     args = parser.parse_args(argv)
     if args.bvh and not args.out:
         parser.error("--bvh needs --out DIR")
+    if args.bvh and args.fps is not None and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
+        parser.error(f"--fps {args.fps:g} with --bvh: BVH holds at most {FRAME_TIME_RANGE[1]:g} seconds a frame "
+                     f"(--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
     if args.paths:
         files, notes = find_clips(args.paths)
     else:

@@ -8,13 +8,13 @@ the same report. Product code only: nothing here calls jointmath.reference.
 import dataclasses
 import json
 import os
-import tempfile
 import time
 from importlib import resources
 
 import numpy as np
 
 from . import _core, bvh
+from ._files import write_atomic
 from ._core import make_continuous
 from ._core import forward_kinematics, pack_joints, resample_joints, unpack_joints
 
@@ -200,49 +200,9 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     return result, packed, clip, unpacked
 
 
-def _write_atomic(path, write, text=False):
-    """Write `path` through write(file): into a temporary file in the same folder, flushed to
-    disk, then renamed over `path` (os.replace), so a crash or a full disk never leaves a
-    truncated `path`. The temporary file is removed on any error, which propagates (OSError for
-    an unwritable folder, or a directory at `path`)."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w" if text else "wb", **({"newline": "\n", "encoding": "utf-8"} if text else {})) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes it private; give it a new file's mode
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
-    return path
-
-
-def _umask():
-    """The process's umask, read without changing it where the OS says it (Linux: /proc), else
-    by setting and restoring it once (cached)."""
-    if not _UMASK:
-        try:
-            with open("/proc/self/status") as f:
-                _UMASK.append(next(int(line.split()[1], 8) for line in f if line.startswith("Umask:")))
-        except (OSError, StopIteration, ValueError, IndexError):
-            _UMASK.append(os.umask(0o022))
-            os.umask(_UMASK[0])
-    return _UMASK[0]
-
-
-_UMASK = []
-
-
 def write_json(path, value):
     """value as indented JSON at `path`, written atomically."""
-    return _write_atomic(path, lambda f: json.dump(value, f, indent=1), text=True)
+    return write_atomic(path, lambda f: json.dump(value, f, indent=1), text=True)
 
 
 def clip_to_save(clip, joints):
@@ -274,7 +234,7 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
             if kind == "packed":
                 save_packed(target, clip, packed)
             elif kind == "bvh":
-                _write_atomic(target, lambda f: bvh.save(clip_to_save(clip, unpacked), f), text=True)
+                bvh.save(clip_to_save(clip, unpacked), target)
             else:
                 raise ValueError(f"outputs: unknown kind {kind!r} (packed, bvh)")
             written[kind] = target
@@ -310,14 +270,14 @@ def save_packed(path, clip, packed):
                  end_sites=clip.end_sites, end_offsets=clip.end_offsets,
                  frame_time=np.array(clip.frame_time))
 
-    return _write_atomic(os.fspath(path), write)
+    return write_atomic(os.fspath(path), write)
 
 
 def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
     The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
-    saves as BVH like any other. Raises ValueError naming the file for an archive of another format
+    saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises ValueError naming the file for an archive of another format
     version (PACK_FORMAT), e.g. one written before packing fields became mid-tread, and for a file
     that is not a complete packed clip: empty, truncated or corrupt, not an .npz archive, or
     without one of the arrays a packed clip holds (the error lists the missing ones). A file that
@@ -358,4 +318,6 @@ def load_packed(path):
     joints = unpack_joints(packed)
     return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
                     channels=[tuple(c) for c in json.loads(str(arrays["channels"]))], end_sites=arrays["end_sites"],
-                    end_offsets=arrays["end_offsets"], frame_time=float(arrays["frame_time"]), joints=joints)
+                    end_offsets=arrays["end_offsets"], frame_time=float(arrays["frame_time"]), joints=joints,
+                    name=os.path.splitext(os.path.basename(os.fspath(path)))[0] if isinstance(path, (str, os.PathLike))
+                    else "")

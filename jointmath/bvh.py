@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _core
+from ._files import write_atomic
 from ._records import JOINT_QUAT, checked_joints
 
 
@@ -609,15 +610,25 @@ def save(clip, path_or_file):
     the file's values for a clip as load() returned it). No recursion: any depth of hierarchy
     saves (indentation stops growing at MAX_INDENT tabs).
 
+    A path is written atomically (a temporary file in the same folder, renamed over the path
+    once complete): a failed save leaves the file it would replace as it was, and no partial
+    file. Nothing is written when the clip cannot be saved.
+
     Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
     a writable file; ValueError for a zero or non-finite rotation or translation, a joint
-    without position channels whose translation differs from its OFFSET, or a joint without
-    rotation channels whose rotation is not the identity (within 1e-6 rad).
+    without position channels whose translation differs from its OFFSET, a joint without
+    rotation channels whose rotation is not the identity (within 1e-6 rad), or a frame_time
+    that load() would refuse (outside FRAME_TIME_RANGE, 1e-6 to 3600 s); OSError when the file
+    cannot be written.
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
     if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
         raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
+    low, high = FRAME_TIME_RANGE
+    if not low <= clip.frame_time <= high:
+        raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
+                         f"(1,000,000 to 1/3600 frames per second), got {clip.frame_time!r}")
     _check_translations(clip, clip.joints)
     _check_rotations(clip)
     motion = np.ascontiguousarray(clip.motion, np.float32)
@@ -664,8 +675,7 @@ def save(clip, path_or_file):
     out.write(f"MOTION\nFrames: {clip.n_frames}\nFrame Time: {clip.frame_time!r}\n")
     text = out.getvalue().encode("utf-8") + body
     if isinstance(path_or_file, (str, os.PathLike)):
-        with open(path_or_file, "wb") as f:
-            f.write(text)
+        write_atomic(os.fspath(path_or_file), lambda f: f.write(text))
     elif isinstance(path_or_file, io.TextIOBase):
         path_or_file.write(text.decode("utf-8"))
     else:

@@ -1,8 +1,10 @@
 """jointmath.bvh.Clip: one source of truth (skeleton + joints), save/load round trips of any
 clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
 import dataclasses
+import errno
 import hashlib
 import io
+import os
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -13,6 +15,8 @@ import pytest
 import jointmath as jm
 from jointmath import _job, bvh
 from jointmath import reference as ref
+
+from adversarial import run_python
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -267,6 +271,30 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
         bvh.save(sample.joints, io.BytesIO())
     with pytest.raises(TypeError, match="path_or_file must be a path or a file"):
         bvh.save(sample, 3)
+
+
+def test_failed_save_keeps_the_file_it_would_replace(once, sample, tmp_path):
+    """A save that fails while writing (here a file size limit, in a fresh process) leaves the
+    earlier file whole and no temporary file; a clip whose frame time BVH cannot hold is refused
+    before anything is written."""
+    target = tmp_path / "clip.bvh"
+    edited = dataclasses.replace(sample, joints=sample.joints[:3].copy())
+    bvh.save(edited, target)
+    before = target.read_bytes()
+    script = (f"import resource\nfrom jointmath import _job, bvh\n"
+              f"resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))\n"
+              f"try:\n    bvh.save(bvh.load(_job.sample_path()), {str(target)!r})\n"
+              f"except OSError as exc:\n    print('OSError', exc.errno)\n")
+    done = run_python("-c", script)
+    assert done.returncode == 0 and done.stdout.split() == ["OSError", str(errno.EFBIG)], done.stderr
+    assert target.read_bytes() == before and os.listdir(tmp_path) == ["clip.bvh"]
+    for frame_time in (3600.5, 1e4, 5e-7):
+        with pytest.raises(ValueError, match="frame_time must be between 1e-06 and 3600 seconds"):
+            bvh.save(dataclasses.replace(edited, frame_time=frame_time), target)
+        assert target.read_bytes() == before and os.listdir(tmp_path) == ["clip.bvh"]
+    slowest = dataclasses.replace(edited, frame_time=3600.0)
+    bvh.save(slowest, target)
+    assert bvh.load(target).frame_time == 3600.0
 
 
 def test_save_refuses_a_rotation_without_rotation_channels(once):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jointmath
-from jointmath import _core, _job, bvh
+from jointmath import _core, _files, _job, bvh
 from jointmath import __main__ as command
 from jointmath.__main__ import main
 
@@ -293,13 +293,73 @@ def test_atomic_write_never_leaves_a_truncated_file(once, tmp_path):
         raise OSError(28, "No space left on device")
 
     with pytest.raises(OSError, match="No space left"):
-        _job._write_atomic(str(target), dies_halfway)
+        _files.write_atomic(str(target), dies_halfway)
     assert target.read_bytes() == b"earlier complete file" and os.listdir(tmp_path) == ["clip.npz"]
     clip = bvh.load(_job.sample_path())
     result, packed, clip, _ = _job.process_clip(clip)
     _job.save_packed(target, clip, packed)
-    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_job._umask())
-    np.testing.assert_array_equal(jointmath.load_packed(target).joints, jointmath.unpack_joints(packed))
+    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_files.umask())
+    loaded = jointmath.load_packed(target)
+    np.testing.assert_array_equal(loaded.joints, jointmath.unpack_joints(packed))
+    assert loaded.name == "clip"  # the file's stem, as bvh.load names a clip
+    # through a symbolic link: the file it names is replaced, the link stays
+    link = tmp_path / "link.npz"
+    link.symlink_to(target)
+    _files.write_atomic(str(link), lambda f: f.write(b"through the link"))
+    assert link.is_symlink() and target.read_bytes() == b"through the link"
+
+
+def test_outputs_never_replace_an_input_reached_another_way(once, tmp_path):
+    """--out through a symbolic link to the inputs' folder, or an input that is a link (or a hard
+    link) to where an output would go: a usage error, and the input is left as it was."""
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(os.path.join(DATA, "zxy_extra_frame.bvh"), data / "clip.bvh")
+    before = (data / "clip.bvh").read_bytes()
+    (tmp_path / "alias").symlink_to(data)
+    for out in (tmp_path / "alias", data):
+        with pytest.raises(ValueError, match="would replace an input clip"):
+            command.plan_outputs([str(data / "clip.bvh")], str(out), bvh=True)
+    (tmp_path / "out").mkdir()
+    os.link(data / "clip.bvh", tmp_path / "out" / "clip.bvh")
+    with pytest.raises(ValueError, match="would replace an input clip"):
+        command.plan_outputs([str(data / "clip.bvh")], str(tmp_path / "out"), bvh=True)
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "clip.bvh").symlink_to(tmp_path / "out2" / "clip.bvh")
+    with pytest.raises(ValueError, match="would replace an input clip"):
+        command.plan_outputs([str(tmp_path / "links" / "clip.bvh")], str(tmp_path / "out2"), bvh=True)
+    with pytest.raises(SystemExit):
+        main([str(data), "--out", str(tmp_path / "alias"), "--bvh"])
+    assert (data / "clip.bvh").read_bytes() == before and os.listdir(data) == ["clip.bvh"]
+
+
+def test_names_matplotlib_would_misread_still_plot(once, tmp_path, capsys):
+    """A file name that is not UTF-8 and joint names with `$` (a formula to matplotlib): the
+    figures are drawn with the names as they are, and the report is written."""
+    data = tmp_path / "data"
+    data.mkdir()
+    odd = os.path.join(os.fsencode(data), b"caf\xe9.bvh")
+    shutil.copy(os.path.join(DATA, "zxy_extra_frame.bvh"), odd)
+    text = open(os.path.join(DATA, "01_01.bvh"), encoding="utf-8").read()
+    (data / "dollar.bvh").write_text(text.replace("JOINT LHipJoint", "JOINT L$\\Hip$"), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main([str(data), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert len(report["clips"]) == 2 and len(report["plots"]) == 2
+    assert all(os.path.getsize(p["path"]) > 0 for p in report["plots"])
+    assert "L$\\Hip$" in report["clips"][1]["names"] or "L$\\Hip$" in report["clips"][0]["names"]
+    assert command._label("L$\\Hip$") == "L\\$\\Hip\\$"
+    assert command._label(os.fsdecode(b"caf\xe9")) == "caf\ufffd"
+
+
+def test_fps_that_bvh_cannot_hold_is_a_usage_error(once, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["python -m jointmath"])
+    with pytest.raises(SystemExit) as exc:
+        main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--bvh", "--fps", "1e-4"])
+    assert exc.value.code == 2 and "BVH holds at most 3600 seconds a frame" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+    # without --bvh such a rate is only a packed clip's frame time
+    assert main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--fps", "1e-4"]) == 0
 
 
 @pytest.mark.parametrize("args", [["--fps", "0"], ["--fps", "-5"], ["--fps", "nan"], ["--fps", "inf"],
