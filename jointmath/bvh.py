@@ -48,6 +48,10 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 FRAME_TIME_RANGE = (1e-6, 3600.0)
 #: save() indents a joint by its depth in tabs, up to this many (a 10,000-deep chain stays small).
 MAX_INDENT = 32
+#: A rotation channel computed from joints continues from the frame before by whole turns as
+#: long as its values stay below this many degrees: float32 spaces them as finely as it does
+#: quat_to_euler's own values from 128 to 180, so a save keeps its 1e-6 rad round trip.
+CONTINUED_ANGLE_MAX = 256.0
 
 
 def _empty_end_sites():
@@ -168,17 +172,29 @@ class Clip:
     def motion(self):
         """(F, C) float32 raw channel values, computed from ``joints`` (a new array each time).
 
-        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees);
-        position channels: translation - OFFSET. For a clip as load() returned it (``joints``
-        unchanged), these are the file's values exactly.
+        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees), each
+        value moved by whole turns to within 180 degrees of the frame before, so that a curve
+        does not jump by 360 (a channel whose values would then reach +-CONTINUED_ANGLE_MAX keeps
+        quat_to_euler's); position channels: translation - OFFSET. The frames of a clip as
+        load() returned it whose joints are unchanged keep the file's values exactly (edit a few
+        frames in place and only those are computed, continuing from their neighbours).
         """
         loaded = getattr(self, "_loaded_motion", None)
         if loaded is not None and loaded.shape[0] == self.n_frames:
-            # the file's values, as long as they still give exactly these joints
-            if np.array_equal(_joints_from_motion(loaded, self.offsets, self.channels).view(np.uint8),
-                              np.ascontiguousarray(self.joints).view(np.uint8)):
+            # the file's values for every frame they still give exactly
+            frame_bytes = (self.n_frames, self.n_joints * JOINT_QUAT.itemsize)
+            unchanged = (_joints_from_motion(loaded, self.offsets, self.channels).view(np.uint8).reshape(frame_bytes)
+                         == np.ascontiguousarray(self.joints).view(np.uint8).reshape(frame_bytes)).all(axis=1)
+            if unchanged.all():
                 return loaded.copy()
-        return _motion_from_joints(self.joints, self.offsets, self.channels)
+            motion = loaded.copy()
+            edited = ~unchanged
+            motion[edited] = _motion_from_joints(self.joints[edited], self.offsets, self.channels)
+        else:
+            motion = _motion_from_joints(self.joints, self.offsets, self.channels)
+            edited = np.ones(self.n_frames, bool)
+        _continue_turns(motion, _rotation_columns(self.channels), edited)
+        return motion
 
     def world(self):
         """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
@@ -282,6 +298,38 @@ def _layout(channels):
             joint_ids.append(j)
             columns.append(rotation_columns)
     return by_order, tuple(np.array(p, np.int64) for p in position), column
+
+
+def _rotation_columns(channels):
+    """The columns of the rotation channels, in file order."""
+    columns, column = [], 0
+    for ch in channels:
+        columns += [column + k for k, name in enumerate(ch) if name in _ROTATIONS]
+        column += len(ch)
+    return columns
+
+
+def _continue_turns(motion, columns, edited):
+    """In place: the rotation channels (motion[:, columns], degrees) of the edited frames moved
+    by whole turns to within 180 degrees of the frame before (as it ends up), from the last frame
+    not edited on (a first frame keeps its value); a channel whose values would then reach
+    +-CONTINUED_ANGLE_MAX is left as it was. Frames not edited never change."""
+    if not columns or len(motion) < 2:
+        return
+    columns = np.asarray(columns)
+    turns = np.rint((motion[1:, columns] - motion[:-1, columns]) / np.float32(360))  # from the frame before
+    turns[~edited[1:]] = 0
+    turning = np.flatnonzero(turns.any(axis=0))
+    if not turning.size:  # the usual case: no channel crosses +-180 in an edited frame
+        return
+    columns, total = columns[turning], np.cumsum(turns[:, turning], axis=0, dtype=np.float64)
+    total = np.concatenate([np.zeros((1, len(columns))), total])
+    # turns since the last frame not edited: a sum that restarts at every such frame
+    last_kept = np.maximum.accumulate(np.where(edited, -1, np.arange(len(motion))))
+    total -= np.where(last_kept[:, None] >= 0, total[np.maximum(last_kept, 0)], 0.0)
+    continued = motion[:, columns] - 360.0 * total
+    keep = np.abs(continued).max(axis=0) < CONTINUED_ANGLE_MAX
+    motion[:, columns[keep]] = continued[:, keep].astype(np.float32)
 
 
 def _joints_from_motion(motion, offsets, channels):
@@ -607,7 +655,7 @@ def save(clip, path_or_file):
     Every value is the shortest decimal that reads back as the same float32 (-17 is written
     "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
     gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
-    the file's values for a clip as load() returned it). No recursion: any depth of hierarchy
+    the file's values for the frames of a clip as load() returned it that were not edited). No recursion: any depth of hierarchy
     saves (indentation stops growing at MAX_INDENT tabs).
 
     A path is written atomically (a temporary file in the same folder, renamed over the path

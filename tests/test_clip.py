@@ -143,6 +143,48 @@ def test_loaded_clip_saves_the_file_values_exactly(once):
     assert all(not t.endswith(b".0") and b"0000001" not in t for t in tokens[:5000])
 
 
+def test_edited_frames_continue_and_the_others_keep_the_file_values(once):
+    """Frames edited in place are computed from joints and continue from their neighbours by
+    whole turns; every other frame keeps the file's values exactly. 01_01's root channel crosses
+    -180 near frame 1135 (-180.01 between -179.6 and -179.7): the same rotations written as -q
+    (new bytes, edited frames) must come back there, not as 179.99."""
+    clip = bvh.load(DATA / "01_01.bvh")
+    file_motion = clip.motion
+    rotation = bvh._rotation_columns(clip.channels)
+    clip.joints["q"][1000:1300] *= -1  # the same rotations, other bytes
+    clip.joints["q"][2000:2003, 5] = random_quats(np.random.default_rng(4), (3,))
+    motion = clip.motion
+    edited = np.zeros(clip.n_frames, bool)
+    edited[1000:1300] = edited[2000:2003] = True
+    np.testing.assert_array_equal(motion[~edited], file_motion[~edited])
+    assert np.abs(file_motion[1135, rotation]).max() > 180
+    np.testing.assert_allclose(motion[1000:1300], file_motion[1000:1300], rtol=0, atol=1e-4)
+    steps = np.abs(np.diff(motion[:, rotation], axis=0))
+    file_steps = np.abs(np.diff(file_motion[:, rotation], axis=0))
+    np.testing.assert_array_less(steps[:1990], file_steps[:1990] + 1e-3)
+    again, _ = reload(clip)
+    assert_same_motion(again, clip)
+    np.testing.assert_array_equal(again.motion, motion)
+
+
+def test_rotations_from_joints_continue_by_whole_turns(once):
+    """A hand-built clip turning through 180 degrees about Z writes 170 ... 190, not a jump to
+    -170; a joint spinning many turns keeps values within +-180 (float32 would lose precision far
+    out); both save and load back within 1e-6 rad."""
+    angles = np.radians(np.linspace(170.0, 190.0, 41))
+    spin = np.radians(np.linspace(0.0, 3600.0, 41))
+    q = np.zeros((41, 2, 4), np.float32)
+    q[:, 0, 2], q[:, 0, 3] = np.sin(angles / 2), np.cos(angles / 2)
+    q[:, 1, 2], q[:, 1, 3] = np.sin(spin / 2), np.cos(spin / 2)
+    channels = [("Zrotation", "Xrotation", "Yrotation")] * 2
+    clip = bvh.Clip(names=["a", "b"], parents=[-1, 0], offsets=np.zeros((2, 3)), channels=channels,
+                    frame_time=0.01, joints=jm.make_joints(q))
+    motion = clip.motion
+    np.testing.assert_allclose(motion[:, 0], np.linspace(170.0, 190.0, 41), rtol=0, atol=1e-4)
+    assert np.abs(motion[:, 3]).max() <= 180 and np.abs(np.diff(motion[:, 3])).max() > 180
+    assert_same_motion(reload(clip)[0], clip)
+
+
 def test_shortest_decimals_read_back_exactly(once):
     rng = np.random.default_rng(7)
     bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
