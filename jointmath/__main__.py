@@ -3,9 +3,9 @@
 Per clip: load -> sign continuity -> optional resampling (--fps) -> forward kinematics ->
 packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints a table per
 clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
-the compression ratio, the packing error (rotation angle per joint; end-effector positions as a
-fraction of the skeleton's rest-pose height and in clip units, or in cm with --unit-scale; the
-worst joints by name) and a summary. Directories give their *.bvh files (not recursive; anything
+the compression ratio, the packing error (rotation angle per joint; end-effector positions, at
+the End Site tips, as a fraction of the skeleton's rest-pose height and in clip units, or in cm
+with --unit-scale; the worst joints by name) and a summary. Directories give their *.bvh files (not recursive; anything
 that is not a regular file is skipped with a note). With no files it runs on the embedded
 sample clip (CMU 01_01 excerpt).
 

@@ -40,10 +40,26 @@ def sample_path():
     return str(resources.files("jointmath").joinpath("data", SAMPLE))
 
 
-def _end_effectors(parents):
-    """Joints that are nobody's parent (hands, feet, head)."""
-    used = set(int(p) for p in parents)
-    return np.array([j for j in range(len(parents)) if j not in used], np.int64)
+def end_effectors(clip):
+    """The names of the clip's end effectors: its End Site tips ("Head End Site"; a joint with
+    several numbers them "Hand End Site 2" ...), then the joints that are nobody's parent and
+    have no End Site (the hands, feet and head of a skeleton written without them)."""
+    tips = [int(j) for j in clip.end_sites]
+    names = []
+    for k, j in enumerate(tips):
+        repeat = tips[:k].count(j)
+        names.append(f"{clip.names[j]} End Site" + (f" {repeat + 1}" if repeat else ""))
+    used = set(int(p) for p in clip.parents) | set(tips)
+    return names + [clip.names[j] for j in range(clip.n_joints) if j not in used]
+
+
+def _effector_positions(world, clip):
+    """(F, E + L, 3) float64 world positions of end_effectors(clip) from (F, J) JOINT_MAT world."""
+    used = set(int(p) for p in clip.parents) | set(int(j) for j in clip.end_sites)
+    leaves = [j for j in range(clip.n_joints) if j not in used]
+    m = world["m"]
+    return np.concatenate([bvh.end_site_positions(m, clip.end_sites, clip.end_offsets),
+                           m[:, leaves][..., 3].astype(np.float64)], axis=1)
 
 
 def skeleton_height(clip):
@@ -109,8 +125,9 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     (stages before resampling count the source frames, later ones the output frames); the
     compression ratio (JOINT_QUAT bytes / packed bytes); per joint the max and mean rotation
     angle error of packing (radians) and the max position error (clip units); the skeleton height
-    (skeleton_height) and the end-effector position error after packing (max, mean, and the max
-    as a fraction of the height); the worst joints by name; a per-frame error series of the worst
+    (skeleton_height) and the position error after packing of the end effectors (end_effectors:
+    the End Site tips, which a leaf joint's own rotation error moves; max, mean, and the max as a
+    fraction of the height); the worst joints by name; a per-frame error series of the worst
     end effectors (key "_series", left out of report.json). With check=True also the max position
     error of the float32 forward kinematics against float64 (clip units). Raises ValueError for a
     resampling that would not fit in memory and for a clip of 0 frames. progress(stage) is called
@@ -153,18 +170,18 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
         angle = _core._packing_angles(np.ascontiguousarray(unpacked), np.ascontiguousarray(joints))
         world_back = forward_kinematics(unpacked, clip.parents)
         position = _distances(world_back["m"][..., 3], world["m"][..., 3])  # (F, J)
-        return angle, position
+        effector = _distances(_effector_positions(world_back, clip), _effector_positions(world, clip))
+        return angle, position, effector
 
-    angle, position = stage("errors", n_frames, errors)
+    angle, position, end_position = stage("errors", n_frames, errors)
     height = skeleton_height(clip)
     if check:
         kinematics = stage("check", n_frames, lambda: _distances(
             world["m"][..., 3], _positions_float64(joints, clip.parents)).max(initial=0.0))
 
-    ends = _end_effectors(clip.parents)
+    ends = end_effectors(clip)
     per_joint = position.max(axis=0, initial=0.0)
-    end_position = position[:, ends]
-    worst_ends = ends[np.argsort(-per_joint[ends], kind="stable")[:SERIES_END_EFFECTORS]]
+    worst_ends = np.argsort(-end_position.max(axis=0, initial=0.0), kind="stable")[:SERIES_END_EFFECTORS]
     worst = np.argsort(-per_joint, kind="stable")[:WORST_JOINTS]
 
     def fraction(value):
@@ -184,7 +201,7 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
         "angle_error_max": [float(x) for x in angle.max(axis=0, initial=0.0)],
         "angle_error_mean": [float(x) for x in (angle.mean(axis=0) if n_frames else np.zeros(n_joints))],
         "position_error_max": [float(x) for x in per_joint],
-        "end_effectors": [clip.names[j] for j in ends],
+        "end_effectors": ends,
         "end_effector_error_max": float(end_position.max(initial=0.0)),
         "end_effector_error_mean": float(end_position.mean()) if end_position.size else 0.0,
         "end_effector_error_max_fraction": fraction(end_position.max(initial=0.0)),
@@ -192,8 +209,8 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
                           "fraction": fraction(per_joint[j])} for j in worst],
         "names": list(clip.names),
         "parents": [int(p) for p in clip.parents],
-        "_series": {"names": [clip.names[j] for j in worst_ends],
-                    "errors": position[:, worst_ends].T.astype(np.float32)},
+        "_series": {"names": [ends[k] for k in worst_ends],
+                    "errors": end_position[:, worst_ends].T.astype(np.float32)},
     }
     if check:
         result["forward_kinematics_error_max"] = float(kinematics)

@@ -207,9 +207,8 @@ class Clip:
         joints = world[..., 3]
         if not end_sites or len(self.end_sites) == 0:
             return np.ascontiguousarray(joints)
-        parent = world[:, self.end_sites]
-        tips = np.einsum("fejk,ek->fej", parent[..., :3].astype(np.float64), self.end_offsets) + parent[..., 3]
-        return np.concatenate([joints, tips.astype(np.float32)], axis=1)
+        return np.concatenate([joints, end_site_positions(world, self.end_sites, self.end_offsets)
+                               .astype(np.float32)], axis=1)
 
     def rest_positions(self):
         """(J + E, 3) float64 positions of the joints and End Sites in the rest pose (every
@@ -298,6 +297,13 @@ def _layout(channels):
             joint_ids.append(j)
             columns.append(rotation_columns)
     return by_order, tuple(np.array(p, np.int64) for p in position), column
+
+
+def end_site_positions(world, end_sites, end_offsets):
+    """(F, E, 3) float64 world positions of End Site tips: each End Site's OFFSET (end_offsets,
+    (E, 3)) through the (F, J, 3, 4) world matrices `world` of its joint (end_sites, (E,))."""
+    parent = world[:, end_sites]
+    return np.einsum("fejk,ek->fej", parent[..., :3].astype(np.float64), end_offsets) + parent[..., 3]
 
 
 def _rotation_columns(channels):

@@ -156,15 +156,37 @@ def test_errors_a_person_can_read(once, capsys):
     worst = [w["name"] for w in r["worst_joints"]]
     assert worst == [clip.names[j] for j in np.argsort(-errors, kind="stable")[:3]]
     assert set(worst) <= set(clip.names) and r["worst_joints"][0]["position_error_max"] == errors.max()
-    ends = [clip.names[j] for j in range(clip.n_joints) if j not in set(clip.parents.tolist())]
-    assert r["end_effectors"] == ends
-    assert r["end_effector_error_max"] == max(errors[clip.names.index(n)] for n in ends)
+    # the end effectors are the End Site tips (every leaf joint of this clip has one): the leaf
+    # joint's own packing error moves its tip, not the joint itself
+    leaves = [j for j in range(clip.n_joints) if j not in set(clip.parents.tolist())]
+    assert sorted(clip.end_sites.tolist()) == leaves
+    assert r["end_effectors"] == [clip.names[j] + " End Site" for j in clip.end_sites]
+    _, _, processed, unpacked = _job.process_clip(clip)
+    tips = slice(clip.n_joints, None)
+    before, after = processed.positions()[:, tips], dataclasses.replace(processed, joints=unpacked).positions()[:, tips]
+    tip_error = np.sqrt(((after.astype(np.float64) - before) ** 2).sum(axis=-1))
+    assert r["end_effector_error_max"] == pytest.approx(tip_error.max(), rel=1e-3)
+    assert r["end_effector_error_mean"] == pytest.approx(tip_error.mean(), rel=1e-3)
+    assert r["end_effector_error_max"] > max(errors[j] for j in leaves) * 1.01
     assert main([_job.sample_path(), "--unit-scale", "2.54/0.45"]) == 0
     text = capsys.readouterr().out
     cm = r["end_effector_error_max"] * 2.54 / 0.45
     assert f"end-effector position error: max {cm:.3g} cm ({100 * r['end_effector_error_max_fraction']:.2g} % " \
            f"of height)" in text
     assert "worst joints: " + worst[0] in text
+
+
+def test_end_effectors_without_end_sites_and_with_two(once):
+    """A skeleton written without End Sites measures its leaf joints; a joint with two End Sites
+    names them apart."""
+    clip = bvh.load(_job.sample_path())
+    leaves = [j for j in range(clip.n_joints) if j not in set(clip.parents.tolist())]
+    bare, *_ = _job.process_clip(dataclasses.replace(clip, end_sites=[], end_offsets=np.zeros((0, 3))))
+    assert bare["end_effectors"] == [clip.names[j] for j in leaves]
+    assert bare["end_effector_error_max"] == pytest.approx(max(bare["position_error_max"][j] for j in leaves))
+    head = clip.names.index("Head")
+    two, *_ = _job.process_clip(dataclasses.replace(clip, end_sites=[head, head], end_offsets=[[0, 2, 0], [1, 0, 0]]))
+    assert two["end_effectors"] == ["Head End Site", "Head End Site 2"] + [clip.names[j] for j in leaves if j != head]
 
 
 def test_check_against_float64(once, capsys):
