@@ -58,7 +58,7 @@ def _effector_positions(world, clip):
     used = set(int(p) for p in clip.parents) | set(int(j) for j in clip.end_sites)
     leaves = [j for j in range(clip.n_joints) if j not in used]
     m = world["m"]
-    return np.concatenate([bvh.end_site_positions(m, clip.end_sites, clip.end_offsets),
+    return np.concatenate([bvh._end_site_positions(m, clip.end_sites, clip.end_offsets),
                            m[:, leaves][..., 3].astype(np.float64)], axis=1)
 
 

@@ -207,7 +207,7 @@ class Clip:
         joints = world[..., 3]
         if not end_sites or len(self.end_sites) == 0:
             return np.ascontiguousarray(joints)
-        return np.concatenate([joints, end_site_positions(world, self.end_sites, self.end_offsets)
+        return np.concatenate([joints, _end_site_positions(world, self.end_sites, self.end_offsets)
                                .astype(np.float32)], axis=1)
 
     def rest_positions(self):
@@ -299,7 +299,7 @@ def _layout(channels):
     return by_order, tuple(np.array(p, np.int64) for p in position), column
 
 
-def end_site_positions(world, end_sites, end_offsets):
+def _end_site_positions(world, end_sites, end_offsets):
     """(F, E, 3) float64 world positions of End Site tips: each End Site's OFFSET (end_offsets,
     (E, 3)) through the (F, J, 3, 4) world matrices `world` of its joint (end_sites, (E,))."""
     parent = world[:, end_sites]

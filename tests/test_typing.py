@@ -1,5 +1,6 @@
 """The type stubs (jointmath/*.pyi, py.typed): mypy checks a small typed program against them,
 and each public module exports what its __all__ lists and nothing it merely imports."""
+import dataclasses
 import importlib
 import os
 import site
@@ -16,6 +17,8 @@ import jointmath
 PACKAGE = Path(jointmath.__file__).resolve().parent
 
 GOOD = '''
+import dataclasses
+
 import numpy as np
 import jointmath as jm
 from jointmath import bvh
@@ -35,6 +38,19 @@ name: str = jm.isa()
 paths: list[str] = jm.available_isas()
 version: str = jm.__version__
 packed_clip: bvh.Clip = jm.load_packed("walk.npz")
+world = clip.world()
+points = clip.positions(end_sites=False)
+rest = clip.rest_positions()
+tall: float = clip.height()
+seconds: float = clip.duration
+label: str = clip.name
+orders: list[str] = clip.orders
+motion = clip.motion
+again = bvh.Clip(clip.names, clip.parents, clip.offsets, clip.channels, clip.frame_time, clip.joints)
+hand = bvh.Clip(names=["root"], parents=[-1], offsets=[[0.0, 0.0, 0.0]],
+                channels=[("Zrotation", "Xrotation", "Yrotation")], frame_time=0.01, joints=joints, name="hand")
+edited = dataclasses.replace(clip, joints=clip.joints[:1].copy())
+same: bool = edited == clip
 '''
 
 BAD = '''
@@ -92,6 +108,14 @@ def test_stubs_name_what_the_package_has(once_per_module):
     bvh_stub = (PACKAGE / "bvh.pyi").read_text()
     for name in jointmath.bvh.__all__:
         assert f"def {name}(" in bvh_stub or f"class {name}" in bvh_stub, name
+    # every field, property and method of Clip, and the fields in their order
+    clip_stub = bvh_stub.split("class Clip:")[1].split("\ndef ")[0]
+    fields = [f.name for f in dataclasses.fields(jointmath.bvh.Clip)]
+    assert [line.split(":")[0].strip() for line in clip_stub.splitlines()
+            if line.startswith("    ") and not line.startswith("     ") and ":" in line
+            and not line.strip().startswith(("def ", "@"))] == fields
+    for name in [n for n in dir(jointmath.bvh.Clip) if not n.startswith("_") and n not in fields]:
+        assert f"def {name}(" in clip_stub, name
     assert (PACKAGE / "py.typed").exists()
     assert jointmath.__version__.count(".") >= 2
 
