@@ -56,13 +56,14 @@ void JM_FN(jm_compose_mats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_
  * One block of JM_W frames (lane i: the frame at byte offset (lanes[i] or i) * frame stride),
  * joint after joint: the local transform from the joint record (quat_to_rotation, as
  * jm_joints_to_mats), composed with the parent's world transform kept in registers' layout in
- * `world_lanes` (12 vectors per joint, written when the joint is done, read by its children),
- * then written to the frames' records. Every joint costs one conversion and one product; its
- * inputs are in the L1 cache (the parent's vectors were written moments before).
+ * `world_lanes` (12 vectors a slot: joint j's written to slot[j] when it is done, read by its
+ * children through parent_slot), then written to the frames' records. Every joint costs one
+ * conversion and one product; its inputs are in the L1 cache (the parent's vectors were written
+ * moments before).
  */
 JM_INLINE void hierarchy_block(const char *joints, ptrdiff_t in_frame, char *world, ptrdiff_t out_frame,
-                               size_t n_joints, const intptr_t *restrict parents, vf *restrict world_lanes,
-                               const intptr_t *restrict lanes, size_t prefetch_lines) {
+                               size_t n_joints, const intptr_t *restrict parent_slot, const intptr_t *restrict slot,
+                               vf *restrict world_lanes, const intptr_t *restrict lanes, size_t prefetch_lines) {
     /* the next block's records, a few lines per joint (prefetch_lines of input and of output in
        all): a block's first touch of each line would otherwise wait for memory, joint by joint */
     const size_t lines_per_joint = (prefetch_lines + n_joints - 1) / n_joints;
@@ -79,12 +80,12 @@ JM_INLINE void hierarchy_block(const char *joints, ptrdiff_t in_frame, char *wor
         v_load_quads_idx(record + 16, in_frame, lanes, &t[0], &t[1], &t[2], &t[3]);
         quat_to_rotation(q[0], q[1], q[2], q[3], r);
         const vf local[12] = {r[0], r[1], r[2], t[0], r[3], r[4], r[5], t[1], r[6], r[7], r[8], t[2]};
-        vf *mine = world_lanes + 12 * j;
-        if (parents[j] < 0)
+        vf *mine = world_lanes + 12 * slot[j];
+        if (parent_slot[j] < 0)
             for (int k = 0; k < 12; k++)
                 mine[k] = local[k];
         else
-            compose_lanes(world_lanes + 12 * parents[j], local, mine);
+            compose_lanes(world_lanes + 12 * parent_slot[j], local, mine);
         char *out = world + (ptrdiff_t)j * (ptrdiff_t)sizeof(jm_joint_mat);
         for (int k = 0; k < 3; k++)
             v_store_quads_idx(out + 16 * k, out_frame, lanes, mine[4 * k], mine[4 * k + 1], mine[4 * k + 2],
@@ -102,10 +103,10 @@ JM_INLINE void hierarchy_block(const char *joints, ptrdiff_t in_frame, char *wor
  * jm_compose_mats to its parent's, so a chain of k joints is within about k times the error of
  * one conversion and one product (float32).
  */
-_Static_assert(JM_W <= JM_MAX_LANES && sizeof(vf) <= 64, "JM_HIERARCHY_SCRATCH holds 12 vectors per joint");
+_Static_assert(JM_W <= JM_MAX_LANES && sizeof(vf) <= 64, "JM_HIERARCHY_SCRATCH holds 12 vectors per slot");
 
 void JM_FN(jm_forward_kinematics)(const char *joints, char *world, size_t n_frames, size_t n_joints,
-                                  const intptr_t *parents, void *scratch) {
+                                  const intptr_t *parent_slot, const intptr_t *slot, void *scratch) {
     /* vf-aligned: the vectors are read and written as whole registers */
     vf *world_lanes = (vf *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     const ptrdiff_t in_frame = (ptrdiff_t)(n_joints * sizeof(jm_joint_quat));
@@ -115,13 +116,13 @@ void JM_FN(jm_forward_kinematics)(const char *joints, char *world, size_t n_fram
         /* the output lines of the next block, if it is a full one (the input's are fewer) */
         const size_t prefetch_lines = f + 2 * JM_W <= n_frames ? (size_t)(JM_W * out_frame) / 64 : 0;
         hierarchy_block(joints + (ptrdiff_t)f * in_frame, in_frame, world + (ptrdiff_t)f * out_frame, out_frame,
-                        n_joints, parents, world_lanes, NULL, prefetch_lines);
+                        n_joints, parent_slot, slot, world_lanes, NULL, prefetch_lines);
     }
     if (f < n_frames) {
         intptr_t lanes[JM_W];
         for (size_t k = 0; k < JM_W; k++)
             lanes[k] = (intptr_t)(f + k < n_frames ? k : n_frames - f - 1);
         hierarchy_block(joints + (ptrdiff_t)f * in_frame, in_frame, world + (ptrdiff_t)f * out_frame, out_frame,
-                        n_joints, parents, world_lanes, lanes, 0);
+                        n_joints, parent_slot, slot, world_lanes, lanes, 0);
     }
 }

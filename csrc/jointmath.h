@@ -67,14 +67,16 @@ typedef void (*jm_binary_kernel)(const char *a, ptrdiff_t a_stride, const char *
 
 /*
  * Forward kinematics (compose.c): n_frames C-contiguous frames of n_joints jm_joint_quat local
- * transforms -> the same frames of jm_joint_mat world transforms. parents[j] is -1 (a root) or a
- * joint before j (checked by the caller). scratch: JM_HIERARCHY_SCRATCH(n_joints) bytes, any
- * alignment, for the kernel's own use.
+ * transforms -> the same frames of jm_joint_mat world transforms. The joints' world transforms
+ * are kept in numbered slots of `scratch` while their children may read them (world_slots in
+ * jointmath/_compose.c): joint j writes slot[j] and reads parent_slot[j], the slot of its
+ * parent, or is a root (parent_slot[j] = -1). scratch: JM_HIERARCHY_SCRATCH(n_slots) bytes, any
+ * alignment.
  */
 typedef void (*jm_hierarchy_kernel)(const char *joints, char *world, size_t n_frames, size_t n_joints,
-                                    const intptr_t *parents, void *scratch);
+                                    const intptr_t *parent_slot, const intptr_t *slot, void *scratch);
 #define JM_MAX_LANES 16 /* the widest path's floats per vector (AVX-512) */
-#define JM_HIERARCHY_SCRATCH(n_joints) ((size_t)(n_joints) * 12 * JM_MAX_LANES * sizeof(float) + 64)
+#define JM_HIERARCHY_SCRATCH(n_slots) ((size_t)(n_slots) * 12 * JM_MAX_LANES * sizeof(float) + 64)
 
 /* Joint records a, b -> out (32-byte jm_joint_quat each, strides in bytes) at fraction t. */
 typedef void (*jm_blend_kernel)(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
@@ -159,7 +161,8 @@ typedef struct {
     void jm_extract_mats_##isa(const jm_extract_job *);                                           \
     void jm_extract_matrices_##isa(const jm_extract_job *);                                       \
     void jm_compose_mats_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t); \
-    void jm_forward_kinematics_##isa(const char *, char *, size_t, size_t, const intptr_t *, void *);       \
+    void jm_forward_kinematics_##isa(const char *, char *, size_t, size_t, const intptr_t *, const intptr_t *,    \
+                                    void *);       \
     void jm_slerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,  \
                                float);                                                           \
     void jm_lerp_joints_##isa(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t,   \
