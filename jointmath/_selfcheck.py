@@ -1,5 +1,8 @@
-"""python -m jointmath: check every kernel against the float64 reference on generated data and
-print a per-joint timing table for every ISA path this CPU runs.
+"""python -m jointmath --selfcheck: check each kernel family (conversions both ways and float64,
+joint blends and quaternion blends with a per-element t, 10- and 20-bit packing, products and
+forward kinematics, Euler angles, rotation extraction; rotations and translations) against the
+float64 reference on generated data, on every ISA path this CPU runs (JOINTMATH_ISA only picks
+the path left running), and print a timing table per path.
 
 Exit status 0 when every check holds its stated bound, 1 otherwise.
 """
@@ -21,36 +24,78 @@ def _random_joints(rng, n):
     return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
 
 
+#: CMU 01_01's hierarchy (tests/data): forward kinematics runs on the generated joints as frames of it
+_SKELETON = [-1, 0, 1, 2, 3, 4, 0, 6, 7, 8, 9, 0, 11, 12, 13, 14, 15, 13, 17, 18, 19, 20, 21, 20, 13, 24, 25,
+             26, 27, 28, 27]
+
+
+def _angle(q0, q1):
+    return reference.angle_between(q0, q1).max(initial=0.0)
+
+
 def _checks(joints, rng):
     """[(name, measured error, bound, function to time)] for the running path: every kernel
-    family against jointmath.reference, with the bound its documentation states."""
+    family against jointmath.reference, with the bound its documentation states (float32
+    unless named float64), rotations and translations both."""
     n = joints.shape[0]
+    q, q64 = joints["q"], joints["q"].astype(np.float64)
     mats = jm.joints_to_mats(joints)
     back = jm.mats_to_joints(mats)
     blend = joints[::-1].copy()
-    slerped = jm.slerp_joints(joints, blend, 0.3)
-    codes = jm.pack_quats(joints["q"])
+    slerped, lerped = jm.slerp_joints(joints, blend, 0.3), jm.lerp_joints(joints, blend, 0.3)
+    ref_slerped, ref_lerped = reference.slerp_joints(joints, blend, 0.3), reference.lerp_joints(joints, blend, 0.3)
+    # a per-element t read through a view (every second value of a table), as users hold it
+    t = rng.uniform(0, 1, (n, 2)).astype(np.float32)[:, 1]
+    codes10, codes20 = jm.pack_quats(q), jm.pack_quats(q, bits=20)
     composed = jm.compose_mats(mats, mats[::-1].copy())
     angles = rng.uniform(-180, 180, (n, 3)).astype(np.float32)
+    frames = n // len(_SKELETON)
+    skeleton_joints = joints[:frames * len(_SKELETON)].reshape(frames, len(_SKELETON))
     # well-conditioned matrices (rotations times an SPD stretch of condition <= 2) for extraction
     stretch = np.eye(3) + 0.3 * np.tanh(rng.standard_normal((n, 3, 3)))
-    a = (reference.quat_to_matrix(joints["q"]) @ (stretch @ np.swapaxes(stretch, 1, 2))).astype(np.float32)
+    a = (reference.quat_to_matrix(q) @ (stretch @ np.swapaxes(stretch, 1, 2))).astype(np.float32)
     out_m, out_j = np.empty_like(mats), np.empty_like(joints)
+
+    def translation_error(got, expected):
+        return np.abs(got["t"][..., :3] - expected["t"][..., :3]).max(initial=0.0)
+
     return [
         ("joints_to_mats  max abs element error", np.abs(mats["m"] - reference.joints_to_mats(joints)["m"]).max(),
          5e-7, lambda: jm.joints_to_mats(joints, out=out_m)),
-        ("mats_to_joints  max angle error (rad)", reference.angle_between(back["q"], reference.mats_to_joints(mats)["q"]).max(),
+        ("mats_to_joints  max angle error (rad)", _angle(back["q"], reference.mats_to_joints(mats)["q"]),
          1e-6, lambda: jm.mats_to_joints(mats, out=out_j)),
-        ("slerp_joints    max abs component error", np.abs(slerped["q"] - reference.slerp_joints(joints, blend, 0.3)["q"]).max(),
+        ("mats_to_joints  max translation error", translation_error(back, joints), 0.0, None),
+        ("quat_to_matrix  float64 max abs element error", np.abs(jm.quat_to_matrix(q64) - reference.quat_to_matrix(q64)).max(),
+         1e-15, lambda: jm.quat_to_matrix(q64)),
+        ("slerp_joints    max abs component error", np.abs(slerped["q"] - ref_slerped["q"]).max(),
          5e-7, lambda: jm.slerp_joints(joints, blend, 0.3, out=out_j)),
-        ("pack_quats      worst |q . unpacked|", 1 - np.abs(np.sum(jm.unpack_quats(codes) * joints["q"].astype(np.float64), -1)).min(),
-         3 / (2 * 1022**2), lambda: jm.pack_quats(joints["q"])),
+        # translations (1 - t) a + t b in float32, |a|, |b| <= 1: within 2 ulp of 1
+        ("slerp_joints    max translation error", translation_error(slerped, ref_slerped), 2.5e-7, None),
+        ("lerp_joints     max abs component error", np.abs(lerped["q"] - ref_lerped["q"]).max(),
+         3e-7, lambda: jm.lerp_joints(joints, blend, 0.3, out=out_j)),
+        ("lerp_joints     max translation error", translation_error(lerped, ref_lerped), 2.5e-7, None),
+        ("slerp           per-element t, max abs component error", np.abs(jm.slerp(q, blend["q"], t) - reference.slerp(q, blend["q"], t)).max(),
+         5e-7, lambda: jm.slerp(q, blend["q"], t)),
+        ("nlerp           per-element t, max abs component error", np.abs(jm.nlerp(q, blend["q"], t) - reference.nlerp(q, blend["q"], t)).max(),
+         3e-7, lambda: jm.nlerp(q, blend["q"], t)),
+        ("pack_quats      worst 1 - |q . unpacked|", 1 - np.abs(np.sum(jm.unpack_quats(codes10) * q64, -1)).min(),
+         3 / (2 * 1022**2), lambda: jm.pack_quats(q)),
+        ("pack_quats      20-bit max angle error (deg)", np.degrees(_angle(jm.unpack_quats(codes20), q)),
+         2e-4, None),
         ("compose_mats    max abs element error", np.abs(composed["m"] - reference.compose_mats(mats, mats[::-1])["m"]).max(),
-         1e-5, lambda: jm.compose_mats(mats, mats, out=out_m)),
-        ("euler_to_quat   max angle error (rad)", reference.angle_between(jm.euler_to_quat(angles, "ZXY", degrees=True), reference.euler_to_quat(angles, "ZXY", degrees=True)).max(),
+         # a few ulp of the largest product term: |R| <= 1 and |t| <= 1 here, terms up to 2
+         4 * 2.0**-23 * 2, lambda: jm.compose_mats(mats, mats, out=out_m)),
+        ("forward_kinematics max abs element error", np.abs(jm.forward_kinematics(skeleton_joints, _SKELETON)["m"]
+                                                           - reference.forward_kinematics(skeleton_joints, _SKELETON)["m"]).max(initial=0.0),
+         # each joint down a chain adds the error of one conversion and one product (a few ulp of
+         # the largest term): 9 joints deep here, world translations up to 9
+         9 * 9 * 4 * 2.0**-23, lambda: jm.forward_kinematics(skeleton_joints, _SKELETON)),
+        ("euler_to_quat   max angle error (rad)", _angle(jm.euler_to_quat(angles, "ZXY", degrees=True),
+                                                         reference.euler_to_quat(angles, "ZXY", degrees=True)),
          1e-6, lambda: jm.euler_to_quat(angles, "ZXY", degrees=True)),
-        ("extract_rotation max angle error (rad)", reference.angle_between(jm.extract_rotation(a), reference.matrix_to_quat(reference.polar_rotation(a))).max(),
-         1e-5, lambda: jm.extract_rotation(a)),
+        ("extract_rotation max angle error (rad)", _angle(jm.extract_rotation(a), reference.matrix_to_quat(reference.polar_rotation(a))),
+         # max(1e-6, 1e-6 s1 / (s2 + s3)) rad, and s1 <= s2 + s3 for these matrices
+         1e-6, lambda: jm.extract_rotation(a)),
     ]
 
 
@@ -67,7 +112,9 @@ def _median_ns_per_joint(func, n, repeats=9):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m jointmath --selfcheck", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--joints", type=int, default=20_000, help="joints of generated data (default 20000)")
+    parser.add_argument("--joints", type=int, default=20_011,
+                        help="joints of generated data (default 20011: no multiple of any vector width, so every "
+                             "path's last partial block runs)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     args = parser.parse_args(argv)
     if args.joints < 1:
@@ -87,8 +134,9 @@ def main(argv=None):
             for name, err, bound, func in _checks(joints, np.random.default_rng(args.seed)):
                 ok = err <= bound
                 failed |= not ok
-                print(f"  {isa:<7} {name:<42} {err:10.3g}  bound {bound:.3g}  {'ok' if ok else 'FAILED'}")
-                timings.setdefault(name.split()[0], {})[isa] = _median_ns_per_joint(func, args.joints)
+                print(f"  {isa:<7} {name:<55} {err:10.3g}  bound {bound:.3g}  {'ok' if ok else 'FAILED'}")
+                if func is not None:
+                    timings.setdefault(name.split()[0], {})[isa] = _median_ns_per_joint(func, args.joints)
     finally:
         _core._set_isa(running)
 
