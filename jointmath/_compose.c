@@ -96,8 +96,9 @@ done:
     return (PyObject *)result;
 }
 
-/* parents[j] as a long long; 0, or -1 for an unsigned value above LLONG_MAX (out of range anyway) */
-static int integer_at(const char *data, int type, npy_intp j, long long *value) {
+/* parents[j] as a long long: 0; 1 for an unsigned value above LLONG_MAX (out of range anyway:
+   *value is LLONG_MAX, *big the value); -1 for a type that is not an integer */
+static int integer_at(const char *data, int type, npy_intp j, long long *value, unsigned long long *big) {
     switch (type) {
     case NPY_BYTE: *value = ((const npy_byte *)data)[j]; return 0;
     case NPY_UBYTE: *value = ((const npy_ubyte *)data)[j]; return 0;
@@ -110,7 +111,8 @@ static int integer_at(const char *data, int type, npy_intp j, long long *value) 
     case NPY_ULONG: case NPY_ULONGLONG: {
         const unsigned long long u = type == NPY_ULONG ? ((const npy_ulong *)data)[j] : ((const npy_ulonglong *)data)[j];
         *value = u > (unsigned long long)LLONG_MAX ? LLONG_MAX : (long long)u;
-        return 0;
+        *big = u;
+        return u > (unsigned long long)LLONG_MAX;
     }
     default: return -1;
     }
@@ -136,6 +138,10 @@ static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
         for (Py_ssize_t j = 0; plain && j < n; j++) {
             int overflow = 0;
             const long long v = PyLong_CheckExact(items[j]) ? PyLong_AsLongLongAndOverflow(items[j], &overflow) : 0;
+            if (PyBool_Check(items[j])) {
+                PyErr_Format(PyExc_TypeError, "parents must be integers, got bool at parents[%zd]", (Py_ssize_t)j);
+                return -1;
+            }
             if (!PyLong_CheckExact(items[j]) || overflow)
                 plain = 0; /* anything else is judged as NumPy converts it, below */
             else if (v < -1 || v >= j)
@@ -145,7 +151,7 @@ static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
         }
         if (plain)
             return 0;
-    } else if (!PyArray_Check(obj) && !PyList_Check(obj) && !PyTuple_Check(obj)) {
+    } else if (!PyArray_Check(obj) && (!PySequence_Check(obj) || PyUnicode_Check(obj) || PyBytes_Check(obj))) {
         PyErr_Format(PyExc_TypeError, "parents must be a sequence of joint indices, got %s", Py_TYPE(obj)->tp_name);
         return -1;
     }
@@ -180,8 +186,14 @@ static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
     int status = 0;
     for (npy_intp j = 0; j < n_joints && !status; j++) {
         long long v;
-        if (integer_at(data, type, j, &v) < 0) {
+        unsigned long long big;
+        const int kind = integer_at(data, type, j, &v, &big);
+        if (kind < 0) {
             PyErr_Format(PyExc_TypeError, "parents must be integers, got dtype %S", (PyObject *)PyArray_DESCR(native));
+            status = -1;
+        } else if (kind > 0) {
+            PyErr_Format(PyExc_ValueError, "parents must list parents before children (parents[j] < j, -1 for a "
+                         "root): parents[%zd] = %llu", (Py_ssize_t)j, big);
             status = -1;
         } else if (v < -1 || v >= j) {
             status = bad_parent(j, v);
@@ -227,8 +239,8 @@ PyDoc_STRVAR(forward_kinematics_doc,
              "World transforms of every joint in every frame.\n\n"
              "joints: JOINT_QUAT array (..., J) of local transforms (frames x joints, e.g.\n"
              "Clip.joints).\n"
-             "parents: J parent indices (a list, tuple or 1-D array of any integer dtype and\n"
-             "byte order), -1 for a root, every parent before its children (as BVH lists\n"
+             "parents: J parent indices (a list, tuple, range or 1-D array of any integer dtype\n"
+             "and byte order; not bools), -1 for a root, every parent before its children (as BVH lists\n"
              "them; Clip.parents).\n\n"
              "Returns a new JOINT_MAT array of joints' shape: world[..., j] =\n"
              "world[..., parents[j]] * local[..., j] with local = joints_to_mats(joints), a\n"

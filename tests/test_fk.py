@@ -135,8 +135,15 @@ def test_forward_kinematics_bad_arguments(rng):
         jm.forward_kinematics(joints, [[-1, 0, 1]])
     with pytest.raises(ValueError, match=r"parents\[0\] = -2"):
         jm.forward_kinematics(joints, (-2, 0, 1))
-    with pytest.raises(ValueError, match=r"parents\[0\] = 9223372036854775807"):  # beyond int64: reported capped
+    with pytest.raises(ValueError, match=r"parents\[0\] = 18446744073709551615"):  # beyond int64, as it is
         jm.forward_kinematics(joints, np.array([2**64 - 1, 0, 1], np.uint64))
+    with pytest.raises(TypeError, match=r"parents must be integers, got bool at parents\[2\]"):
+        jm.forward_kinematics(joints, [-1, 0, True])  # as a bool array is refused, not taken as 1
+    for text in ("abc", b"abc"):
+        with pytest.raises(TypeError, match="parents must be a sequence of joint indices, got"):
+            jm.forward_kinematics(joints, text)
+    # any sequence NumPy reads as integers: a range too
+    np.testing.assert_array_equal(jm.forward_kinematics(joints, range(-1, 2)), jm.forward_kinematics(joints, [-1, 0, 1]))
     with pytest.raises(ValueError, match=r"parents\[1\] = 1"):
         jm.forward_kinematics(joints, [-1, 1, 0])  # a joint its own parent
 
