@@ -60,9 +60,13 @@ typedef struct {
 
 /*
  * Whether A has rank >= 2 (numerically: ||adj A||_F^2 = s1^2 s2^2 + s1^2 s3^2 + s2^2 s3^2 above
- * 2^-24 ||A||_F^4, about s2 > 2^-12 s1), so that the maximum is unique. Rank <= 1 lanes only ever
- * take Mueller's update, which turns R by the shortest arc and leaves the directions A does not
- * determine where the start put them. A from K: 2 A = [kxx + kww, kxy - kzw, kxz + kyw;
+ * 2^-40 ||A||_F^4, about s2 > 2^-20 s1: above the float32 rounding of a rank-one A's cofactors),
+ * so that the maximum is unique. Rank <= 1 lanes only ever take Mueller's update, which turns R
+ * by the shortest arc and leaves the directions A does not determine where the start put them.
+ * (At 2^-24, s2 > 2^-12 s1, matrices such as sigma = (1e4, 1..2.4, 1) counted as rank one: from
+ * a start on the far side of the weak axis Mueller's updates ran all 200 and ended up to pi off,
+ * 38 % of those matrices in float32 and float64; the Ritz update's gain test already keeps a
+ * rank-one A, whose f does not change about the undetermined axis, from taking it.) A from K: 2 A = [kxx + kww, kxy - kzw, kxz + kyw;
  * kxy + kzw, kyy + kww, kyz - kxw; kxz - kyw, kyz + kxw, kzz + kww] (exact but for the factor).
  */
 JM_INLINE vmask rank_two(const extract_state *st) {
@@ -81,7 +85,7 @@ JM_INLINE vmask rank_two(const extract_state *st) {
             cofactors2 = v_fmadd(minor, minor, cofactors2);
         }
     }
-    return v_gt(cofactors2, v_mul(v_set1(0x1p-24f), v_mul(norm2, norm2)));
+    return v_gt(cofactors2, v_mul(v_set1(0x1p-40f), v_mul(norm2, norm2)));
 }
 
 /*
@@ -220,9 +224,14 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
    N's eigenvalues above it, a Ritz update must gain more than it, a stop needs none below -it
    (2 (sigma2 + sigma3) ~ 6e-5: condition ~3e4 for det A > 0) */
 #define CURVATURE_MARGIN 0x1p-14f
-/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 64th
-   power of the ratio of the top two eigenvalues of I - N / |N|_F */
-#define AXIS_SQUARINGS 6
+/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 2^20th
+   power of the ratio of the top two eigenvalues of I - N / |N|_F, 1 + (l2 - l1) / (|N|_F - l2).
+   At a saddle of det A < 0 with sigma = (1, 1, 1 - gap), l1 = -gap and l2 = 0 against |N| ~ 8:
+   6 squarings (the 64th power) left the axis on the flat direction, and the Ritz update, gaining
+   nothing, gave way to Mueller's updates that ran all 200 (gap 1e-2: 0.1 %, 1e-3: 18 %, 1e-4:
+   40 % of such matrices); 20 reach every gap of 1e-3 and all but 1-2 in 20,000 at 1e-4, for
+   cold starts 20-45 % slower at condition 10-1,000 (bench_extract.py). */
+#define AXIS_SQUARINGS 20
 
 /*
  * The Ritz update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
@@ -233,9 +242,10 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
  * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
  * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
  * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
- * n comes from (I - N / |N|_F)^64 by repeated squaring (positive semidefinite: |N|_F bounds
- * N's eigenvalues; the ratio of its top two eigenvalues is 1 - gap / (|N|_F - lambda_min)),
- * as the column with the largest diagonal entry (a multiple of n with weight >= 1/3).
+ * n comes from (I - N / |N|_F)^(2^AXIS_SQUARINGS) by repeated squaring (positive
+ * semidefinite: |N|_F bounds N's eigenvalues; the ratio of its top two eigenvalues is
+ * 1 - gap / (|N|_F - lambda_min)), as the column with the largest diagonal entry (a multiple of
+ * n with weight >= 1/3).
  */
 JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf curvature[6], vf *gain, vf ritz[4]) {
     vf n2 = v_fmadd(curvature[0], curvature[0], v_fmadd(curvature[1], curvature[1], v_mul(curvature[2], curvature[2])));
@@ -536,7 +546,7 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
  * functions below are those above, line for line, with exact divisions and square roots in
  * place of the float32 estimates, float64 polynomials in turn_f64, and float64 thresholds for
  * a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so that
- * | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself (rank >= 2: 2^-24;
+ * | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself (rank >= 2: 2^-40;
  * CURVATURE_MARGIN) are the float32 kernel's: they say which update a matrix takes, not how
  * precisely, so both dtypes decide alike.
  */
@@ -573,7 +583,7 @@ JM_INLINE vdmask rank_two_f64(const extract_state_f64 *st) {
             cofactors2 = vd_fmadd(minor, minor, cofactors2);
         }
     }
-    return vd_gt(cofactors2, vd_mul(vd_set1(0x1p-24), vd_mul(norm2, norm2)));
+    return vd_gt(cofactors2, vd_mul(vd_set1(0x1p-40), vd_mul(norm2, norm2)));
 }
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
