@@ -178,10 +178,14 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
     /* counted as NumPy counts axes of q: -1 is the component axis, never the time axis */
     if (axis < -ndim || axis > ndim - 2 || axis == -1) {
         PyObject *shape = PyArray_IntTupleFromIntp(ndim, PyArray_DIMS(q));
-        PyErr_Format(PyExc_ValueError,
-                     "axis must name a leading axis of q (the time axis: 0 ... %d or -%d ... -2; axis -1 holds the "
-                     "components), got axis=%R for q of shape %R",
-                     ndim - 2, ndim, slots[1], shape);
+        if (ndim < 2) /* no leading axis at all: one quaternion */
+            PyErr_Format(PyExc_ValueError, "make_continuous needs q with a time axis before the components, shape "
+                         "(frames, ..., 4), got q of shape %R", shape);
+        else
+            PyErr_Format(PyExc_ValueError,
+                         "axis must name a leading axis of q (the time axis: 0 ... %d or -%d ... -2; axis -1 holds "
+                         "the components), got axis=%zd for q of shape %R",
+                         ndim - 2, ndim, axis, shape);
         Py_XDECREF(shape);
         goto done;
     }

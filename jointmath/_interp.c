@@ -146,7 +146,7 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
     }
     const npy_intp m = PyArray_SIZE(raw);
     npy_intp *v;
-    int increasing;
+    int increasing, from_unsigned = 0;
     if (PyArray_TYPE(raw) == NPY_INTP && PyArray_ISNOTSWAPPED(raw) && PyArray_IS_C_CONTIGUOUS(raw) &&
         PyArray_ISALIGNED(raw)) {
         if (m <= buffer_size) {
@@ -160,6 +160,7 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
                                            (size_t)n_joints);
         Py_DECREF(raw);
     } else { /* values, not bytes: a new array */
+        from_unsigned = PyArray_ISUNSIGNED(raw); /* values beyond intp's range read back as negative */
         out->owner = PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
                                      NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSURECOPY);
         Py_DECREF(raw);
@@ -178,8 +179,12 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
     npy_intp top = 0, repeated = -1;
     for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
-            PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < %zd)",
-                         (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
+            if (from_unsigned && v[k] < 0) /* an unsigned value beyond intp's range, as it was given */
+                PyErr_Format(PyExc_ValueError, "index value %zu is out of range for %zd joints (expected 0 <= index < "
+                             "%zd)", (size_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
+            else
+                PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < "
+                             "%zd)", (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
             release_index(out);
             return -1;
         }

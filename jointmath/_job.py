@@ -296,8 +296,10 @@ def load_packed(path):
     The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
     saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises ValueError naming the file for an archive of another format
     version (PACK_FORMAT), e.g. one written before packing fields became mid-tread, and for a file
-    that is not a complete packed clip: empty, truncated or corrupt, not an .npz archive, or
-    without one of the arrays a packed clip holds (the error lists the missing ones). A file that
+    that is not a complete packed clip: empty, truncated or corrupt, not an .npz archive,
+    without one of the arrays a packed clip holds (the error lists the missing ones), or with
+    one of the wrong type or size (packed joints that are not the records' bytes, a skeleton
+    that does not fit them). A file that
     does not exist raises FileNotFoundError, as open() does.
     """
     import pickle
@@ -328,13 +330,18 @@ def load_packed(path):
         raise ValueError(f"path {str(path)!r} is an incomplete packed clip archive: it lacks {', '.join(missing)}")
     try:
         dtype = PACKED_JOINT if int(arrays["packed_dtype"]) == PACKED_JOINT.itemsize else PACKED_JOINT64
-        raw = np.ascontiguousarray(arrays["packed"])
-        packed = raw.reshape(raw.shape[:-1] + (-1,)).view(dtype)[..., 0]
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"path {str(path)!r} holds packed joints of a wrong size or type: {exc}") from exc
-    joints = unpack_joints(packed)
-    return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
-                    channels=[tuple(c) for c in json.loads(str(arrays["channels"]))], end_sites=arrays["end_sites"],
-                    end_offsets=arrays["end_offsets"], frame_time=float(arrays["frame_time"]), joints=joints,
-                    name=os.path.splitext(os.path.basename(os.fspath(path)))[0] if isinstance(path, (str, os.PathLike))
-                    else "")
+        raw = arrays["packed"]
+        if raw.dtype != np.uint8 or raw.ndim != 3 or raw.shape[-1] != dtype.itemsize:
+            raise ValueError(f"expected (frames, joints, {dtype.itemsize}) uint8 record bytes, got {raw.dtype} of "
+                             f"shape {raw.shape}")
+        packed = np.ascontiguousarray(raw).view(dtype)[..., 0]
+        joints = unpack_joints(packed)
+        return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
+                        channels=[tuple(c) for c in json.loads(str(arrays["channels"]))],
+                        end_sites=arrays["end_sites"], end_offsets=arrays["end_offsets"],
+                        frame_time=float(arrays["frame_time"]), joints=joints,
+                        name=os.path.splitext(os.path.basename(os.fspath(path)))[0]
+                        if isinstance(path, (str, os.PathLike)) else "")
+    except (TypeError, ValueError) as exc:  # json.JSONDecodeError too
+        raise ValueError(f"path {str(path)!r} holds packed joints or a skeleton of a wrong size or type: "
+                         f"{exc}") from exc

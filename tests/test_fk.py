@@ -222,6 +222,14 @@ def test_forward_kinematics_empty_and_awkward_shapes(rng):
     np.testing.assert_array_equal(jm.forward_kinematics(joints[1, 3], parents), expected[1, 3])
 
 
+def test_make_continuous_names_what_is_missing():
+    with pytest.raises(ValueError, match=r"needs q with a time axis before the components, shape \(frames, \.\.\., 4\), "
+                                         r"got q of shape \(4,\)"):
+        jm.make_continuous(np.array([1.0, 0, 0, 0]))
+    with pytest.raises(ValueError, match=r"time axis: 0 \.\.\. 0 or -2 \.\.\. -2; .* got axis=1 for q of shape \(3, 4\)"):
+        jm.make_continuous(np.zeros((3, 4)), axis=1)
+
+
 def test_make_continuous(rng):
     q = random_unit_quats(rng, 200 * 5).reshape(200, 5, 4)
     # a smooth motion, then random sign flips as exporters write them

@@ -712,6 +712,17 @@ def test_long_index_checked_everywhere(rng, where):
     np.testing.assert_array_equal(jm.slerp_joints(joints, blend, 0.25, index=good[::-1]), expected)
 
 
+def test_unsigned_index_values_beyond_intp_are_reported_as_given():
+    joints = random_joints(np.random.default_rng(0), 5)
+    for value in (2**63, 2**64 - 1):
+        with pytest.raises(ValueError, match=rf"index value {value} is out of range for 5 joints"):
+            jm.slerp_joints(joints, joints, 0.5, index=np.array([value], np.uint64))
+        with pytest.raises(ValueError, match=rf"index value {value} is out of range for 5 joints"):
+            jm.joint_index(np.array([1, value], np.uint64), 5)
+    with pytest.raises(ValueError, match=r"index value -3 is out of range for 5 joints"):
+        jm.slerp_joints(joints, joints, 0.5, index=[-3])
+
+
 def test_joint_index_is_checked_once_and_read_only():
     """joint_index: the positions checked as any index, sorted, in a read-only intp array with a
     copy of its own that NumPy refuses to make writeable (so the calls can trust it unchecked)."""

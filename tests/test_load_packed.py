@@ -51,7 +51,14 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
     with pytest.raises(ValueError, match=r"single.npy' holds a single array"):
         jointmath.load_packed(tmp_path / "single.npy")
     np.savez(tmp_path / "odd.npz", **{**fields, "packed": fields["packed"][..., :3]})
-    with pytest.raises(ValueError, match=r"odd.npz' holds packed joints of a wrong size"):
+    with pytest.raises(ValueError, match=r"odd.npz' holds packed joints or a skeleton of a wrong size"):
         jointmath.load_packed(tmp_path / "odd.npz")
+    # the same bytes as another element type, a joint short of the skeleton, channels that are not JSON
+    for name, changed in (("float.npz", {"packed": fields["packed"].view(np.float32)}),
+                          ("short.npz", {"packed": fields["packed"][:, :-1]}),
+                          ("channels.npz", {"channels": np.array("not json")})):
+        np.savez(tmp_path / name, **{**fields, **changed})
+        with pytest.raises(ValueError, match=rf"{name}' holds packed joints or a skeleton of a wrong size or type"):
+            jointmath.load_packed(tmp_path / name)
     with pytest.raises(FileNotFoundError):
         jointmath.load_packed(tmp_path / "missing.npz")
