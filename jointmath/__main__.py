@@ -5,8 +5,8 @@ packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints 
 clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
 the compression ratio, the packing error (rotation angle per joint; end-effector positions, at
 the End Site tips, as a fraction of the skeleton's rest-pose height and in clip units, or in cm
-with --unit-scale; the worst joints by name) and a summary. Directories give their *.bvh files (not recursive; anything
-that is not a regular file is skipped with a note). With no files it runs on the embedded
+with --unit-scale; the worst joints by name) and a summary. Directories give their *.bvh files
+(not recursive; anything that is not a regular file is skipped with a note). With no files it runs on the embedded
 sample clip (CMU 01_01 excerpt).
 
 --out DIR writes, for each clip at its path relative to the inputs' common folder:

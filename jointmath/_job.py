@@ -40,6 +40,12 @@ def sample_path():
     return str(resources.files("jointmath").joinpath("data", SAMPLE))
 
 
+def _bare_leaves(clip):
+    """The joints that are nobody's parent and have no End Site."""
+    used = set(int(p) for p in clip.parents) | set(int(j) for j in clip.end_sites)
+    return [j for j in range(clip.n_joints) if j not in used]
+
+
 def end_effectors(clip):
     """The names of the clip's end effectors: its End Site tips ("Head End Site"; a joint with
     several numbers them "Hand End Site 2" ...), then the joints that are nobody's parent and
@@ -49,17 +55,14 @@ def end_effectors(clip):
     for k, j in enumerate(tips):
         repeat = tips[:k].count(j)
         names.append(f"{clip.names[j]} End Site" + (f" {repeat + 1}" if repeat else ""))
-    used = set(int(p) for p in clip.parents) | set(tips)
-    return names + [clip.names[j] for j in range(clip.n_joints) if j not in used]
+    return names + [clip.names[j] for j in _bare_leaves(clip)]
 
 
 def _effector_positions(world, clip):
     """(F, E + L, 3) float64 world positions of end_effectors(clip) from (F, J) JOINT_MAT world."""
-    used = set(int(p) for p in clip.parents) | set(int(j) for j in clip.end_sites)
-    leaves = [j for j in range(clip.n_joints) if j not in used]
     m = world["m"]
     return np.concatenate([bvh._end_site_positions(m, clip.end_sites, clip.end_offsets),
-                           m[:, leaves][..., 3].astype(np.float64)], axis=1)
+                           m[:, _bare_leaves(clip)][..., 3].astype(np.float64)], axis=1)
 
 
 def skeleton_height(clip):
@@ -294,13 +297,13 @@ def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
     The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
-    saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises ValueError naming the file for an archive of another format
-    version (PACK_FORMAT), e.g. one written before packing fields became mid-tread, and for a file
-    that is not a complete packed clip: empty, truncated or corrupt, not an .npz archive,
-    without one of the arrays a packed clip holds (the error lists the missing ones), or with
-    one of the wrong type or size (packed joints that are not the records' bytes, a skeleton
-    that does not fit them). A file that
-    does not exist raises FileNotFoundError, as open() does.
+    saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises
+    ValueError naming the file for an archive of another format version (PACK_FORMAT), e.g. one
+    written before packing fields became mid-tread, and for a file that is not a complete packed
+    clip: empty, truncated or corrupt, not an .npz archive, without one of the arrays a packed
+    clip holds (the error lists the missing ones), or with one of the wrong type or size (packed
+    joints that are not the records' bytes, a skeleton that does not fit them). A file that does
+    not exist raises FileNotFoundError, as open() does.
     """
     import pickle
     import zipfile

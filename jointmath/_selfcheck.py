@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 import jointmath as jm
-from jointmath import _core, reference
+from jointmath import _core, _job, bvh, reference
 
 __all__ = ["main"]
 
@@ -24,19 +24,15 @@ def _random_joints(rng, n):
     return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
 
 
-#: CMU 01_01's hierarchy (tests/data): forward kinematics runs on the generated joints as frames of it
-_SKELETON = [-1, 0, 1, 2, 3, 4, 0, 6, 7, 8, 9, 0, 11, 12, 13, 14, 15, 13, 17, 18, 19, 20, 21, 20, 13, 24, 25,
-             26, 27, 28, 27]
-
-
 def _angle(q0, q1):
     return reference.angle_between(q0, q1).max(initial=0.0)
 
 
-def _checks(joints, rng):
+def _checks(joints, skeleton, rng):
     """[(name, measured error, bound, function to time)] for the running path: every kernel
     family against jointmath.reference, with the bound its documentation states (float32
-    unless named float64), rotations and translations both."""
+    unless named float64), rotations and translations both; forward kinematics on frames of
+    the hierarchy `skeleton` (parents)."""
     n = joints.shape[0]
     q, q64 = joints["q"], joints["q"].astype(np.float64)
     mats = jm.joints_to_mats(joints)
@@ -49,8 +45,8 @@ def _checks(joints, rng):
     codes10, codes20 = jm.pack_quats(q), jm.pack_quats(q, bits=20)
     composed = jm.compose_mats(mats, mats[::-1].copy())
     angles = rng.uniform(-180, 180, (n, 3)).astype(np.float32)
-    frames = n // len(_SKELETON)
-    skeleton_joints = joints[:frames * len(_SKELETON)].reshape(frames, len(_SKELETON))
+    frames = n // len(skeleton)
+    skeleton_joints = joints[:frames * len(skeleton)].reshape(frames, len(skeleton))
     # well-conditioned matrices (rotations times an SPD stretch of condition <= 2) for extraction
     stretch = np.eye(3) + 0.3 * np.tanh(rng.standard_normal((n, 3, 3)))
     a = (reference.quat_to_matrix(q) @ (stretch @ np.swapaxes(stretch, 1, 2))).astype(np.float32)
@@ -85,11 +81,11 @@ def _checks(joints, rng):
         ("compose_mats    max abs element error", np.abs(composed["m"] - reference.compose_mats(mats, mats[::-1])["m"]).max(),
          # a few ulp of the largest product term: |R| <= 1 and |t| <= 1 here, terms up to 2
          4 * 2.0**-23 * 2, lambda: jm.compose_mats(mats, mats, out=out_m)),
-        ("forward_kinematics max abs element error", np.abs(jm.forward_kinematics(skeleton_joints, _SKELETON)["m"]
-                                                           - reference.forward_kinematics(skeleton_joints, _SKELETON)["m"]).max(initial=0.0),
+        ("forward_kinematics max abs element error", np.abs(jm.forward_kinematics(skeleton_joints, skeleton)["m"]
+                                                           - reference.forward_kinematics(skeleton_joints, skeleton)["m"]).max(initial=0.0),
          # each joint down a chain adds the error of one conversion and one product (a few ulp of
          # the largest term): 9 joints deep here, world translations up to 9
-         9 * 9 * 4 * 2.0**-23, lambda: jm.forward_kinematics(skeleton_joints, _SKELETON)),
+         9 * 9 * 4 * 2.0**-23, lambda: jm.forward_kinematics(skeleton_joints, skeleton)),
         ("euler_to_quat   max angle error (rad)", _angle(jm.euler_to_quat(angles, "ZXY", degrees=True),
                                                          reference.euler_to_quat(angles, "ZXY", degrees=True)),
          1e-6, lambda: jm.euler_to_quat(angles, "ZXY", degrees=True)),
@@ -122,6 +118,8 @@ def main(argv=None):
 
     rng = np.random.default_rng(args.seed)
     joints = _random_joints(rng, args.joints)
+    # forward kinematics runs on the generated joints as frames of the sample clip's hierarchy
+    skeleton = bvh.load(_job.sample_path()).parents
     running = jm.isa()
     print(f"jointmath {jm.__version__}: running path {running}; this CPU runs {', '.join(jm.available_isas())}")
     print(f"checking every kernel on every path against the float64 reference ({args.joints:,} random joints)\n")
@@ -131,7 +129,7 @@ def main(argv=None):
     try:
         for isa in jm.available_isas():
             _core._set_isa(isa)
-            for name, err, bound, func in _checks(joints, np.random.default_rng(args.seed)):
+            for name, err, bound, func in _checks(joints, skeleton, np.random.default_rng(args.seed)):
                 ok = err <= bound
                 failed |= not ok
                 print(f"  {isa:<7} {name:<55} {err:10.3g}  bound {bound:.3g}  {'ok' if ok else 'FAILED'}")

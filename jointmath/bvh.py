@@ -661,8 +661,8 @@ def save(clip, path_or_file):
     Every value is the shortest decimal that reads back as the same float32 (-17 is written
     "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
     gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
-    the file's values for the frames of a clip as load() returned it that were not edited). No recursion: any depth of hierarchy
-    saves (indentation stops growing at MAX_INDENT tabs).
+    the file's values for the frames of a clip as load() returned it that were not edited). No
+    recursion: any depth of hierarchy saves (indentation stops growing at MAX_INDENT tabs).
 
     A path is written atomically (a temporary file in the same folder, renamed over the path
     once complete): a failed save leaves the file it would replace as it was, and no partial
