@@ -118,10 +118,14 @@ static int integer_at(const char *data, int type, npy_intp j, long long *value, 
     }
 }
 
-/* The ValueError for parents[j] = value, not -1 or an earlier joint. */
-static int bad_parent(npy_intp j, long long value) {
-    PyErr_Format(PyExc_ValueError, "parents must list parents before children (parents[j] < j, -1 for a root): "
-                 "parents[%zd] = %lld", (Py_ssize_t)j, value);
+/* The ValueError for parents[j] = value (a new reference, NULL with an error set), not -1 or an
+   earlier joint. */
+static int bad_parent(npy_intp j, PyObject *value) {
+    if (value) {
+        PyErr_Format(PyExc_ValueError, "parents must list parents before children (parents[j] < j, -1 for a root): "
+                     "parents[%zd] = %S", (Py_ssize_t)j, value);
+        Py_DECREF(value);
+    }
     return -1;
 }
 
@@ -145,7 +149,7 @@ static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
             if (!PyLong_CheckExact(items[j]) || overflow)
                 plain = 0; /* anything else is judged as NumPy converts it, below */
             else if (v < -1 || v >= j)
-                return bad_parent(j, v);
+                return bad_parent(j, PyLong_FromLongLong(v));
             else
                 parent[j] = (intptr_t)v;
         }
@@ -192,11 +196,9 @@ static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
             PyErr_Format(PyExc_TypeError, "parents must be integers, got dtype %S", (PyObject *)PyArray_DESCR(native));
             status = -1;
         } else if (kind > 0) {
-            PyErr_Format(PyExc_ValueError, "parents must list parents before children (parents[j] < j, -1 for a "
-                         "root): parents[%zd] = %llu", (Py_ssize_t)j, big);
-            status = -1;
+            status = bad_parent(j, PyLong_FromUnsignedLongLong(big));
         } else if (v < -1 || v >= j) {
-            status = bad_parent(j, v);
+            status = bad_parent(j, PyLong_FromLongLong(v));
         } else {
             parent[j] = (intptr_t)v;
         }

@@ -179,12 +179,13 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
     npy_intp top = 0, repeated = -1;
     for (npy_intp k = 0; k < m; k++) {
         if (v[k] < 0 || v[k] >= n_joints) {
-            if (from_unsigned && v[k] < 0) /* an unsigned value beyond intp's range, as it was given */
-                PyErr_Format(PyExc_ValueError, "index value %zu is out of range for %zd joints (expected 0 <= index < "
-                             "%zd)", (size_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
-            else
-                PyErr_Format(PyExc_ValueError, "index value %zd is out of range for %zd joints (expected 0 <= index < "
-                             "%zd)", (Py_ssize_t)v[k], (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
+            /* an unsigned value beyond intp's range (read back as negative) is reported as it was given */
+            PyObject *value = from_unsigned && v[k] < 0 ? PyLong_FromSize_t((size_t)v[k]) : PyLong_FromSsize_t(v[k]);
+            if (value) {
+                PyErr_Format(PyExc_ValueError, "index value %S is out of range for %zd joints (expected 0 <= index < "
+                             "%zd)", value, (Py_ssize_t)n_joints, (Py_ssize_t)n_joints);
+                Py_DECREF(value);
+            }
             release_index(out);
             return -1;
         }
