@@ -1,6 +1,7 @@
 """Writing files so that a failure never leaves one half-written: bvh.save and the command's
 outputs (python -m jointmath) go through write_atomic."""
 import os
+import stat
 import tempfile
 
 
@@ -9,19 +10,23 @@ def write_atomic(path, write, text=False):
     disk, then renamed over `path` (os.replace), so a crash, a full disk or a file size limit
     never leaves a truncated `path`, and a file it replaces stays whole until then. A symbolic
     link at `path` keeps pointing where it did: the file it names is the one replaced. The new
-    file has a new file's mode (0o666 less the umask). The temporary file is removed on any
-    error, which propagates (OSError for an unwritable folder, or a directory at `path`).
-    Returns `path`."""
+    file keeps the permission bits of the file it replaces, else has a new file's mode (0o666
+    less the umask); another hard link to the old file keeps the old contents. The temporary
+    file is removed on any error, which propagates (FileNotFoundError for a folder that does
+    not exist, another OSError for an unwritable one or a directory at `path`). Returns `path`."""
     target = os.path.realpath(path) if os.path.islink(path) else path
     folder = os.path.dirname(target) or "."
-    os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w" if text else "wb", **({"newline": "\n", "encoding": "utf-8"} if text else {})) as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(temporary, 0o666 & ~umask())  # mkstemp makes it private; give it a new file's mode
+        try:  # mkstemp makes it private: give it the mode of the file it replaces, or a new file's
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            mode = 0o666 & ~umask()
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         try:

@@ -251,6 +251,7 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
             progress("load")
         result, packed, clip, unpacked = process_clip(clip, bits, fps, check, progress)
         for kind, target in (outputs or {}).items():
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)  # a subfolder of --out
             if kind == "packed":
                 save_packed(target, clip, packed)
             elif kind == "bvh":
@@ -260,7 +261,7 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
             written[kind] = target
             if progress is not None:
                 progress("write " + kind)
-    except (OSError, ValueError, TypeError, UnicodeDecodeError, MemoryError) as exc:
+    except Exception as exc:  # noqa: BLE001 - one clip's failure, whatever it is, must not stop the others
         return {"file": path, "error": f"{type(exc).__name__}: {exc}", "outputs": written,
                 "warnings": caught}
     result["seconds"] = {"load": load_seconds, **result["seconds"]}
@@ -323,7 +324,8 @@ def load_packed(path):
                          f"corrupt ({type(exc).__name__}: {exc})") from exc
     if arrays is None:
         raise ValueError(f"path {str(path)!r} holds a single array (.npy), not a packed clip archive (.npz)")
-    found = int(arrays["pack_format"]) if "pack_format" in arrays else 1
+    found = arrays.get("pack_format", np.array(1))
+    found = int(found) if found.shape == () and found.dtype.kind in "iu" else repr(found.tolist())
     if found != PACK_FORMAT:
         raise ValueError(f"path {str(path)!r} holds packed format {found}, this jointmath reads format "
                          f"{PACK_FORMAT} only (format 1, unversioned, used the centred quantiser and would "
@@ -337,6 +339,8 @@ def load_packed(path):
         if raw.dtype != np.uint8 or raw.ndim != 3 or raw.shape[-1] != dtype.itemsize:
             raise ValueError(f"expected (frames, joints, {dtype.itemsize}) uint8 record bytes, got {raw.dtype} of "
                              f"shape {raw.shape}")
+        if arrays["names"].dtype.kind != "U":
+            raise ValueError(f"expected joint names as strings, got {arrays['names'].dtype}")
         packed = np.ascontiguousarray(raw).view(dtype)[..., 0]
         joints = unpack_joints(packed)
         return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],

@@ -435,9 +435,10 @@ static PyObject *py_motion_to_joints(PyObject *self, PyObject *args) {
 PyDoc_STRVAR(first_moved_joint_doc,
              "_first_moved_joint(joints, offsets, fixed, tolerance)\n--\n\n"
              "Internal (jointmath.bvh.save): the first record f * J + j (frame by frame) of (F, J)\n"
-             "C-contiguous JOINT_QUAT joints with fixed[j] (uint8 (J,)) whose translation differs\n"
-             "from offsets[j] (float64 (J, 3) C-contiguous) by more than tolerance on an axis\n"
-             "(|t - offset| in float64, NaN counts as more), or -1.");
+             "C-contiguous JOINT_QUAT joints whose translation differs from offsets[j] (float64\n"
+             "(J, 3) C-contiguous) by more than tolerance on an axis k with bit k of fixed[j] set\n"
+             "(uint8 (J,): the axes without a position channel; |t - offset| in float64, NaN counts\n"
+             "as more), or -1.");
 
 static PyObject *py_first_moved_joint(PyObject *self, PyObject *args) {
     (void)self;
@@ -456,14 +457,12 @@ static PyObject *py_first_moved_joint(PyObject *self, PyObject *args) {
                                               "and uint8 (J,), C-contiguous");
     const jm_joint_quat *record = (const jm_joint_quat *)PyArray_DATA(joints);
     const double *offset = (const double *)PyArray_DATA(offsets);
-    const npy_uint8 *is_fixed = (const npy_uint8 *)PyArray_DATA(fixed);
+    const npy_uint8 *fixed_axes = (const npy_uint8 *)PyArray_DATA(fixed);
     const npy_intp n = PyArray_SIZE(joints);
     for (npy_intp i = 0; i < n; i++) {
         const npy_intp j = i % n_joints;
-        if (!is_fixed[j])
-            continue;
         for (int k = 0; k < 3; k++)
-            if (!(fabs((double)record[i].t[k] - offset[3 * j + k]) <= tolerance))
+            if (fixed_axes[j] >> k & 1 && !(fabs((double)record[i].t[k] - offset[3 * j + k]) <= tolerance))
                 return PyLong_FromSsize_t(i);
     }
     return PyLong_FromLong(-1);

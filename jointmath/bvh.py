@@ -44,6 +44,11 @@ _ROTATIONS = {"Xrotation": "X", "Yrotation": "Y", "Zrotation": "Z"}
 _POSITIONS = {"Xposition": 0, "Yposition": 1, "Zposition": 2}
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
+#: A line's words: BVH separates them by ASCII spaces and tabs (str.split() would also split a
+#: name at a no-break space or another Unicode space, and change it).
+_WORD = re.compile(r"[^ \t\n\r\v\f]+")
+#: Values from this one on round to float32 infinity (halfway between FLT_MAX and 2^128).
+_FLOAT32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
 #: Frame Time bounds: 1,000,000 frames per second to one frame an hour.
 FRAME_TIME_RANGE = (1e-6, 3600.0)
 #: save() indents a joint by its depth in tabs, up to this many (a 10,000-deep chain stays small).
@@ -117,10 +122,14 @@ class Clip:
     def __post_init__(self):
         self.names = [str(n) for n in self.names]
         n_joints = len(self.names)
+        if not n_joints:
+            raise ValueError("names must list at least one joint, got none")
         self.parents = _checked_parents(self.parents, n_joints)
         self.offsets = np.asarray(self.offsets, np.float64)
         if self.offsets.shape != (n_joints, 3):
             raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")
+        if not np.isfinite(self.offsets).all():
+            raise ValueError("offsets must be finite")
         self.channels = [tuple(c) for c in self.channels]
         if len(self.channels) != n_joints:
             raise ValueError(f"channels must list one tuple per joint ({n_joints}), got {len(self.channels)}")
@@ -128,20 +137,26 @@ class Clip:
             problem = _channel_problem(channels)
             if problem:
                 raise ValueError(f"channels of joint {j} ({self.names[j]!r}): {problem}")
-        if not (isinstance(self.frame_time, (int, float, np.integer, np.floating)) and np.isfinite(self.frame_time)
-                and self.frame_time > 0):
+        if not (isinstance(self.frame_time, (int, float, np.integer, np.floating))
+                and not isinstance(self.frame_time, bool) and np.isfinite(self.frame_time) and self.frame_time > 0):
             raise ValueError(f"frame_time must be a positive number of seconds, got {self.frame_time!r}")
         self.frame_time = float(self.frame_time)
         checked_joints(self.joints)
         if self.joints.ndim != 2 or self.joints.shape[1] != n_joints:
             raise ValueError(f"joints must have shape (frames, {n_joints}), got shape {self.joints.shape}")
-        self.end_sites = np.asarray(self.end_sites, np.int64).reshape(-1)
+        end_sites = np.asarray(self.end_sites)
+        if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
+            raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
+                             f"{end_sites.shape}")
+        self.end_sites = end_sites.astype(np.int64)
         self.end_offsets = np.asarray(self.end_offsets, np.float64)
         if self.end_offsets.shape != (len(self.end_sites), 3):
             raise ValueError(f"end_offsets must have shape ({len(self.end_sites)}, 3), one per End Site, "
                              f"got shape {self.end_offsets.shape}")
         if ((self.end_sites < 0) | (self.end_sites >= n_joints)).any():
             raise ValueError(f"end_sites must be joint indices in [0, {n_joints}), got {self.end_sites.tolist()}")
+        if not np.isfinite(self.end_offsets).all():
+            raise ValueError("end_offsets must be finite")
 
     # ------------------------------------------------------------------ derived values --
 
@@ -180,7 +195,8 @@ class Clip:
         frames in place and only those are computed, continuing from their neighbours).
         """
         loaded = getattr(self, "_loaded_motion", None)
-        if loaded is not None and loaded.shape[0] == self.n_frames:
+        n_channels = sum(len(c) for c in self.channels)
+        if loaded is not None and loaded.shape == (self.n_frames, n_channels):
             # the file's values for every frame they still give exactly
             frame_bytes = (self.n_frames, self.n_joints * JOINT_QUAT.itemsize)
             unchanged = (_joints_from_motion(loaded, self.offsets, self.channels).view(np.uint8).reshape(frame_bytes)
@@ -378,9 +394,36 @@ def _motion_from_joints(joints, offsets, channels):
 
 
 def joints_from_motion(motion, offsets, channels):
-    """(F, J) JOINT_QUAT local joints from raw channel values (see the module docstring)."""
-    motion = np.ascontiguousarray(motion, np.float32)
-    return _joints_from_motion(motion, np.asarray(offsets, np.float64), [tuple(c) for c in channels])
+    """(F, J) JOINT_QUAT local joints from raw channel values (see the module docstring), as
+    load() builds them: motion (F, C) real numbers (computed in float32; NaN gives NaN),
+    offsets (J, 3) real numbers, channels J sequences of channel names as Clip.channels.
+
+    Raises TypeError for motion or offsets that are not real numbers, or channels that are not
+    a sequence of sequences of names; ValueError for an unknown or repeated channel name, a
+    joint with other than 0 or 3 rotation channels, or shapes that do not fit each other.
+    """
+    if isinstance(channels, (str, bytes)) or not hasattr(channels, "__len__"):
+        raise TypeError(f"channels must be a sequence of channel-name tuples, one per joint, got "
+                        f"{type(channels).__name__}")
+    checked = []
+    for j, ch in enumerate(channels):
+        if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
+            raise TypeError(f"channels[{j}] must be a sequence of channel names such as ('Zrotation', 'Xrotation', "
+                            f"'Yrotation'), got {ch!r}")
+        ch = tuple(ch)
+        problem = _channel_problem(ch)
+        if problem:
+            raise ValueError(f"channels[{j}]: {problem}")
+        checked.append(ch)
+    arrays = {}
+    for name, value, ndim in (("motion", motion, 2), ("offsets", offsets, 2)):
+        array = np.asarray(value)
+        if array.dtype.kind not in "biuf":
+            raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+        if array.ndim != ndim:
+            raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
+        arrays[name] = array
+    return _joints_from_motion(arrays["motion"], arrays["offsets"].astype(np.float64), checked)
 
 
 # ----------------------------------------------------------------------------------- reading --
@@ -424,7 +467,7 @@ class _Lines:
             raw = data[self.pos:end]
             self.pos = found.end() if found else len(data)
             self.i += 1
-            tokens = self._decode(raw).split()
+            tokens = _WORD.findall(self._decode(raw))
             if tokens:
                 return tokens
         raise self.error(f"unexpected end of file, expected {what}")
@@ -437,8 +480,8 @@ def _floats(lines, tokens, count, what):
         if not _NUMBER.fullmatch(t):
             raise lines.error(f"{what}: not a number in {' '.join(tokens)!r}")
     values = [float(t) for t in tokens]
-    if not all(np.isfinite(values)):
-        raise lines.error(f"{what}: not a finite number in {' '.join(tokens)!r}")
+    if not all(abs(v) < _FLOAT32_OVERFLOW for v in values):  # rounds to a finite float32 (NaN fails too)
+        raise lines.error(f"{what}: not a finite float32 in {' '.join(tokens)!r}")
     return values
 
 
@@ -539,7 +582,9 @@ def _parse_motion(lines, n_channels):
     if not low <= frame_time <= high:
         raise lines.error(f"Frame Time must be between {low:g} and {high:g} seconds (1,000,000 to 1/3600 frames "
                           f"per second), got {time_text}")
-    motion, found, last, detail = _core._read_motion(lines.data, lines.pos, lines.i + 1, n_channels, n_frames)
+    # a frame takes a line: a count beyond the file's bytes is read as that many (then reported truncated)
+    motion, found, last, detail = _core._read_motion(lines.data, lines.pos, lines.i + 1, n_channels,
+                                                     min(n_frames, len(lines.data) + 1))
     if motion is None:  # (None, line, kind, detail)
         line, kind = found, last
         if kind == "count":
@@ -552,8 +597,8 @@ def _parse_motion(lines, n_channels):
         raise lines.error(f"Frames: {n_frames} but the file ends after {found} frames (truncated?)", last)
     if found > n_frames and n_channels:  # without channels, extra blank lines are just blank lines
         # some exporters write one frame more than they declare: keep what is declared, say so
-        lines.notes.append(f"{lines.source}: Frames: {n_frames} but the file holds {found} frame lines; "
-                           f"the last {found - n_frames} are ignored")
+        lines.notes.append(f"{lines.source}:{last}: Frames: {n_frames} but the file holds {found} frame lines; "
+                           f"the last {found - n_frames} (up to this line) are ignored")
     return frame_time, motion
 
 
@@ -620,19 +665,31 @@ def _read(path_or_file, notes):
 
 # ----------------------------------------------------------------------------------- writing --
 
+def _check_names(clip):
+    """Each name must read back as itself: words of non-space characters, one ASCII space apart."""
+    for j, name in enumerate(clip.names):
+        if " ".join(_WORD.findall(name)) != name or not name:
+            raise ValueError(f"clip.names[{j}] = {name!r} cannot be written as BVH: a joint name must be words of "
+                             f"visible characters separated by single spaces (no tabs, line breaks, or spaces at "
+                             f"its ends), and not empty")
+
+
 def _check_translations(clip, motion_joints):
-    """A joint without position channels must keep its OFFSET (BVH cannot say otherwise)."""
-    fixed = np.array([not any(c in _POSITIONS for c in ch) for ch in clip.channels], np.uint8)
-    if not fixed.any() or clip.n_frames == 0:
+    """An axis without a position channel must keep the joint's OFFSET there (BVH cannot say
+    otherwise), within 1e-6 of the largest OFFSET (at least 1): the round trip's bound."""
+    fixed_axes = np.array([sum(1 << axis for name, axis in _POSITIONS.items() if name not in ch)
+                           for ch in clip.channels], np.uint8)
+    if not fixed_axes.any() or clip.n_frames == 0:
         return
     offset = clip.offsets.astype(np.float32).astype(np.float64)
     scale = max(1.0, float(np.abs(clip.offsets).max()))
-    bad = _core._first_moved_joint(np.ascontiguousarray(motion_joints), offset, fixed, 1e-5 * scale)
+    bad = _core._first_moved_joint(np.ascontiguousarray(motion_joints), offset, fixed_axes, 1e-6 * scale)
     if bad >= 0:
         f, j = divmod(bad, clip.n_joints)
+        missing = " ".join(name for name in _POSITIONS if name not in clip.channels[j])
         raise ValueError(f"clip.joints['t'] of joint {j} ({clip.names[j]!r}) differs from its OFFSET in frame {f} "
-                         f"({motion_joints['t'][f, j, :3].tolist()} vs {clip.offsets[j].tolist()}), and the joint "
-                         f"has no position channels to write it: give it Xposition Yposition Zposition channels")
+                         f"({motion_joints['t'][f, j, :3].tolist()} vs {clip.offsets[j].tolist()}) on an axis "
+                         f"without a position channel to write it: give the joint {missing}")
 
 
 def _check_rotations(clip):
@@ -653,51 +710,10 @@ def _check_rotations(clip):
                          f"give it three rotation channels")
 
 
-def save(clip, path_or_file):
-    """Write a Clip as BVH: its hierarchy, then ``clip.motion`` (computed from ``clip.joints``:
-    each joint's rotation as its Euler channels in its own order, in degrees, its position
-    channels as translation - OFFSET).
-
-    Every value is the shortest decimal that reads back as the same float32 (-17 is written
-    "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
-    gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
-    the file's values for the frames of a clip as load() returned it that were not edited). No
-    recursion: any depth of hierarchy saves (indentation stops growing at MAX_INDENT tabs).
-
-    A path is written atomically (a temporary file in the same folder, renamed over the path
-    once complete): a failed save leaves the file it would replace as it was, and no partial
-    file. Nothing is written when the clip cannot be saved.
-
-    Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
-    a writable file; ValueError for a zero or non-finite rotation or translation, a joint
-    without position channels whose translation differs from its OFFSET, a joint without
-    rotation channels whose rotation is not the identity (within 1e-6 rad), or a frame_time
-    that load() would refuse (outside FRAME_TIME_RANGE, 1e-6 to 3600 s); OSError when the file
-    cannot be written.
-    """
-    if not isinstance(clip, Clip):
-        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
-    if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
-        raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
-    low, high = FRAME_TIME_RANGE
-    if not low <= clip.frame_time <= high:
-        raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
-                         f"(1,000,000 to 1/3600 frames per second), got {clip.frame_time!r}")
-    _check_translations(clip, clip.joints)
-    _check_rotations(clip)
-    motion = np.ascontiguousarray(clip.motion, np.float32)
-    body = _core._format_motion(motion)
-    if isinstance(body, int):
-        f, c = divmod(body, motion.shape[1])
-        column = 0
-        for j, ch in enumerate(clip.channels):
-            if c < column + len(ch):
-                break
-            column += len(ch)
-        raise ValueError(f"clip.joints hold a zero or non-finite rotation or a non-finite translation in frame {f}, "
-                         f"joint {j} ({clip.names[j]!r}): BVH cannot hold it")
-    out = io.StringIO()
-    out.write("HIERARCHY\n")
+def _write_hierarchy(clip, out):
+    """Writes the HIERARCHY section of `clip` to the text stream `out`: depth-first from each
+    root in turn, a joint's children in their clip order, its End Sites after them. Returns the
+    joints in the order written (the order load() gives them)."""
     children = [[] for _ in range(clip.n_joints)]
     roots = []
     for j, p in enumerate(clip.parents.tolist()):
@@ -709,13 +725,16 @@ def save(clip, path_or_file):
     def numbers(values):
         return " ".join(repr(float(v)).removesuffix(".0") for v in values)
 
-    # depth-first with an explicit stack: ("open", joint, depth) writes a joint and queues its
+    out.write("HIERARCHY\n")
+    order = []
+    # an explicit stack (no recursion): ("open", joint, depth) writes a joint and queues its
     # children, End Sites and closing brace, in file order
     stack = [("open", r, 0) for r in reversed(roots)]
     while stack:
         action, j, depth = stack.pop()
         pad = "\t" * min(depth, MAX_INDENT)
         if action == "open":
+            order.append(j)
             out.write(f"{pad}{'ROOT' if depth == 0 else 'JOINT'} {clip.names[j]}\n{pad}{{\n")
             out.write(f"{pad}\tOFFSET {numbers(clip.offsets[j])}\n")
             out.write(f"{pad}\tCHANNELS {len(clip.channels[j])}{''.join(' ' + c for c in clip.channels[j])}\n")
@@ -726,8 +745,69 @@ def save(clip, path_or_file):
             for offset in ends[j]:
                 out.write(f"{inner}End Site\n{inner}{{\n{inner}\tOFFSET {numbers(offset)}\n{inner}}}\n")
             out.write(f"{pad}}}\n")
-    out.write(f"MOTION\nFrames: {clip.n_frames}\nFrame Time: {clip.frame_time!r}\n")
-    text = out.getvalue().encode("utf-8") + body
+    return order
+
+
+def save(clip, path_or_file):
+    """Write a Clip as BVH: its hierarchy, then ``clip.motion`` (computed from ``clip.joints``:
+    each joint's rotation as its Euler channels in its own order, in degrees, its position
+    channels as translation - OFFSET).
+
+    Every value is the shortest decimal that reads back as the same float32 (-17 is written
+    "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
+    gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
+    the file's values for the frames of a clip as load() returned it that were not edited). No
+    recursion: any depth of hierarchy saves (indentation stops growing at MAX_INDENT tabs).
+
+    A BVH file nests each joint in its parent, so it lists the joints depth-first (each root,
+    then its first child's subtree, ...) and a joint's End Sites after its children. A clip in
+    another order (any order with parents before children is a valid Clip: breadth-first, for
+    example) is written in that order, each joint with its own channel values, and loads back
+    in it.
+
+    A path is written atomically (a temporary file in the same folder, renamed over the path
+    once complete): a failed save leaves the file it would replace as it was, and no partial
+    file. The new file keeps the permission bits of the one it replaces (a new file gets the
+    umask's); a hard link to the old file keeps the old contents. Nothing is written when the
+    clip cannot be saved.
+
+    Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
+    a writable file; ValueError for a field that Clip() would refuse (checked again: fields may
+    have been assigned since), a joint name that would not read back as itself (empty, or with
+    whitespace other than single spaces between words), a zero or non-finite rotation or
+    translation, a translation that differs from the OFFSET on an axis without a position
+    channel, a joint without rotation channels whose rotation is not the identity (within 1e-6
+    rad), or a frame_time that load() would refuse (outside FRAME_TIME_RANGE, 1e-6 to 3600 s);
+    FileNotFoundError for a folder that does not exist; OSError when the file cannot be written.
+    """
+    if not isinstance(clip, Clip):
+        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
+    if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
+        raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
+    loaded = getattr(clip, "_loaded_motion", None)
+    clip = dataclasses.replace(clip)  # the fields checked again (and converted) by Clip itself
+    clip._loaded_motion = loaded
+    low, high = FRAME_TIME_RANGE
+    if not low <= clip.frame_time <= high:
+        raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
+                         f"(1,000,000 to 1/3600 frames per second), got {clip.frame_time!r}")
+    _check_names(clip)
+    _check_translations(clip, clip.joints)
+    _check_rotations(clip)
+    hierarchy = io.StringIO()
+    order = _write_hierarchy(clip, hierarchy)
+    motion = clip.motion
+    first_column = np.cumsum([0] + [len(ch) for ch in clip.channels])
+    if order != sorted(order):
+        motion = motion[:, np.concatenate([np.arange(first_column[j], first_column[j + 1]) for j in order])]
+    body = _core._format_motion(np.ascontiguousarray(motion, np.float32))
+    if isinstance(body, int):
+        f, c = divmod(body, motion.shape[1])
+        j = order[int(np.searchsorted(np.cumsum([len(clip.channels[j]) for j in order]), c, side="right"))]
+        raise ValueError(f"clip.joints hold a zero or non-finite rotation or a non-finite translation in frame {f}, "
+                         f"joint {j} ({clip.names[j]!r}): BVH cannot hold it")
+    hierarchy.write(f"MOTION\nFrames: {clip.n_frames}\nFrame Time: {clip.frame_time!r}\n")
+    text = hierarchy.getvalue().encode("utf-8") + body
     if isinstance(path_or_file, (str, os.PathLike)):
         write_atomic(os.fspath(path_or_file), lambda f: f.write(text))
     elif isinstance(path_or_file, io.TextIOBase):
@@ -742,10 +822,12 @@ def save(clip, path_or_file):
 def resample(clip, fps):
     """The clip at `fps` frames per second: frames at exact multiples of 1 / fps covering the
     same duration, rotations slerped and translations lerped between the source frames around
-    each new time (jointmath.resample_joints). A new Clip with the same skeleton; it saves as
-    BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+    each new time (jointmath.resample_joints). A new Clip with a copy of the skeleton (editing
+    one clip's offsets leaves the other's alone); it saves as BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
     joints = _core.resample_joints(clip.joints, clip.frame_time, fps)
-    return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps))
+    return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps), names=list(clip.names),
+                               parents=clip.parents.copy(), offsets=clip.offsets.copy(), channels=list(clip.channels),
+                               end_sites=clip.end_sites.copy(), end_offsets=clip.end_offsets.copy())

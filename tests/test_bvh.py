@@ -132,8 +132,15 @@ MALFORMED = [
     (SMALL.replace("Frame Time: .0333333", "Frame Time: 1e-320"), 23, "Frame Time must be between 1e-06 and 3600"),
     (SMALL.replace("Frame Time: .0333333", "Frame Time: inf"), 23, "Frame Time: not a number"),
     (SMALL.replace("Frame Time: .0333333", "Frame Time: -0.01"), 23, "Frame Time must be positive"),
-    (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 1e400"), 4, "OFFSET: not a finite number"),
+    (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 1e400"), 4, "OFFSET: not a finite float32"),
     (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 nan"), 4, "OFFSET: not a number"),
+    # beyond float32 (loaded as inf before, with only NumPy's cast warning)
+    (SMALL.replace("OFFSET 1.0 2.0 3.0", "OFFSET 1.0 2.0 -1e39"), 4, "OFFSET: not a finite float32"),
+    (SMALL.replace("OFFSET 0 2 0", "OFFSET 0 340282356779733661637539395458142568448 0"), 12,
+     "OFFSET: not a finite float32"),  # 2^128 - 2^103: halfway to 2^128, rounds to inf
+    # more frames than the file has bytes (OverflowError before, which stopped a batch)
+    (SMALL.replace("Frames: 2", "Frames: 99999999999999999999"), 25,
+     "Frames: 99999999999999999999 but the file ends after 2 frames"),
 ]
 
 

@@ -483,3 +483,166 @@ def test_translations_accessor(isa):
     assert jm.translations(joints).shape == (4, 3, 3)
     with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT"):
         jm.translations(xyz)
+
+
+def breadth_first_clip(rng):
+    """Hips with two legs listed breadth-first (a valid Clip: parents before children, but not
+    the depth-first order a BVH file nests them in), each joint turned differently."""
+    names = ["Hips", "LeftUpLeg", "RightUpLeg", "LeftLeg", "RightLeg"]
+    offsets = [[0, 0, 0], [1, -2, 0], [-1, -2, 0], [0, -2, 0], [0, -2, 0]]
+    joints = jm.make_joints(random_quats(rng, (4, 5)), np.broadcast_to(offsets, (4, 5, 3)).copy())
+    jm.translations(joints)[:, 0] = rng.uniform(-5, 5, (4, 3))
+    channels = [("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")] + [
+        ("Zrotation", "Xrotation", "Yrotation")] * 4
+    return bvh.Clip(names=names, parents=[-1, 0, 0, 1, 2], offsets=offsets, channels=channels, frame_time=0.04,
+                    joints=joints, end_sites=[4, 3, 0], end_offsets=[[0, -1, 0], [0, -1.5, 0], [0, 3, 0]])
+
+
+def test_a_clip_in_another_order_saves_each_joint_with_its_own_motion(once):
+    """A clip whose joints are not in depth-first order (breadth-first here, as converters from
+    other formats list them; or several roots) is written depth-first with every joint's
+    channel values under it: before, the motion columns stayed in the clip's order under the
+    depth-first hierarchy (RightUpLeg's rotation loaded as LeftLeg's)."""
+    clip = breadth_first_clip(np.random.default_rng(11))
+    again, text = reload(clip)
+    assert again.names == ["Hips", "LeftUpLeg", "LeftLeg", "RightUpLeg", "RightLeg"]
+    order = [0, 1, 3, 2, 4]
+    assert again.parents.tolist() == [-1, 0, 1, 0, 3]
+    assert np.array_equal(again.offsets, clip.offsets[order])
+    assert ref.angle_between(again.joints["q"], clip.joints["q"][:, order]).max() < 1e-6
+    assert np.array_equal(again.joints["t"], clip.joints["t"][:, order])
+    # the world positions of every joint and End Site tip are the clip's, in the file's order
+    tip_of = {clip.names[j]: k for k, j in enumerate(clip.end_sites.tolist())}  # one End Site per joint here
+    end_order = [tip_of[again.names[j]] for j in again.end_sites.tolist()]
+    assert sorted(end_order) == [0, 1, 2]
+    assert np.allclose(again.positions(), clip.positions()[:, order + [5 + k for k in end_order]], atol=1e-5)
+    # two roots, the second one's child listed before the first one's
+    rng = np.random.default_rng(12)
+    joints = jm.make_joints(random_quats(rng, (3, 3)), np.zeros((3, 3, 3)))
+    two = bvh.Clip(names=["A", "B", "A1"], parents=[-1, -1, 0], offsets=np.zeros((3, 3)),
+                   channels=[("Zrotation", "Xrotation", "Yrotation")] * 3, frame_time=0.1, joints=joints)
+    again = reload(two)[0]
+    assert again.names == ["A", "A1", "B"]
+    assert ref.angle_between(again.joints["q"], joints["q"][:, [0, 2, 1]]).max() < 1e-6
+
+
+def test_translation_on_an_axis_without_a_position_channel_is_refused(once, sample):
+    """A joint with some position channels keeps its OFFSET on the other axes: an edit there was
+    dropped on save (Y edited by 10 on a joint with only Xposition, saved, reloaded unchanged).
+    Any edit beyond 1e-6 of the largest OFFSET is refused now, also below the 1e-5 it was."""
+    channels = [("Xposition", "Zrotation", "Xrotation", "Yrotation")] + sample.channels[1:]
+    clip = dataclasses.replace(sample, channels=channels, joints=sample.joints[:4].copy())
+    jm.translations(clip.joints)[:, 0, 1] = sample.offsets[0, 1]
+    jm.translations(clip.joints)[:, 0, 2] = sample.offsets[0, 2]
+    jm.translations(clip.joints)[:, 0, 0] += 3  # on the axis it has: saved
+    again = reload(clip)[0]
+    assert np.array_equal(again.joints["t"], clip.joints["t"])
+    jm.translations(clip.joints)[2, 0, 1] += 10
+    with pytest.raises(ValueError, match=r"joint 0 \('Hips'\) differs from its OFFSET in frame 2 .* give the "
+                                         r"joint Yposition Zposition"):
+        bvh.save(clip, io.BytesIO())
+    scale = np.abs(sample.offsets).max()
+    small = dataclasses.replace(sample, joints=sample.joints[:2].copy())
+    jm.translations(small.joints)[1, 5, 0] += np.float32(3e-6 * scale)  # joint 5 has no position channel
+    with pytest.raises(ValueError, match=r"joint 5 .* differs from its OFFSET in frame 1"):
+        bvh.save(small, io.BytesIO())
+
+
+@pytest.mark.parametrize("name", ["", " Hips", "Hips ", "Spine  2", "Spine\tL", "left\nknee", "a\rb", "x\x0by"])
+def test_names_bvh_cannot_hold_are_refused(once, sample, name, tmp_path):
+    """A name that would not read back as itself was written anyway: an empty one or one with a
+    line break made a file load() refuses (replacing a good one), others came back changed."""
+    target = tmp_path / "clip.bvh"
+    bvh.save(sample, target)
+    before = target.read_bytes()
+    renamed = dataclasses.replace(sample, names=sample.names[:3] + [name] + sample.names[4:])
+    with pytest.raises(ValueError, match=r"clip.names\[3\] = .* cannot be written as BVH"):
+        bvh.save(renamed, target)
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["Spi\xa0ne", "x\u2028y", "Ζ σπονδυλική", "a {", "End"])
+def test_names_round_trip_as_they_are(once, sample, name):
+    """Words are split at ASCII whitespace only: a no-break space or another Unicode space in a
+    name stays (before, str.split() turned 'Spi\\xa0ne' into 'Spi ne' on load)."""
+    renamed = dataclasses.replace(sample, names=sample.names[:3] + [name] + sample.names[4:])
+    assert reload(renamed)[0].names == renamed.names
+
+
+def test_save_checks_fields_assigned_after_construction(once, sample):
+    """Assigning a field skips Clip's checks: save checks them again. A NumPy frame_time was
+    written as 'np.float64(0.016666666666666666)' (a file load() refuses), True was taken as 1 s."""
+    clip = dataclasses.replace(sample, joints=sample.joints[:3].copy())
+    clip.frame_time = np.float64(1) / 60
+    again, text = reload(clip)
+    assert b"Frame Time: 0.016666666666666666\n" in text and again.frame_time == 1 / 60
+    clip.frame_time = "0.1"
+    with pytest.raises(ValueError, match="frame_time must be a positive number"):
+        bvh.save(clip, io.BytesIO())
+    with pytest.raises(ValueError, match="frame_time must be a positive number"):
+        dataclasses.replace(sample, frame_time=True)
+    with pytest.raises(ValueError, match="names must list at least one joint"):
+        bvh.Clip(names=[], parents=[], offsets=np.zeros((0, 3)), channels=[], frame_time=0.1,
+                 joints=np.zeros((2, 0), jm.JOINT_QUAT))
+    with pytest.raises(ValueError, match="offsets must be finite"):
+        dataclasses.replace(sample, offsets=np.where(np.arange(31)[:, None] == 3, np.nan, sample.offsets))
+    with pytest.raises(ValueError, match="end_sites must be a 1-D array of joint indices"):
+        dataclasses.replace(sample, end_sites=sample.end_sites[:, None])
+
+
+def test_editing_a_loaded_clip_s_channels(once, sample):
+    """Adding the position channels that save asked for (or dropping the root's) made motion and
+    save fail ('motion must have one column per channel (99), got shape (381, 96)'): the file's
+    values kept for unedited frames were read with the new channels."""
+    clip = bvh.load(_job.sample_path())
+    jm.translations(clip.joints)[:, 1] += [0, .5, 0]
+    clip.channels[1] = ("Xposition", "Yposition", "Zposition") + clip.channels[1]
+    again = reload(clip)[0]
+    assert np.allclose(again.joints["t"], clip.joints["t"], atol=1e-5)
+    assert ref.angle_between(again.joints["q"], clip.joints["q"]).max() < 1e-6
+    clip = bvh.load(_job.sample_path())
+    clip.channels[0] = ("Zrotation", "Xrotation", "Yrotation")
+    jm.translations(clip.joints)[:, 0] = clip.offsets[0]
+    assert clip.motion.shape == (clip.n_frames, 93)
+    assert ref.angle_between(reload(clip)[0].joints["q"], clip.joints["q"]).max() < 1e-6
+
+
+def test_resample_copies_the_skeleton(once, sample):
+    before = dataclasses.replace(sample, offsets=sample.offsets.copy(), names=list(sample.names))
+    low = bvh.resample(sample, 30)
+    low.offsets *= 2.54
+    low.end_offsets *= 2.54
+    low.names[0] = "Root"
+    low.parents[1] = -1
+    assert sample == before and not np.array_equal(low.offsets, sample.offsets)
+
+
+def test_joints_from_motion_checks_its_arguments(once):
+    zxy = ("Zrotation", "Xrotation", "Yrotation")
+    good = bvh.joints_from_motion(np.zeros((2, 3)), np.zeros((1, 3)), [zxy])
+    assert good.shape == (2, 1) and np.array_equal(good["q"], np.tile([0, 0, 0, 1], (2, 1, 1)))
+    for motion, offsets, channels, kind, message in [
+            (np.zeros((2, 3)), np.zeros((1, 3)), [("Zrot", "X", "Y")], ValueError, r"channels\[0\]: unknown channel"),
+            (np.zeros((2, 2)), np.zeros((1, 3)), [zxy[:2]], ValueError, "0 or 3 rotation channels, got 2"),
+            (np.zeros((2, 3)), np.zeros((1, 3)), [zxy[:2] + zxy[:1]], ValueError, "appears twice"),
+            (np.zeros((2, 3)), np.zeros((1, 3)), ["Zrotation Xrotation Yrotation"], TypeError,
+             r"channels\[0\] must be a sequence of channel names"),
+            (np.zeros((2, 3)), np.zeros((1, 3)), "ZXY", TypeError, "channels must be a sequence"),
+            (np.zeros(3), np.zeros((1, 3)), [zxy], ValueError, r"motion must be a 2-D array, got shape \(3,\)"),
+            ([["1", "2", "3"]], np.zeros((1, 3)), [zxy], TypeError, "motion must hold real numbers"),
+            (np.zeros((2, 3), complex), np.zeros((1, 3)), [zxy], TypeError, "motion must hold real numbers"),
+            (np.zeros((2, 4)), np.zeros((1, 3)), [zxy], ValueError, "motion must have one column per channel"),
+            (np.zeros((2, 3)), np.zeros((2, 3)), [zxy], ValueError, r"offsets must have shape \(1, 3\)")]:
+        with pytest.raises(kind, match=message):
+            bvh.joints_from_motion(motion, offsets, channels)
+
+
+def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
+    target = tmp_path / "private.bvh"
+    target.write_text("old")
+    os.chmod(target, 0o600)
+    bvh.save(sample, target)
+    assert (os.stat(target).st_mode & 0o777) == 0o600 and bvh.load(target) == dataclasses.replace(sample, name="private")
+    with pytest.raises(FileNotFoundError):  # a missing folder is not created
+        bvh.save(sample, tmp_path / "missing" / "clip.bvh")
+    assert os.listdir(tmp_path) == ["private.bvh"]

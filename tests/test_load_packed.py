@@ -60,5 +60,16 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
         np.savez(tmp_path / name, **{**fields, **changed})
         with pytest.raises(ValueError, match=rf"{name}' holds packed joints or a skeleton of a wrong size or type"):
             jointmath.load_packed(tmp_path / name)
+    for name, changed in (("format_text.npz", {"pack_format": np.array("x")}),
+                          ("format_list.npz", {"pack_format": np.array([2, 2])})):
+        np.savez(tmp_path / name, **{**fields, **changed})
+        with pytest.raises(ValueError, match=rf"{name}' holds packed format ('x'|\[2, 2\])"):
+            jointmath.load_packed(tmp_path / name)
+    for name, changed, message in (("nan.npz", {"offsets": fields["offsets"] * np.nan}, "offsets must be finite"),
+                                   ("ends.npz", {"end_sites": fields["end_sites"][:, None]}, "end_sites must be a 1-D"),
+                                   ("names.npz", {"names": np.arange(len(fields["names"]))}, "joint names as strings")):
+        np.savez(tmp_path / name, **{**fields, **changed})
+        with pytest.raises(ValueError, match=rf"{name}' holds packed joints or a skeleton .*{message}"):
+            jointmath.load_packed(tmp_path / name)
     with pytest.raises(FileNotFoundError):
         jointmath.load_packed(tmp_path / "missing.npz")

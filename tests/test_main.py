@@ -242,7 +242,7 @@ def test_progress_bars_and_warnings_above_them(once, capsys):
     err = capsys.readouterr().err
     assert "2/2" in err
     # tqdm.write clears the bar's line (\r), writes the warning, and draws the bar again under it
-    assert f"\rwarning: {zxy}: Frames: 150 but the file holds 151 frame lines; the last 1 are ignored\n" in err
+    assert f"\rwarning: {zxy}:280: Frames: 150 but the file holds 151 frame lines; the last 1 (up to this line) are ignored\n" in err
     assert "BVHWarning" not in err
     assert main([zxy]) == 0
     err = capsys.readouterr().err
@@ -643,3 +643,28 @@ def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
     assert "note: matplotlib is not installed, no plot written" in captured.out
     assert "2/2" not in captured.err
     assert not (out / "errors.png").exists() and (out / "report.json").exists()
+
+
+def test_any_failure_of_one_clip_leaves_the_others_and_the_report(once, tmp_path, monkeypatch, capsys):
+    """A clip whose processing fails in a way nobody planned for (here an OverflowError, as a
+    'Frames:' count beyond C's integers raised before) is reported FAILED; the batch went down
+    with a traceback, without report.json, before."""
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    (data / "huge.bvh").write_text((data / "zxy_extra_frame.bvh").read_text().replace("Frames: 150",
+                                                                                    "Frames: 99999999999999999999"))
+    (data / "odd.bvh").write_text((data / "zxy_extra_frame.bvh").read_text())
+    read = bvh._read
+
+    def failing_read(path, notes):
+        if path.endswith("odd.bvh"):
+            raise OverflowError("an unplanned failure")
+        return read(path, notes)
+
+    monkeypatch.setattr(bvh, "_read", failing_read)
+    out = tmp_path / "out"
+    assert main([str(data), "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "OverflowError: an unplanned failure" in text and "huge.bvh" in text
+    assert "Frames: 99999999999999999999 but the file ends after 151 frames" in text
+    report = json.loads((out / "report.json").read_text())
+    assert len(report["clips"]) == 1 and len(report["failed"]) == 2
