@@ -23,6 +23,8 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
       best rotation about H's lowest eigenvector (up to a half turn). Converges quadratically.
     - method="muller": the update of Mueller et al. 2016, omega = tau / (|trace(R^T A)| + 1e-9).
       Linear: cheapest per update, the choice for per-frame warm starts with a small max_iter.
+      Where det A < 0 the denominator is raised to |H|_F (the paper's step overshoots there, up
+      to 2x: mirrored matrices oscillated or moved away from the maximum).
 
     Neither returns a stationary point that is not the maximum: before a matrix stops, the
     second-order condition (H positive semidefinite: every pair of eigenvalues of sym(A R^T)

@@ -137,7 +137,8 @@ def polar_rotation(a):
 def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False):
     """The rotation closest to each (..., 3, 3) matrix, by the iteration of Mueller et al. 2016,
     in float64: R <- exp(omega) R, omega = sum_i r_i x a_i / (|sum_i r_i . a_i| + 1e-9) (columns
-    of R and A), as the paper's loop - R formed from q, the exponential map by sin and cos, q
+    of R and A; where det A < 0 the denominator's |f| is raised to |H|_F, H = f I - sym(A R^T),
+    so that no step overshoots the maximum), as the paper's loop - R formed from q, the exponential map by sin and cos, q
     normalised after every step - run on all matrices at once with a per-matrix stop.
 
     Semantics shared with jointmath.extract_rotation: A is first scaled by the power of two that
@@ -175,7 +176,13 @@ def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False
         r, m = quat_to_matrix(q[idx]), a[idx]
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             torque = np.cross(r, m, axis=-2).sum(-1)  # sum over columns i of r_i x a_i
-            omega = torque / (np.abs(np.sum(r * m, axis=(1, 2))) + 1e-9)[:, None]
+            f = np.sum(r * m, axis=(1, 2))
+            # det A < 0: |f| raised to |H|_F, H = f I - (M + M^T) / 2, M = A R^T (no overshoot)
+            mt = m @ r.transpose(0, 2, 1)
+            h = f[:, None, None] * np.eye(3) - (mt + mt.transpose(0, 2, 1)) / 2
+            denominator = np.where(np.linalg.det(m) < 0, np.maximum(np.abs(f), np.linalg.norm(h, axis=(1, 2))),
+                                   np.abs(f))
+            omega = torque / (denominator + 1e-9)[:, None]
             theta = np.linalg.norm(omega, axis=1)
             half = theta / 2
             # sin(theta/2) omega / theta, without dividing by theta = 0
