@@ -155,8 +155,9 @@ PyDoc_STRVAR(make_continuous_doc,
              "e.g. the last frame of the previous chunk), so a long clip can be processed in\n"
              "pieces: the first frame is then aligned to prev too.\n\n"
              "Returns a new array of q's shape and result dtype; q is not modified. Exact: only\n"
-             "signs change (a dot product of 0 or NaN keeps the sign). One pass in C\n"
-             "(csrc/continuity.c), float32 and float64.");
+             "signs change (a dot product of 0 or NaN keeps the sign). Quaternions of any finite\n"
+             "size (a dot product beyond float32's or float64's range is taken again in double\n"
+             "or scaled). One pass in C (csrc/continuity.c), float32 and float64.");
 
 static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;

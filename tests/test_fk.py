@@ -257,6 +257,25 @@ def test_make_continuous(rng):
     np.testing.assert_array_equal(jm.make_continuous(flipped.astype(np.float64)), fixed)
 
 
+@pytest.mark.parametrize("dtype, scales", [(np.float32, [2.0 ** k for k in range(-149, 128, 3)] + [3e38]),
+                                           (np.float64, [2.0 ** k for k in range(-1074, 1024, 31)] + [1e308])])
+def test_make_continuous_at_any_scale(rng, dtype, scales):
+    """Non-unit quaternions of any finite size: a float32 dot product that underflowed (1e-23
+    quaternions) or overflowed (2e19: +inf + -inf = NaN) kept opposite signs, as did float64's
+    at 1e-170 and 1e170. Every frame pair, in blocks and in the tails (17 joints)."""
+    q = random_unit_quats(rng, 40 * 17, np.float64).reshape(40, 17, 4)
+    smooth = ref.slerp(q[:1], q[1:2], np.linspace(0, 0.3, 40)[:, None])  # close neighbours
+    scale = rng.choice(scales, (40, 17, 1))
+    flips = np.where(rng.random((40, 17, 1)) < 0.5, -1.0, 1.0)
+    with np.errstate(over="ignore"):
+        flipped = (smooth * flips * scale).astype(dtype)
+    assert np.isfinite(flipped).all()
+    fixed = jm.make_continuous(flipped)
+    np.testing.assert_array_equal(np.abs(fixed), np.abs(flipped))
+    units = fixed / np.abs(fixed).max(axis=-1, keepdims=True)  # exact: scaled by a power of two or one number
+    assert (np.einsum("fjk,fjk->fj", units[1:].astype(np.float64), units[:-1].astype(np.float64)) > 0).all()
+
+
 def test_resample_joints_exact_ratios(rng):
     joints = jm.make_joints(random_unit_quats(rng, 121 * 4).reshape(121, 4, 4), rng.uniform(-1, 1, (121, 4, 3)))
     joints["q"] = jm.make_continuous(joints["q"])
