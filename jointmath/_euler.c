@@ -136,7 +136,7 @@ PyDoc_STRVAR(quat_to_euler_doc,
              "carries the rest, as in scipy's as_euler (which warns; this function does not).\n"
              "float64: the angles reproduce the rotation within 1e-14 rad everywhere, lock\n"
              "included (1.0e-15 measured). float32 runs the SIMD\n"
-             "kernel: each angle within 3.4e-7 rad of float64 away from gimbal lock; the angles\n"
+             "kernel: each angle within 3.7e-7 rad of float64 away from gimbal lock; the angles\n"
              "reproduce the rotation within 1e-6 rad everywhere, also through euler_to_quat in\n"
              "float32 (7.6e-7 measured, middle angles next to +-90 degrees included; near the lock\n"
              "the outer angles are ill-conditioned and float32 may split them differently from\n"
