@@ -5,22 +5,28 @@ packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints 
 clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
 the compression ratio, the packing error (rotation angle per joint; end-effector positions, at
 the End Site tips, as a fraction of the skeleton's rest-pose height and in clip units, or in cm
-with --unit-scale; the worst joints by name) and a summary. Directories give their *.bvh files
-(not recursive; anything that is not a regular file is skipped with a note). With no files it runs on the embedded
-sample clip (CMU 01_01 excerpt).
+with --unit-scale; the worst joints by name; positions compared in float64, so the figure is the
+packing's alone) and a summary. Directories give their *.bvh files (not recursive; anything that
+is not a regular file is skipped with a note; a directory that cannot be listed is FAILED and
+the other clips go on). With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
 
 --out DIR writes, for each clip at its path relative to the inputs' common folder:
   DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed)
   DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded from the packed form)
-and DIR/report.json (every clip, its outputs and figures) and DIR/errors.png, one errors-N.png
-per skeleton when the clips have several (needs matplotlib). Every file is written to a
-temporary name in the same folder and renamed, so none is ever left half-written; a clip whose
-output cannot be written is reported FAILED and the others go on.
---dask ADDRESS processes the files on a dask.distributed scheduler (pip install jointmath[dask]);
+and DIR/report.json (every clip, its outputs and figures; strict JSON: a figure that could not
+be measured, not finite, is null) and DIR/errors.png, one errors-N.png per skeleton when the
+clips have several (needs matplotlib). Every file is written to a temporary name in the same
+folder and renamed, so none is ever left half-written; a clip whose output cannot be written is
+reported FAILED and the others go on. Nothing is deleted: files in DIR (and in the clips'
+subfolders) that look like outputs (*.npz, *.bvh, errors*.png) but were not written by this run,
+e.g. an earlier run's, are listed in a note and in report.json under "stale_outputs".
+--dask ADDRESS processes the files on a dask.distributed scheduler (pip install "jointmath[dask]"),
+sent as absolute paths: the workers must see the files at the same paths (a shared file system);
 --dask local on one thread per core of this process (faster here than a local process cluster).
 --selfcheck runs the kernel self-check instead (see --selfcheck --help).
 Exit status: 0 when every clip was processed, 1 when any failed or none was found, 2 for a
-usage error.
+usage error (an unknown or abbreviated option, a bad value, an empty --out, a --dask address
+without a scheduler or without dask installed).
 """
 import argparse
 import math
@@ -33,21 +39,32 @@ from . import _job
 from .bvh import FRAME_TIME_RANGE
 from ._files import write_atomic
 
-__all__ = ["MAX_FPS", "WORKER_ENVIRON", "find_clips", "local_cluster", "main",
-           "plan_outputs", "run_dask", "run_local", "run_threads"]
+__all__ = ["MAX_FPS", "MIN_FPS", "WORKER_ENVIRON", "connect", "find_clips", "local_cluster", "main",
+           "plan_outputs", "run_dask", "run_local", "run_threads", "stale_outputs"]
 
 #: Highest --fps accepted: above any capture rate, resampling only makes a clip bigger (and at
 #: 1e6 frames/s a 20-second clip would need tens of GB).
 MAX_FPS = 10_000.0
+
+#: Lowest --fps accepted: the smallest rate whose frame time 1 / fps is a finite float.
+MIN_FPS = math.nextafter(1 / sys.float_info.max, math.inf)
+
 
 def _fps(text):
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (math.isfinite(value) and 0 < value <= MAX_FPS):
-        raise argparse.ArgumentTypeError(f"must be a frame rate above 0 and at most {MAX_FPS:,.0f}, got {text!r}")
+    if not (math.isfinite(value) and 0 < value <= MAX_FPS and math.isfinite(1 / value)):
+        raise argparse.ArgumentTypeError(f"must be a frame rate from {MIN_FPS:.2g} (the smallest whose frame time "
+                                         f"1/fps is finite) to {MAX_FPS:,.0f}, got {text!r}")
     return value
+
+
+def _folder(text):
+    if not text:
+        raise argparse.ArgumentTypeError("must name a folder, got an empty string")
+    return text
 
 
 def _unit_scale(text):
@@ -64,11 +81,13 @@ def _unit_scale(text):
 
 
 def find_clips(paths):
-    """(files, notes): the BVH files of file and directory arguments (a directory gives its
-    *.bvh, sorted, not recursive), each once, and a note for every one skipped: anything that is
-    not a regular file (a FIFO or a device would block or never end) and repeated paths. A path
-    that does not exist is kept: it is reported FAILED like any unreadable clip."""
-    files, notes, seen = [], [], set()
+    """(files, notes, failed): the BVH files of file and directory arguments (a directory gives
+    its *.bvh, sorted, not recursive), each once; a note for every one skipped: anything that is
+    not a regular file (a FIFO or a device would block or never end) and repeated paths; and a
+    failed result ({"file", "error", "outputs", "warnings"}, as process_file returns for a clip
+    it cannot read) for every directory that cannot be listed (no permission, an I/O error). A
+    path that does not exist is kept: it is reported FAILED like any unreadable clip."""
+    files, notes, failed, seen = [], [], [], set()
 
     def add(path):
         try:
@@ -84,13 +103,19 @@ def find_clips(paths):
             files.append(path)
 
     for path in paths:
-        if os.path.isdir(path):
-            for name in sorted(os.listdir(path)):
-                if name.lower().endswith(".bvh"):
-                    add(os.path.join(path, name))
-        else:
+        if not os.path.isdir(path):
             add(path)
-    return files, notes
+            continue
+        try:
+            names = sorted(os.listdir(path))
+        except OSError as exc:
+            failed.append({"file": path, "error": f"cannot list the folder: {type(exc).__name__}: {exc}",
+                           "outputs": {}, "warnings": []})
+            continue
+        for name in names:
+            if name.lower().endswith(".bvh"):
+                add(os.path.join(path, name))
+    return files, notes, failed
 
 
 def plan_outputs(files, out, bvh=False):
@@ -139,6 +164,39 @@ def plan_outputs(files, out, bvh=False):
                 raise ValueError(f"{target} would replace an input clip; choose another --out folder")
         plans.append(plan)
     return plans
+
+
+def _looks_like_output(name):
+    """True for a file name this command writes into --out: *.npz, *.bvh, errors*.png."""
+    name = name.lower()
+    return name.endswith((".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
+
+
+def stale_outputs(out, plans, written, inputs=()):
+    """The files in `out` and in the subfolders of the planned outputs (plans, as plan_outputs
+    gives them) that look like this command's outputs (*.npz, *.bvh, errors*.png) but are not
+    among `written` (the paths this run wrote) nor `inputs`: files of an earlier run into the
+    same folder (a .bvh of a --bvh run, errors-2.png of more skeletons, the .npz of a clip that
+    failed this time), which no longer match this run. Sorted paths; nothing is deleted."""
+    def key(path):
+        return os.path.normcase(os.path.realpath(path))
+
+    folders = {key(out): out}
+    for plan in plans:
+        for target in (plan or {}).values():
+            folders.setdefault(key(os.path.dirname(target)), os.path.dirname(target))
+    known = {key(path) for path in (*written, *inputs)}
+    stale = []
+    for folder in folders.values():
+        try:
+            names = os.listdir(folder)
+        except OSError:  # a subfolder this run could not create: nothing of an earlier run either
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if _looks_like_output(name) and key(path) not in known and os.path.isfile(path):
+                stale.append(path)
+    return sorted(stale)
 
 
 def _check_out(out):
@@ -294,31 +352,76 @@ def local_cluster(n_workers=2):
                             env={"JOINTMATH_ISA": jointmath.isa()})
 
 
+def connect(address):
+    """A dask.distributed Client of the scheduler at `address` (e.g. tcp://HOST:8786). Raises
+    ValueError saying what is wrong: dask.distributed not installed (pip install
+    "jointmath[dask]"), an address it cannot parse, or no scheduler answering there within
+    Dask's connect timeout (distributed.comm.timeouts.connect, 30 s by default)."""
+    try:
+        from dask.distributed import Client
+        from distributed.comm import get_address_host_port
+    except ImportError as exc:
+        raise ValueError(f'needs dask.distributed, which is not installed ({exc}); pip install "jointmath[dask]", '
+                         f'or use --dask local (threads of this process, no Dask needed)') from None
+    try:  # parsed before any Client: one that fails on its address leaves Dask's event loop broken for the next
+        get_address_host_port(address)
+    except ValueError as exc:
+        raise ValueError(f"not a scheduler address ({exc}); expected local or a scheduler's address such as "
+                         f"tcp://HOST:8786") from None
+    try:
+        return Client(address)
+    except OSError as exc:  # a timeout included
+        raise ValueError(f"no scheduler answered there ({exc})") from None
+
+
+def _absolute(job):
+    """`job` with its clip and output paths absolute, resolved in this process's working folder:
+    a worker would resolve a relative path in its own."""
+    outputs = job.get("outputs")
+    return dict(job, path=os.path.abspath(job["path"]),
+                outputs=outputs and {kind: os.path.abspath(target) for kind, target in outputs.items()})
+
+
 def run_dask(jobs, address, bar=True):
     """process_file(**job) for each job, results in job order: one dask.distributed future per
-    file on the scheduler at `address`, or for address "local" on one thread per core of this
-    process (run_threads). A local process cluster was measured slower than one process on
-    this job (a 2-worker LocalCluster takes ~1.5 s to start, and its workers reached only 1.1x
-    one process on the work itself: benchmarks/README.md), threads 1.75-1.85x on 2 cores; a note on
-    stderr says what runs."""
+    file on the scheduler at `address` (or through `address`, a connected Client, left open), or
+    for address "local" on one thread per core of this process (run_threads). Jobs go to a
+    scheduler with absolute paths, made here (the workers see the files where this process sees
+    them: a shared file system); the results name them so. A local process cluster was measured
+    slower than one process on this job (a 2-worker LocalCluster takes ~1.5 s to start, and its
+    workers reached only 1.1x one process on the work itself: benchmarks/README.md), threads
+    1.75-1.85x on 2 cores; a note on stderr says what runs. Raises ValueError for an address
+    that connect() refuses."""
     if address == "local":
         threads = min(_cores(), len(jobs))
         _say(f"note: --dask local: {len(jobs)} clip{'s' * (len(jobs) != 1)} on {threads} "
              f"thread{'s' * (threads != 1)} of this process (the kernels release the GIL; no cluster to start)")
         return run_threads(jobs, threads, bar)
-    from dask.distributed import Client, as_completed
+    if isinstance(address, str):
+        with connect(address) as client:
+            return run_dask(jobs, client, bar)
+    from dask.distributed import as_completed
 
-    with Client(address) as client:
-        futures = [client.submit(_job.process_file, **job, pure=False) for job in jobs]
-        for _, result in _clip_bar(as_completed(futures, with_results=True), len(futures), bar):
-            _report_warnings(result)
-        return client.gather(futures)
+    futures = [address.submit(_job.process_file, **_absolute(job), pure=False) for job in jobs]
+    for _, result in _clip_bar(as_completed(futures, with_results=True), len(futures), bar):
+        _report_warnings(result)
+    return address.gather(futures)
 
 
 def _length(value, height, unit_scale):
-    """'0.0847 units (0.28 % of height)' or with unit_scale '0.48 cm (0.28 % of height)'."""
+    """'0.0847 units (0.28 % of height)' or with unit_scale '0.48 cm (0.28 % of height)'; 'not
+    measurable' for a value that is not finite."""
+    if not math.isfinite(value):
+        return "not measurable"
     text = f"{value * unit_scale:.3g} cm" if unit_scale else f"{value:.3g} units"
     return text + (f" ({100 * value / height:.2g} % of height)" if height else "")
+
+
+def _not_finite(result):
+    """The keys of a clip's result whose figures hold a NaN or an infinity (a figure that could
+    not be measured, e.g. float32 world positions beyond float32's range under --check): those
+    report.json holds as null."""
+    return [key for key, value in result.items() if not key.startswith("_") and _job.json_ready(value) != value]
 
 
 def _print_clip(r, unit_scale):
@@ -326,6 +429,10 @@ def _print_clip(r, unit_scale):
     print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
           + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
           + f", compression {r['compression_ratio']:.2f}x ({r['bits']}-bit)")
+    unmeasured = _not_finite(r)
+    if unmeasured:
+        print(f"  warning: not measurable for this clip (not finite, e.g. positions beyond float32's range; null in "
+              f"report.json): {', '.join(unmeasured)}")
     print(f"  {'stage':20s} {'frames':>8s} {'seconds':>10s} {'frames/s':>12s}")
     for name, sec in r["seconds"].items():
         fps = r["frames_per_second"][name]
@@ -429,13 +536,16 @@ def _plot(results, out):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__,
+    # allow_abbrev=False: an abbreviation such as --self would be taken for --selfcheck by the
+    # parser but not by main's dispatch, and run the job instead
+    parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__, allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="*", help="BVH files or directories (default: the embedded sample)")
     parser.add_argument("--bits", type=int, choices=(10, 20), default=10, help="packing size per component")
-    parser.add_argument("--fps", type=_fps, default=None, help=f"resample to N frames per second (0 < N <= "
-                                                                f"{MAX_FPS:,.0f})")
-    parser.add_argument("--out", default=None, help="folder for the .npz clips, report.json and errors.png")
+    parser.add_argument("--fps", type=_fps, default=None, help=f"resample to N frames per second ({MIN_FPS:.2g} <= "
+                                                                f"N <= {MAX_FPS:,.0f})")
+    parser.add_argument("--out", type=_folder, default=None,
+                        help="folder for the .npz clips, report.json and errors.png")
     parser.add_argument("--bvh", action="store_true", help="also write each processed clip as BVH (needs --out)")
     parser.add_argument("--check", action="store_true",
                         help="also check the float32 forward kinematics against float64 (a 'check' stage)")
@@ -459,23 +569,25 @@ def main(argv=None):
             stream.reconfigure(errors="backslashreplace")
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.bvh and not args.out:
+    if args.bvh and args.out is None:
         parser.error("--bvh needs --out DIR")
     if args.bvh and args.fps is not None and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
         parser.error(f"--fps {args.fps:g} with --bvh: BVH holds at most {FRAME_TIME_RANGE[1]:g} seconds a frame "
                      f"(--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
     if args.paths:
-        files, notes = find_clips(args.paths)
+        files, notes, unlisted = find_clips(args.paths)
     else:
-        files, notes = [_job.sample_path()], []
+        files, notes, unlisted = [_job.sample_path()], [], []
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if not files:
+        for r in unlisted:
+            print(f"FAILED {r['file']}: {r['error']}", file=sys.stderr)
         print(f"error: no BVH clips found in {', '.join(args.paths)} (a directory gives its *.bvh files)",
               file=sys.stderr)
         return 1
     plans = [None] * len(files)
-    if args.out:
+    if args.out is not None:
         problem = _check_out(args.out)
         if problem is not None:
             parser.error(f"--out {args.out}: {problem}")
@@ -485,9 +597,19 @@ def main(argv=None):
             parser.error(f"--out {args.out}: {exc}")
     jobs = [{"path": f, "bits": args.bits, "fps": args.fps, "outputs": plan, "check": args.check}
             for f, plan in zip(files, plans)]
-    results = run_dask(jobs, args.dask) if args.dask else run_local(jobs)
+    if args.dask is None:
+        results = run_local(jobs)
+    elif args.dask == "local":
+        results = run_dask(jobs, "local")
+    else:
+        try:
+            client = connect(args.dask)
+        except ValueError as exc:
+            parser.error(f"--dask {args.dask}: {exc}")
+        with client:
+            results = run_dask(jobs, client)
     good = [r for r in results if "error" not in r]
-    bad = [r for r in results if "error" in r]
+    bad = unlisted + [r for r in results if "error" in r]
     for r in good:
         _print_clip(r, args.unit_scale)
     for r in bad:
@@ -496,11 +618,18 @@ def main(argv=None):
             print(f"  wrote {path}")
     frames = sum(r["frames"] for r in good)
     print(f"\nsummary: {len(good)} clips processed, {len(bad)} failed, {len(notes)} skipped, {frames} frames")
-    if args.out:
+    if args.out is not None:
         plots = _plot(good, args.out) if good else []
+        written = [target for r in results for target in r["outputs"].values()] + [p["path"] for p in plots]
+        stale = stale_outputs(args.out, plans, written, files)
+        if stale:
+            print(f"note: files in {args.out} that look like this command's outputs but were not written by this "
+                  f"run (an earlier run's; left as they are, listed in report.json under stale_outputs):")
+            for stale_path in stale:
+                print(f"  {stale_path}")
         report = {"clips": [{k: v for k, v in r.items() if not k.startswith("_")} for r in good], "failed": bad,
-                  "skipped": notes, "plots": plots, "bits": args.bits, "fps": args.fps, "check": args.check,
-                  "unit_scale_cm": args.unit_scale}
+                  "skipped": notes, "plots": plots, "stale_outputs": stale, "bits": args.bits, "fps": args.fps,
+                  "check": args.check, "unit_scale_cm": args.unit_scale}
         path = os.path.join(args.out, "report.json")
         try:
             _job.write_json(path, report)

@@ -1,10 +1,12 @@
 /*
  * _compose.c - boundary of the matrix product kernels (csrc/compose.c): compose_mats and
- * forward_kinematics (its parents read and checked here, of any integer dtype and byte order).
+ * forward_kinematics (its parents read and checked here, of any integer dtype and byte order);
+ * and _positions64, forward kinematics in plain C double for the command's error measurement.
  */
 #include "_core.h"
 
 #include <limits.h>
+#include <string.h>
 
 PyDoc_STRVAR(compose_mats_doc,
              "compose_mats(a, b, out=None)\n--\n\n"
@@ -314,9 +316,129 @@ fail:
     return NULL;
 }
 
+/* The float64 local transform [R | t] (row-major 3x4) of a JOINT_QUAT record: R the rotation of
+   q / |q| (through s = 2 / |q|^2: exact scale invariance in double for any float32 q; NaN for a
+   zero q, as the float32 kernels give), t the record's translation. */
+static void local_transform64(const jm_joint_quat *r, double m[12]) {
+    const double x = r->q[0], y = r->q[1], z = r->q[2], w = r->q[3];
+    const double s = 2 / (x * x + y * y + z * z + w * w);
+    const double xs = x * s, ys = y * s, zs = z * s;
+    const double xx = x * xs, yy = y * ys, zz = z * zs, xy = x * ys, xz = x * zs, yz = y * zs;
+    const double wx = w * xs, wy = w * ys, wz = w * zs;
+    m[0] = 1 - (yy + zz), m[1] = xy - wz, m[2] = xz + wy, m[3] = r->t[0];
+    m[4] = xy + wz, m[5] = 1 - (xx + zz), m[6] = yz - wx, m[7] = r->t[1];
+    m[8] = xz - wy, m[9] = yz + wx, m[10] = 1 - (xx + yy), m[11] = r->t[2];
+}
+
+PyDoc_STRVAR(positions64_doc,
+             "_positions64(joints, parents, end_sites, end_offsets)\n--\n\n"
+             "Internal (jointmath._job): world positions in float64, to measure errors below\n"
+             "float32's rounding of world positions (20-bit packing). joints: a JOINT_QUAT array\n"
+             "(..., J); parents as forward_kinematics takes them; end_sites (E,) joint indices and\n"
+             "end_offsets (E, 3) as in a Clip. Returns a float64 array (..., J + E, 3): the joints'\n"
+             "world translations, then the End Site tips (world[end_sites[e]] applied to\n"
+             "end_offsets[e]), as Clip.positions() orders them; world[..., j] = world[..., parents[j]]\n"
+             "* local[..., j], R the rotation of q / |q|. Plain C in double, the same on every ISA\n"
+             "path (within a few ulp of double of the float64 oracle); without the GIL for large\n"
+             "arrays.");
+
+static PyObject *py_positions64(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *joints_arg, *parents_arg, *sites_arg, *offsets_arg;
+    if (!PyArg_ParseTuple(args, "OOOO:_positions64", &joints_arg, &parents_arg, &sites_arg, &offsets_arg))
+        return NULL;
+    PyArrayObject *joints = jm_record_array(joints_arg, "joints", jm_joint_quat_descr, "JOINT_QUAT");
+    if (!joints)
+        return NULL;
+    PyArrayObject *src = NULL, *sites = NULL, *offsets = NULL, *out = NULL;
+    intptr_t *parent = NULL;
+    double *world = NULL;
+    const int ndim = PyArray_NDIM(joints);
+    if (ndim < 1 || ndim > NPY_MAXDIMS - 1) {
+        PyErr_SetString(PyExc_ValueError, "_positions64: joints must have shape (..., J)");
+        goto fail;
+    }
+    const npy_intp n_joints = PyArray_DIM(joints, ndim - 1);
+    if (!(sites = (PyArrayObject *)PyArray_FROMANY(sites_arg, NPY_INTP, 1, 1, NPY_ARRAY_CARRAY_RO)) ||
+        !(offsets = (PyArrayObject *)PyArray_FROMANY(offsets_arg, NPY_FLOAT64, 2, 2, NPY_ARRAY_CARRAY_RO)))
+        goto fail;
+    const npy_intp n_sites = PyArray_DIM(sites, 0);
+    const npy_intp *site = (const npy_intp *)PyArray_DATA(sites);
+    const double *offset = (const double *)PyArray_DATA(offsets);
+    if (PyArray_DIM(offsets, 0) != n_sites || PyArray_DIM(offsets, 1) != 3) {
+        PyErr_SetString(PyExc_ValueError, "_positions64: end_offsets must have shape (E, 3), E = len(end_sites)");
+        goto fail;
+    }
+    for (npy_intp e = 0; e < n_sites; e++)
+        if (site[e] < 0 || site[e] >= n_joints) {
+            PyErr_Format(PyExc_ValueError, "_positions64: end_sites[%zd] = %zd is not a joint (0 to %zd)",
+                         (Py_ssize_t)e, (Py_ssize_t)site[e], (Py_ssize_t)n_joints - 1);
+            goto fail;
+        }
+    /* the parents, and one frame's world transforms (12 doubles a joint): its children and End Sites read them */
+    if (!(parent = PyMem_Malloc(n_joints ? (size_t)n_joints * sizeof(intptr_t) : 1)) ||
+        !(world = PyMem_Malloc(n_joints ? (size_t)n_joints * 12 * sizeof(double) : 1))) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    if (read_parents(parents_arg, n_joints, parent) < 0)
+        goto fail;
+    npy_intp dims[NPY_MAXDIMS];
+    for (int k = 0; k < ndim - 1; k++)
+        dims[k] = PyArray_DIM(joints, k);
+    dims[ndim - 1] = n_joints + n_sites, dims[ndim] = 3;
+    if (!(out = (PyArrayObject *)PyArray_SimpleNew(ndim + 1, dims, NPY_FLOAT64)) ||
+        !(src = PyArray_GETCONTIGUOUS(joints)))
+        goto fail;
+    const npy_intp n = PyArray_SIZE(src);
+    const jm_joint_quat *local = (const jm_joint_quat *)PyArray_DATA(src);
+    double *position = (double *)PyArray_DATA(out);
+    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
+    for (npy_intp frame = 0; frame < n; frame += n_joints, local += n_joints) {
+        for (npy_intp j = 0; j < n_joints; j++, position += 3) {
+            double l[12], *w = world + 12 * j;
+            local_transform64(local + j, l);
+            if (parent[j] < 0) {
+                memcpy(w, l, sizeof l);
+            } else {
+                const double *p = world + 12 * parent[j]; /* an earlier joint: never w */
+                for (int r = 0; r < 3; r++) { /* R = Rp Rl, t = Rp tl + tp */
+                    for (int c = 0; c < 4; c++)
+                        w[4 * r + c] = p[4 * r] * l[c] + p[4 * r + 1] * l[4 + c] + p[4 * r + 2] * l[8 + c];
+                    w[4 * r + 3] += p[4 * r + 3];
+                }
+            }
+            position[0] = w[3], position[1] = w[7], position[2] = w[11];
+        }
+        for (npy_intp e = 0; e < n_sites; e++, position += 3) {
+            const double *w = world + 12 * site[e], *o = offset + 3 * e;
+            for (int r = 0; r < 3; r++)
+                position[r] = w[4 * r] * o[0] + w[4 * r + 1] * o[1] + w[4 * r + 2] * o[2] + w[4 * r + 3];
+        }
+    }
+    jm_restore_gil(saved);
+    PyMem_Free(parent);
+    PyMem_Free(world);
+    Py_DECREF(src);
+    Py_DECREF(sites);
+    Py_DECREF(offsets);
+    Py_DECREF(joints);
+    return (PyObject *)out;
+fail:
+    PyMem_Free(parent);
+    PyMem_Free(world);
+    Py_XDECREF(src);
+    Py_XDECREF(sites);
+    Py_XDECREF(offsets);
+    Py_XDECREF(out);
+    Py_DECREF(joints);
+    return NULL;
+}
+
 PyMethodDef jm_compose_methods[] = {
     {"compose_mats", (PyCFunction)(void (*)(void))py_compose_mats, METH_FASTCALL | METH_KEYWORDS, compose_mats_doc},
     {"forward_kinematics", (PyCFunction)(void (*)(void))py_forward_kinematics, METH_FASTCALL | METH_KEYWORDS,
      forward_kinematics_doc},
+    {"_positions64", py_positions64, METH_VARARGS, positions64_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -7,6 +7,7 @@ the same report. Product code only: nothing here calls jointmath.reference.
 """
 import dataclasses
 import json
+import math
 import os
 import time
 from importlib import resources
@@ -58,11 +59,10 @@ def end_effectors(clip):
     return names + [clip.names[j] for j in _bare_leaves(clip)]
 
 
-def _effector_positions(world, clip):
-    """(F, E + L, 3) float64 world positions of end_effectors(clip) from (F, J) JOINT_MAT world."""
-    m = world["m"]
-    return np.concatenate([bvh._end_site_positions(m, clip.end_sites, clip.end_offsets),
-                           m[:, _bare_leaves(clip)][..., 3].astype(np.float64)], axis=1)
+def _effector_columns(clip):
+    """Where end_effectors(clip) are among (F, J + E, 3) positions (Clip.positions() order: the
+    joints, then the End Site tips): the tips, then the leaf joints without an End Site."""
+    return np.array([*range(clip.n_joints, clip.n_joints + len(clip.end_sites)), *_bare_leaves(clip)], np.intp)
 
 
 def skeleton_height(clip):
@@ -77,32 +77,6 @@ def _distances(p0, p1):
     """|p0 - p1| over the last axis (3 coordinates)."""
     d = p0 - p1
     return np.sqrt(np.einsum("...i,...i->...", d, d))
-
-
-def _positions_float64(joints, parents):
-    """(F, J, 3) world positions of (F, J) JOINT_QUAT local joints in float64, by another route
-    than the float32 kernel's matrices: world quaternions Q[j] = Q[parent] q[j] (q normalised,
-    as the kernel takes the rotation of q / |q|) and P[j] = P[parent] + Q[parent] t[j] Q[parent]*,
-    one vectorised step per joint over all frames (joint-major arrays, parents before children)."""
-    q = joints["q"].astype(np.float64)
-    q /= np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
-    q = np.ascontiguousarray(q.transpose(1, 2, 0))  # (J, 4, F)
-    t = np.ascontiguousarray(joints["t"][..., :3].astype(np.float64).transpose(1, 2, 0))  # (J, 3, F)
-    world_q, position = np.empty_like(q), np.empty_like(t)
-    for j, p in enumerate(parents):
-        if p < 0:
-            world_q[j], position[j] = q[j], t[j]
-            continue
-        (px, py, pz, pw), (x, y, z, w) = world_q[p], q[j]
-        world_q[j] = (pw * x + px * w + py * z - pz * y, pw * y + py * w + pz * x - px * z,
-                      pw * z + pz * w + px * y - py * x, pw * w - px * x - py * y - pz * z)
-        # v' = v + w c + u x c with c = 2 u x v (u, w: the parent's vector and scalar parts)
-        vx, vy, vz = t[j]
-        cx, cy, cz = 2 * (py * vz - pz * vy), 2 * (pz * vx - px * vz), 2 * (px * vy - py * vx)
-        position[j] = (position[p][0] + vx + pw * cx + py * cz - pz * cy,
-                       position[p][1] + vy + pw * cy + pz * cx - px * cz,
-                       position[p][2] + vz + pw * cz + px * cy - py * cx)
-    return position.transpose(2, 0, 1)
 
 
 def _frames_after_resampling(clip, fps):
@@ -131,8 +105,10 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     (skeleton_height) and the position error after packing of the end effectors (end_effectors:
     the End Site tips, which a leaf joint's own rotation error moves; max, mean, and the max as a
     fraction of the height); the worst joints by name; a per-frame error series of the worst
-    end effectors (key "_series", left out of report.json). With check=True also the max position
-    error of the float32 forward kinematics against float64 (clip units). Raises ValueError for a
+    end effectors (key "_series", left out of report.json). Position errors compare world
+    positions computed in float64 from the processed and the unpacked joints: the packing's error
+    alone, without float32 rounding of the positions. With check=True also the max position error
+    of the float32 forward kinematics against those float64 positions (clip units). Raises ValueError for a
     resampling that would not fit in memory and for a clip of 0 frames. progress(stage) is called
     after each stage.
     """
@@ -171,16 +147,18 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
         # float64 angles in C, without the GIL (NumPy's ~30 calls per block of quaternions took
         # twice as long and handed the GIL back and forth between the threads of --dask local)
         angle = _core._packing_angles(np.ascontiguousarray(unpacked), np.ascontiguousarray(joints))
-        world_back = forward_kinematics(unpacked, clip.parents)
-        position = _distances(world_back["m"][..., 3], world["m"][..., 3])  # (F, J)
-        effector = _distances(_effector_positions(world_back, clip), _effector_positions(world, clip))
-        return angle, position, effector
+        # the world positions of both in float64 (C, without the GIL): float32 kinematics' own
+        # rounding of positions a few hundred units from the origin is ~10 % of what 20-bit
+        # packing moves them, and differs by ISA path
+        before, after = (_core._positions64(j, clip.parents, clip.end_sites, clip.end_offsets)
+                         for j in (joints, unpacked))
+        distance = _distances(after, before)  # (F, J + E)
+        return angle, distance[:, :n_joints], distance[:, _effector_columns(clip)], before[:, :n_joints]
 
-    angle, position, end_position = stage("errors", n_frames, errors)
+    angle, position, end_position, positions64 = stage("errors", n_frames, errors)
     height = skeleton_height(clip)
     if check:
-        kinematics = stage("check", n_frames, lambda: _distances(
-            world["m"][..., 3], _positions_float64(joints, clip.parents)).max(initial=0.0))
+        kinematics = stage("check", n_frames, lambda: _distances(world["m"][..., 3], positions64).max(initial=0.0))
 
     ends = end_effectors(clip)
     per_joint = position.max(axis=0, initial=0.0)
@@ -220,9 +198,20 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     return result, packed, clip, unpacked
 
 
+def json_ready(value):
+    """`value` (dicts, lists and numbers) with every NaN and infinity as None: JSON has neither,
+    so json.dump would write NaN / Infinity, which strict readers (jq, JSON.parse) refuse."""
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
 def write_json(path, value):
-    """value as indented JSON at `path`, written atomically."""
-    return write_atomic(path, lambda f: json.dump(value, f, indent=1), text=True)
+    """value as indented strict JSON at `path` (json_ready: NaN and infinities as null), written
+    atomically."""
+    return write_atomic(path, lambda f: json.dump(json_ready(value), f, indent=1, allow_nan=False), text=True)
 
 
 def clip_to_save(clip, joints):

@@ -4,7 +4,8 @@ forward kinematics, Euler angles, rotation extraction; rotations and translation
 float64 reference on generated data, on every ISA path this CPU runs (JOINTMATH_ISA only picks
 the path left running), and print a timing table per path.
 
-Exit status 0 when every check holds its stated bound, 1 otherwise.
+Exit status 0 when every check holds its stated bound, 1 otherwise, 2 for a usage error (an
+unknown option, --joints below 1, a negative --seed).
 """
 import argparse
 import sys
@@ -105,16 +106,28 @@ def _median_ns_per_joint(func, n, repeats=9):
     return float(np.median(samples)) / n * 1e9
 
 
+def _at_least(low):
+    """An argparse type: an integer >= low, else a usage error saying so."""
+    def integer(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}")
+        return value
+
+    return integer
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m jointmath --selfcheck", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m jointmath --selfcheck", description=__doc__, allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--joints", type=int, default=20_011,
+    parser.add_argument("--joints", type=_at_least(1), default=20_011,
                         help="joints of generated data (default 20011: no multiple of any vector width, so every "
                              "path's last partial block runs)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=_at_least(0), default=0, help="random seed, an integer >= 0 (default 0)")
     args = parser.parse_args(argv)
-    if args.joints < 1:
-        parser.error("--joints must be at least 1")
 
     rng = np.random.default_rng(args.seed)
     joints = _random_joints(rng, args.joints)

@@ -3,6 +3,7 @@ path (the `once` fixture skips the other ISA parameters): they run whole pipelin
 processes, and the kernels themselves are tested per path in the family test files."""
 import dataclasses
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -190,13 +191,35 @@ def test_end_effectors_without_end_sites_and_with_two(once):
 
 
 def test_check_against_float64(once, capsys):
-    """--check adds a 'check' stage: the float32 kinematics against float64 positions computed by
-    the product's own vectorised route, which matches the reference oracle."""
+    """--check adds a 'check' stage: the float32 kinematics against the float64 world positions
+    of the errors stage (_core._positions64, plain C in double: the joints, then the End Site
+    tips, as Clip.positions() orders them), which match the reference oracle to double's
+    rounding, for quaternions of any scale."""
     with pytest.warns(bvh.BVHWarning):
         clip = bvh.load(os.path.join(DATA, "zxy_extra_frame.bvh"))
-    positions = _job._positions_float64(clip.joints, clip.parents)
-    expected = jointmath.reference.forward_kinematics(clip.joints, clip.parents)["m"][..., 3]
-    np.testing.assert_allclose(positions, expected, rtol=0, atol=1e-9)
+
+    def oracle(joints):
+        world = jointmath.reference.forward_kinematics(joints, clip.parents)["m"]
+        tips = world[:, clip.end_sites]
+        return np.concatenate([world[..., 3], np.einsum("fejk,ek->fej", tips[..., :3], clip.end_offsets)
+                               + tips[..., 3]], axis=1)
+
+    positions = _core._positions64(clip.joints, clip.parents, clip.end_sites, clip.end_offsets)
+    assert positions.shape == (clip.n_frames, clip.n_joints + len(clip.end_sites), 3)
+    assert positions.dtype == np.float64
+    np.testing.assert_allclose(positions, oracle(clip.joints), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(positions, clip.positions(), rtol=0, atol=1e-3)  # the float32 route's order
+    scaled = clip.joints.copy()
+    scaled["q"][::2] *= np.float32(1e-20)
+    scaled["q"][1::2] *= np.float32(1e20)
+    np.testing.assert_allclose(_core._positions64(scaled, clip.parents, clip.end_sites, clip.end_offsets),
+                               oracle(scaled), rtol=0, atol=1e-9)
+    for bad, error in (((clip.joints["q"], clip.parents), TypeError), ((clip.joints, clip.parents[:3]), ValueError),
+                       ((clip.joints, clip.parents, [99], [[0, 0, 0]]), ValueError),
+                       ((clip.joints, clip.parents, [1], [[0, 0]]), ValueError)):
+        bad = bad + (clip.end_sites, clip.end_offsets)[len(bad) - 2:]
+        with pytest.raises(error, match="joints|parents|end_"):
+            _core._positions64(*bad)
     r = _job.process_file(os.path.join(DATA, "zxy_extra_frame.bvh"), check=True)
     assert 0 < r["forward_kinematics_error_max"] < 1e-3
     assert "check" not in _job.process_file(_job.sample_path())["seconds"]  # off by default
@@ -385,8 +408,10 @@ def test_fps_that_bvh_cannot_hold_is_a_usage_error(once, tmp_path, capsys, monke
 
 
 @pytest.mark.parametrize("args", [["--fps", "0"], ["--fps", "-5"], ["--fps", "nan"], ["--fps", "inf"],
-                                  ["--fps", "1e6"], ["--fps", "fast"], ["--bogus"], ["--unit-scale", "0"],
-                                  ["--unit-scale", "2.54/0"], ["--bits", "12"], ["--bvh"]])
+                                  ["--fps", "1e6"], ["--fps", "fast"], ["--fps", "1e-320"], ["--bogus"],
+                                  ["--unit-scale", "0"], ["--unit-scale", "2.54/0"], ["--bits", "12"], ["--bvh"],
+                                  ["--out", ""], ["--bvh", "--out", ""], ["--selfch"], ["--self"], ["--unit", "2"],
+                                  ["--dask", "foo"], ["--dask", ""]])
 def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
     calls = []
     monkeypatch.setattr(_job, "process_file", lambda *a, **k: calls.append(a))
@@ -668,3 +693,202 @@ def test_any_failure_of_one_clip_leaves_the_others_and_the_report(once, tmp_path
     assert "Frames: 99999999999999999999 but the file ends after 151 frames" in text
     report = json.loads((out / "report.json").read_text())
     assert len(report["clips"]) == 1 and len(report["failed"]) == 2
+
+
+def test_lowest_fps_has_a_finite_frame_time(once, capsys):
+    """--fps down to MIN_FPS, the smallest rate whose frame time 1/fps is finite, runs (one frame
+    out); below it the rate is a usage error that says what range works (every clip FAILED on a
+    frame time of inf before)."""
+    assert math.isfinite(1 / command.MIN_FPS) and not math.isfinite(1 / math.nextafter(command.MIN_FPS, 0))
+    assert main([_job.sample_path(), "--fps", repr(command.MIN_FPS)]) == 0
+    assert "1 frames x 31 joints (resampled from 381)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main([_job.sample_path(), "--fps", "1e-320"])
+    assert exit_.value.code == 2
+    assert "must be a frame rate from 5.6e-309 (the smallest whose frame time 1/fps is finite) to 10,000" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["--selfch"], ["--self"], ["--selfcheck", "--seed", "-1"],
+                                  ["--selfcheck", "--joints", "0"], ["--selfcheck", "--see", "1"],
+                                  ["--selfcheck", "--joints", "many"]])
+def test_selfcheck_abbreviations_and_bad_options_are_usage_errors(once, args, capsys, monkeypatch):
+    """An abbreviation of --selfcheck ran the compression job (exit 0) and --seed -1 a NumPy
+    traceback (exit 1): now both are usage errors, exit 2, before any work."""
+    from jointmath import _selfcheck
+
+    monkeypatch.setattr(_job, "process_file", lambda *a, **k: pytest.fail("ran the job"))
+    monkeypatch.setattr(_selfcheck, "_checks", lambda *a, **k: pytest.fail("ran the self-check"))
+    with pytest.raises(SystemExit) as exit_:
+        main(args)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: python -m jointmath" in err
+    assert "must be an integer >=" in err or "unrecognized arguments" in err
+
+
+def test_dask_address_problems_are_usage_errors(once, capsys, monkeypatch):
+    """--dask with an address Dask cannot parse, with no scheduler answering, or without dask
+    installed: exit 2 with what is wrong with --dask (a traceback and exit 1 before), no clip
+    processed."""
+    import socket
+
+    monkeypatch.setattr(_job, "process_file", lambda *a, **k: pytest.fail("ran the job"))
+
+    def usage_error(address):
+        with pytest.raises(SystemExit) as exit_:
+            main([_job.sample_path(), "--dask", address])
+        assert exit_.value.code == 2
+        return capsys.readouterr().err
+
+    if pytest.importorskip("dask.distributed"):
+        import dask
+
+        assert "--dask foo: not a scheduler address (missing port number" in usage_error("foo")
+        with socket.socket() as s:  # a port nobody listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with dask.config.set({"distributed.comm.timeouts.connect": "0.5s"}):
+            assert f"--dask tcp://127.0.0.1:{port}: no scheduler answered there" in \
+                usage_error(f"tcp://127.0.0.1:{port}")
+    for name in ("dask", "dask.distributed", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)  # import fails
+    err = usage_error("tcp://127.0.0.1:8786")
+    assert "--dask tcp://127.0.0.1:8786: needs dask.distributed" in err and 'pip install "jointmath[dask]"' in err
+
+
+def test_scheduler_gets_absolute_paths(once, tmp_path, monkeypatch, capsys):
+    """--dask ADDRESS with relative paths: a worker in another working folder (where another
+    clip has the same relative name) processes the clip this process names and writes where
+    this process's --out is (before, it read its own clips/box.bvh and wrote into its own
+    folder, and the report described that clip, exit 0)."""
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client
+
+    client_folder, worker_folder = copy_clips(tmp_path / "client" / "clips"), copy_clips(tmp_path / "worker" / "clips")
+    shutil.copy(_job.sample_path(), client_folder / "box.bvh")  # 381 frames
+    shutil.copy(os.path.join(DATA, "zxy_extra_frame.bvh"), worker_folder / "box.bvh")  # 150 frames
+    monkeypatch.chdir(tmp_path / "client")
+    with command.local_cluster(n_workers=1) as cluster:
+        with Client(cluster) as client:
+            client.run(os.chdir, str(tmp_path / "worker"))
+            assert set(client.run(os.getcwd).values()) == {str(tmp_path / "worker")}
+        assert main([os.path.join("clips", "box.bvh"), "--out", "res", "--dask", cluster.scheduler_address]) == 0
+    assert "381 frames x 31 joints" in capsys.readouterr().out
+    report = json.loads((tmp_path / "client" / "res" / "report.json").read_text())
+    (clip,) = report["clips"]
+    assert clip["file"] == str(client_folder / "box.bvh") and clip["frames"] == 381
+    assert clip["outputs"] == {"packed": str(tmp_path / "client" / "res" / "box.npz")}
+    assert jointmath.load_packed(clip["outputs"]["packed"]).n_frames == 381
+    assert not (tmp_path / "worker" / "res").exists()
+
+
+def test_folder_that_cannot_be_listed_fails_alone(once, tmp_path, monkeypatch, capsys):
+    """A directory argument whose listing fails (PermissionError) is a FAILED entry with the
+    reason, the other clips are processed and the report written, exit 1 (a traceback before)."""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    good = copy_clips(tmp_path / "good", "zxy_extra_frame.bvh")
+    listdir = os.listdir
+
+    def failing_listdir(path="."):
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", failing_listdir)
+    out = tmp_path / "out"
+    assert main([str(locked), str(good), "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert f"FAILED {locked}: cannot list the folder: PermissionError: [Errno 13] Permission denied" in text
+    assert "summary: 1 clips processed, 1 failed" in text
+    report = json.loads((out / "report.json").read_text())
+    assert [r["file"] for r in report["clips"]] == [str(good / "zxy_extra_frame.bvh")]
+    assert [r["file"] for r in report["failed"]] == [str(locked)]
+    assert main([str(locked)]) == 1  # nothing else: the reason, then no clips found
+    err = capsys.readouterr().err
+    assert f"FAILED {locked}: cannot list the folder" in err and "error: no BVH clips found" in err
+
+
+def strict_json(path):
+    """The JSON file at `path`, read as strict readers (jq, JSON.parse) do: no NaN or Infinity."""
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(Path(path).read_text(), parse_constant=refuse)
+
+
+def test_report_is_strict_json_and_unmeasurable_figures_say_so(once, tmp_path, capsys):
+    """Offsets near float32's limit: the packing errors, measured in float64, stay finite (the
+    run printed 'inf units' before); the float32 kinematics of --check overflows: that figure is
+    null in report.json (NaN / Infinity before, which is not JSON) and the clip's table says it
+    cannot be measured."""
+    chain = "".join(f"{'  ' * k}JOINT J{k}\n{'  ' * k}{{\n{'  ' * k}  OFFSET 0 3e38 0\n"
+                    f"{'  ' * k}  CHANNELS 3 Zrotation Xrotation Yrotation\n" for k in range(1, 3))
+    ends = "".join(f"{'  ' * k}}}\n" for k in range(2, 0, -1))
+    (tmp_path / "far.bvh").write_text(
+        "HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0 0\n  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation "
+        "Yrotation\n" + chain + "      End Site\n      {\n        OFFSET 0 3e38 0\n      }\n" + ends +
+        "}\nMOTION\nFrames: 2\nFrame Time: 0.5\n0 0 0 10 20 30 40 50 60 1 2 3\n0 0 0 10 20 30 40 50 60 4 5 6\n")
+    out = tmp_path / "out"
+    assert main([str(tmp_path / "far.bvh"), "--out", str(out), "--check"]) == 0
+    text = capsys.readouterr().out
+    (clip,) = strict_json(out / "report.json")["clips"]
+    assert clip["forward_kinematics_error_max"] is None
+    figures = [clip["end_effector_error_max"], clip["skeleton_height"], *clip["position_error_max"]]
+    assert all(math.isfinite(x) for x in figures) and clip["end_effector_error_max"] > 0
+    assert "warning: not measurable for this clip" in text and "forward_kinematics_error_max" in text
+    assert "check: float32 forward kinematics vs float64: max not measurable" in text
+    assert "inf" not in text and "nan" not in text
+    assert _job.json_ready({"a": [1.0, float("nan")], "b": {"c": float("-inf")}, "d": "x"}) == \
+        {"a": [1.0, None], "b": {"c": None}, "d": "x"}
+
+
+def test_packing_error_is_not_float32_noise(isa):
+    """At 20 bits the reported position errors (per joint and at the end effectors) are the
+    packing's alone, on every path: within 1 % of a float64 recomputation through the oracle
+    (measured with float32 kinematics they were 9-12 % above it, differing by path)."""
+    with pytest.warns(bvh.BVHWarning):
+        source = bvh.load(os.path.join(DATA, "zxy_extra_frame.bvh"))
+    r, _, clip, unpacked = _job.process_clip(source, bits=20, fps=30)
+    before, after = (jointmath.reference.forward_kinematics(j, clip.parents)["m"] for j in (clip.joints, unpacked))
+    per_joint = np.linalg.norm(after[..., 3] - before[..., 3], axis=-1).max(axis=0)
+    assert len(clip.end_sites) == 5  # every leaf has its End Site: the end effectors are their tips
+
+    def tips(world):
+        m = world[:, clip.end_sites]
+        return np.einsum("fejk,ek->fej", m[..., :3], clip.end_offsets) + m[..., 3]
+
+    effector = np.linalg.norm(tips(after) - tips(before), axis=-1)
+    np.testing.assert_allclose(r["position_error_max"], per_joint, rtol=1e-2, atol=1e-9)
+    assert r["end_effector_error_max"] == pytest.approx(effector.max(), rel=1e-2)
+    assert r["end_effector_error_mean"] == pytest.approx(effector.mean(), rel=1e-2)
+
+
+def test_rerun_lists_outputs_it_did_not_write(once, tmp_path, capsys):
+    """A second run into the same --out deletes nothing, but notes and reports (stale_outputs)
+    the files there that look like outputs and that it did not write: the first run's .bvh
+    files and per-skeleton plots, and the .npz of a clip that fails this time; never an input."""
+    data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    shutil.copy(_job.sample_path(), data / "walk.bvh")
+    out = tmp_path / "out"
+    assert main([str(data), "--out", str(out), "--bvh", "--fps", "30"]) == 0
+    first = sorted(os.listdir(out))
+    assert first == ["errors-1.png", "errors-2.png", "report.json", "walk.bvh", "walk.npz", "zxy_extra_frame.bvh",
+                     "zxy_extra_frame.npz"]
+    (data / "walk.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")  # fails this time
+    capsys.readouterr()
+    assert main([str(data), "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    stale = [str(out / n) for n in ("errors-1.png", "errors-2.png", "walk.bvh", "walk.npz", "zxy_extra_frame.bvh")]
+    assert strict_json(out / "report.json")["stale_outputs"] == stale
+    assert f"note: files in {out} that look like this command's outputs but were not written by this run" in text
+    assert "\n".join(f"  {path}" for path in stale) in text
+    assert sorted(os.listdir(out)) == sorted(first + ["errors.png"])  # nothing deleted
+    # outputs beside the inputs: the inputs are not listed
+    assert main([str(data / "zxy_extra_frame.bvh"), "--out", str(data)]) == 0
+    assert strict_json(data / "report.json")["stale_outputs"] == [str(data / "walk.bvh")]
+    capsys.readouterr()
+    assert main([str(data / "zxy_extra_frame.bvh"), "--out", str(tmp_path / "new")]) == 0
+    assert strict_json(tmp_path / "new" / "report.json")["stale_outputs"] == []
+    assert "not written by this run" not in capsys.readouterr().out
