@@ -17,18 +17,6 @@ PyDoc_STRVAR(compose_mats_doc,
              "out: optional writeable JOINT_MAT array of the result's shape; returned.\n"
              "Accuracy, float32: within a few ulp of the largest product term on every path.");
 
-/* Base and stride of a record array for the kernel: `*copy` holds a C-ordered copy if needed. */
-static int record_run_or_copy(PyArrayObject *a, PyArrayObject **copy, char **base, ptrdiff_t *stride) {
-    *copy = NULL;
-    if (jm_as_record_run(a, base, stride))
-        return 0;
-    *copy = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
-    if (!*copy)
-        return -1;
-    jm_as_record_run(*copy, base, stride);
-    return 0;
-}
-
 static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
     static const char *const names[] = {"a", "b", "out"};
@@ -39,7 +27,7 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
     if (!a)
         return NULL;
     PyArrayObject *b = jm_record_array(slots[1], "b", jm_joint_mat_descr, "JOINT_MAT");
-    PyArrayObject *a_copy = NULL, *b_copy = NULL, *result = NULL;
+    PyArrayObject *a_run = NULL, *b_run = NULL, *result = NULL;
     PyObject *out_obj = slots[2] == Py_None ? NULL : slots[2];
     if (!b)
         goto done;
@@ -61,7 +49,7 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
         goto done;
     char *a_base, *b_base, *out_base;
     ptrdiff_t a_stride, b_stride, out_stride;
-    if (record_run_or_copy(a, &a_copy, &a_base, &a_stride) < 0 || record_run_or_copy(b, &b_copy, &b_base, &b_stride) < 0)
+    if (!(a_run = jm_record_run_or_copy(a, &a_base, &a_stride)) || !(b_run = jm_record_run_or_copy(b, &b_base, &b_stride)))
         goto done;
     if (a_single && !same)
         a_stride = 0;
@@ -73,8 +61,7 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
         Py_INCREF(result);
     } else {
         Py_INCREF(jm_joint_mat_descr);
-        result = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, jm_joint_mat_descr, PyArray_NDIM(shaped),
-                                                       PyArray_DIMS(shaped), NULL, NULL, 0, NULL);
+        result = jm_new_array_descr(PyArray_NDIM(shaped), PyArray_DIMS(shaped), jm_joint_mat_descr);
         if (!result)
             goto done;
         jm_as_record_run(result, &out_base, &out_stride);
@@ -91,8 +78,8 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
         Py_XINCREF(result);
     }
 done:
-    Py_XDECREF(a_copy);
-    Py_XDECREF(b_copy);
+    Py_XDECREF(a_run);
+    Py_XDECREF(b_run);
     Py_DECREF(a);
     Py_XDECREF(b);
     return (PyObject *)result;
@@ -134,26 +121,38 @@ static int bad_parent(npy_intp j, PyObject *value) {
 /*
  * parents (a list, tuple or 1-D array of n_joints integers of any dtype and byte order, each -1
  * or an earlier joint) into parent[0..n_joints), checked; else -1 with a TypeError or ValueError
- * naming parents. A list or tuple of Python ints is read directly (no array is made).
+ * naming parents. A list or tuple of integers (Python or NumPy ones) is read directly (no array is
+ * made).
  */
 static int read_parents(PyObject *obj, npy_intp n_joints, intptr_t *parent) {
+    if (jm_refuse_masked(obj, "parents") < 0)
+        return -1;
     if (PyList_CheckExact(obj) || PyTuple_CheckExact(obj)) {
         PyObject **items = PySequence_Fast_ITEMS(obj);
         const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
         int plain = n == n_joints;
         for (Py_ssize_t j = 0; plain && j < n; j++) {
-            int overflow = 0;
-            const long long v = PyLong_CheckExact(items[j]) ? PyLong_AsLongLongAndOverflow(items[j], &overflow) : 0;
-            if (PyBool_Check(items[j])) {
+            PyObject *item = items[j];
+            if (PyBool_Check(item) || PyArray_IsScalar(item, Bool)) {
                 PyErr_Format(PyExc_TypeError, "parents must be integers, got bool at parents[%zd]", (Py_ssize_t)j);
                 return -1;
             }
-            if (!PyLong_CheckExact(items[j]) || overflow)
+            /* a Python int, or any other integer (a NumPy one): its value, whatever its size */
+            if (!PyLong_CheckExact(item) && (PyArray_Check(item) || !PyIndex_Check(item))) {
                 plain = 0; /* anything else is judged as NumPy converts it, below */
-            else if (v < -1 || v >= j)
-                return bad_parent(j, PyLong_FromLongLong(v));
-            else
-                parent[j] = (intptr_t)v;
+                continue;
+            }
+            PyObject *value = PyLong_CheckExact(item) ? (Py_INCREF(item), item) : PyNumber_Index(item);
+            int overflow = 0;
+            const long long v = value ? PyLong_AsLongLongAndOverflow(value, &overflow) : 0;
+            if (!value || (v == -1 && PyErr_Occurred())) {
+                Py_XDECREF(value);
+                return -1;
+            }
+            if (overflow || v < -1 || v >= j) /* an int beyond int64 is out of range too: reported as given */
+                return bad_parent(j, value);
+            Py_DECREF(value);
+            parent[j] = (intptr_t)v;
         }
         if (plain)
             return 0;
@@ -253,8 +252,9 @@ PyDoc_STRVAR(forward_kinematics_doc,
              "Accuracy, float32: a chain of k joints is within about k times the error of one\n"
              "conversion and one product (each <= 5e-7 relative to the transform's scale).\n\n"
              "Raises TypeError for joints of another dtype or parents that are not integers,\n"
-             "ValueError for joints without a joints axis, a parents length other than J, or a\n"
-             "parent that does not come before its child.");
+             "ValueError for joints without a joints axis, a parents length other than J, a\n"
+             "parent that does not come before its child (one beyond int64 included: the first\n"
+             "such entry, as given), or a result too large to allocate (saying how large).");
 
 static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -265,7 +265,8 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py
     PyArrayObject *joints = jm_record_array(slots[0], "joints", jm_joint_quat_descr, "JOINT_QUAT");
     if (!joints)
         return NULL;
-    PyArrayObject *src = NULL, *world = NULL;
+    PyArrayObject *world = NULL;
+    jm_walk src = {NULL, NULL, 0};
     char *memory = NULL, *scratch = NULL;
     if (PyArray_NDIM(joints) < 1) {
         PyErr_SetString(PyExc_ValueError, "joints must have shape (..., J): one record per joint on the last axis, "
@@ -290,30 +291,36 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py
                      scratch_bytes);
         goto fail;
     }
+    /* the result first (one too large to allocate says so), then the records one after another:
+       joints itself when it is C-contiguous at a float's alignment (the usual case, checked
+       inline), else as jm_walk_records walks it (a C-ordered copy) */
     Py_INCREF(jm_joint_mat_descr);
-    world = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, jm_joint_mat_descr, PyArray_NDIM(joints),
-                                                  PyArray_DIMS(joints), NULL, NULL, 0, NULL);
-    if (!world || !(src = PyArray_GETCONTIGUOUS(joints)))
+    if (!(world = jm_new_array_descr(PyArray_NDIM(joints), PyArray_DIMS(joints), jm_joint_mat_descr)))
         goto fail;
-    const size_t n = (size_t)PyArray_SIZE(src);
+    if (PyArray_IS_C_CONTIGUOUS(joints) && (uintptr_t)PyArray_BYTES(joints) % sizeof(float) == 0) {
+        Py_INCREF(joints);
+        src.array = joints;
+        src.base = PyArray_BYTES(joints);
+    } else if (jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), PyArray_NDIM(joints),
+                               PyArray_DIMS(joints), JM_WALK_PACKED, &src) < 0) {
+        goto fail;
+    }
+    const size_t n = (size_t)PyArray_SIZE(joints);
     if (n) {
         PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        jm_active->forward_kinematics(PyArray_BYTES(src), PyArray_BYTES(world), n / (size_t)n_joints,
-                                      (size_t)n_joints, parent, slot, scratch);
+        jm_active->forward_kinematics(src.base, PyArray_BYTES(world), n / (size_t)n_joints, (size_t)n_joints, parent,
+                                      slot, scratch);
         jm_restore_gil(saved);
     }
+    goto done;
+fail:
+    Py_CLEAR(world);
+done:
     PyMem_Free(memory);
     PyMem_Free(scratch);
-    Py_DECREF(src);
+    jm_walk_release(&src);
     Py_DECREF(joints);
     return (PyObject *)world;
-fail:
-    PyMem_Free(memory);
-    PyMem_Free(scratch);
-    Py_XDECREF(src);
-    Py_XDECREF(world);
-    Py_DECREF(joints);
-    return NULL;
 }
 
 /* The float64 local transform [R | t] (row-major 3x4) of a JOINT_QUAT record: R the rotation of

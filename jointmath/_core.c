@@ -9,6 +9,7 @@
 #define JM_CORE_MODULE /* this file imports the NumPy C API for the others */
 #include "_core.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,13 +126,72 @@ static int keyword_is(PyObject *key, const char *name) {
     return PyUnicode_CompareWithASCIIString(key, name) == 0;
 }
 
-int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value) {
-    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "%s must be an int, got %s", name, Py_TYPE(obj)->tp_name);
-        return -1;
+/* NULL with a TypeError "<name> must be <expected>, got <what obj is>": its type, or for an
+   array its shape or its dtype. */
+static void *wrong_number(PyObject *obj, const char *name, const char *expected) {
+    if (!PyArray_Check(obj))
+        return PyErr_Format(PyExc_TypeError, "%s must be %s, got %s", name, expected, jm_type_name(obj));
+    PyArrayObject *a = (PyArrayObject *)obj;
+    if (PyArray_NDIM(a)) {
+        PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM(a), PyArray_DIMS(a));
+        if (shape)
+            PyErr_Format(PyExc_TypeError, "%s must be %s, got an array of shape %R", name, expected, shape);
+        Py_XDECREF(shape);
+        return NULL;
     }
+    return PyErr_Format(PyExc_TypeError, "%s must be %s, got a 0-d array of dtype %S", name, expected,
+                        (PyObject *)PyArray_DESCR(a));
+}
+
+int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value) {
+    if (jm_refuse_masked(obj, name) < 0)
+        return -1;
+    const int integer = PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 &&
+                                                 PyArray_ISINTEGER((PyArrayObject *)obj)
+                                           : !PyBool_Check(obj) && !PyArray_IsScalar(obj, Bool) && PyIndex_Check(obj);
+    if (!integer)
+        return wrong_number(obj, name, "an int"), -1;
     *value = PyNumber_AsSsize_t(obj, NULL);
     return *value == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+int jm_parse_real(PyObject *obj, const char *name, const char *expected, double *value) {
+    if (jm_refuse_masked(obj, name) < 0)
+        return -1;
+    int real;
+    if (PyArray_Check(obj)) {
+        const char kind = PyArray_DESCR((PyArrayObject *)obj)->kind;
+        real = PyArray_NDIM((PyArrayObject *)obj) == 0 && (kind == 'f' || kind == 'i' || kind == 'u');
+    } else if (PyArray_IsScalar(obj, Generic)) {
+        real = PyArray_IsScalar(obj, Integer) || PyArray_IsScalar(obj, Floating);
+    } else { /* as float(obj) reads it, strings aside */
+        const PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
+        real = !PyBool_Check(obj) && !PyComplex_Check(obj) && nb && (nb->nb_float || nb->nb_index);
+    }
+    if (!real)
+        return wrong_number(obj, name, expected), -1;
+    double v = PyFloat_AsDouble(obj);
+    if (v == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int too large for a double */
+            return -1;
+        PyErr_Clear();
+        v = INFINITY;
+    }
+    *value = v;
+    return 0;
+}
+
+int jm_refuse_masked_subclass(PyObject *obj, const char *arg) {
+    PyObject *ma = PyImport_ImportModule("numpy.ma");
+    PyObject *masked_type = ma ? PyObject_GetAttrString(ma, "MaskedArray") : NULL;
+    const int masked = masked_type ? PyObject_IsInstance(obj, masked_type) : -1;
+    Py_XDECREF(ma);
+    Py_XDECREF(masked_type);
+    if (masked > 0)
+        PyErr_Format(PyExc_TypeError, "%s must not be a masked array (numpy.ma.MaskedArray): jointmath ignores masks, "
+                     "so the masked values would be used and the mask lost; pass %s.filled(value) or %s.data", arg, arg,
+                     arg);
+    return masked ? -1 : 0;
 }
 
 /*
@@ -173,6 +233,8 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
 /* An ndarray whose dtype is equivalent to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name) {
     PyArrayObject *a;
+    if (jm_refuse_masked(obj, arg) < 0)
+        return NULL;
     if (PyArray_Check(obj)) {
         Py_INCREF(obj);
         a = (PyArrayObject *)obj;
@@ -210,6 +272,8 @@ PyArrayObject *jm_record_operand(PyObject *obj, const char *arg, PyArray_Descr *
                                  const char *dtype_names) {
     if (!descr)
         return (PyArrayObject *)PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
+    if (jm_refuse_masked(obj, arg) < 0)
+        return NULL;
     if (PyArray_Check(obj) && record_dtype_is(PyArray_DESCR((PyArrayObject *)obj), descr, alt)) {
         Py_INCREF(obj);
         return (PyArrayObject *)obj;
@@ -251,6 +315,8 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
         return -1;
     }
     PyArrayObject *o = (PyArrayObject *)out;
+    if (jm_refuse_masked(out, "out") < 0)
+        return -1;
     if (PyArray_DESCR(o) != descr && !PyArray_EquivTypes(PyArray_DESCR(o), descr)) {
         PyErr_Format(PyExc_TypeError, "out must have dtype %s, got dtype %S", dtype_name,
                      (PyObject *)PyArray_DESCR(o));
@@ -290,9 +356,13 @@ PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *s
         Py_INCREF(a);
         return a;
     }
-    PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
-    if (copy)
-        jm_as_record_run(copy, base, stride);
+    Py_INCREF(PyArray_DESCR(a));
+    PyArrayObject *copy = jm_new_array_descr(PyArray_NDIM(a), PyArray_DIMS(a), PyArray_DESCR(a));
+    if (!copy || PyArray_CopyInto(copy, a) < 0) {
+        Py_XDECREF(copy);
+        return NULL;
+    }
+    jm_as_record_run(copy, base, stride);
     return copy;
 }
 
@@ -369,7 +439,7 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
         Py_INCREF(dst);
     } else {
         Py_INCREF(out_descr);
-        dst = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, out_descr, ndim, shape, NULL, NULL, 0, NULL);
+        dst = jm_new_array_descr(ndim, shape, out_descr);
         if (!dst) {
             Py_DECREF(src);
             Py_DECREF(in);
@@ -421,6 +491,8 @@ static int float_type_of(PyArray_Descr *d) {
 /* `obj` as an ndarray (a new reference; arrays themselves), or NULL with a TypeError naming `arg`
    for what NumPy cannot make an array of (ragged sequences and the like). */
 static PyArrayObject *array_like(PyObject *obj, const char *arg) {
+    if (jm_refuse_masked(obj, arg) < 0)
+        return NULL;
     if (PyArray_Check(obj)) {
         Py_INCREF(obj);
         return (PyArrayObject *)obj;
@@ -485,8 +557,9 @@ PyArrayObject *jm_float_operand(PyObject *obj, const char *arg, int ncore, const
     if (type < 0)
         return not_real_error(a, arg);
     if (PyArray_TYPE(a) != type || !PyArray_ISNOTSWAPPED(a) || !PyArray_ISALIGNED(a)) {
-        PyArrayObject *converted = (PyArrayObject *)PyArray_FromArray(
-            a, PyArray_DescrFromType(type), NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
+        PyArrayObject *converted = jm_new_array(PyArray_NDIM(a), PyArray_DIMS(a), type);
+        if (converted && PyArray_CopyInto(converted, a) < 0)
+            Py_CLEAR(converted);
         Py_DECREF(a);
         if (!converted)
             return NULL;
@@ -633,17 +706,13 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {
 PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr) {
     const npy_intp itemsize = PyDataType_ELSIZE(descr);
     double bytes = (double)itemsize;
-    npy_intp exact = itemsize;
-    int overflow = 0;
-    for (int d = 0; d < ndim; d++) {
+    for (int d = 0; d < ndim; d++)
         bytes *= (double)shape[d];
-        if (shape[d] && exact > NPY_MAX_INTP / shape[d])
-            overflow = 1;
-        else
-            exact *= shape[d];
-    }
+    /* more than an intp counts (the double's rounding is far below the margin to 2^63); from 2^62
+       bytes on no allocation succeeds anyway */
+    const int overflow = bytes >= 4611686018427387904.0; /* 2^62 */
     PyArrayObject *a = NULL;
-    if (!overflow || bytes == 0)
+    if (!overflow)
         a = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, shape, NULL, NULL, 0, NULL);
     else
         Py_DECREF(descr);
@@ -671,6 +740,21 @@ int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, P
     return 0;
 }
 
+/* _empty(shape, dtype): a new C-ordered array; one too large to allocate is jm_new_array_descr's
+   ValueError (the Python modules allocate their results through it). */
+static PyObject *py_empty(PyObject *self, PyObject *args) {
+    (void)self;
+    PyArray_Dims shape = {NULL, 0};
+    PyArray_Descr *descr = NULL;
+    PyObject *a = NULL;
+    if (PyArg_ParseTuple(args, "O&O&:_empty", PyArray_IntpConverter, &shape, PyArray_DescrConverter, &descr))
+        a = (PyObject *)jm_new_array_descr(shape.len, shape.ptr, descr); /* steals descr */
+    else
+        Py_XDECREF(descr);
+    PyDimMem_FREE(shape.ptr);
+    return a;
+}
+
 static PyObject *py_gil_releases(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
@@ -685,6 +769,9 @@ static PyMethodDef core_methods[] = {
      "available_isas()\n--\n\nThe ISA paths this CPU and OS can run, from scalar up."},
     {"_set_isa", py_set_isa, METH_O, "Switch the running path (tests and benchmarks)."},
     {"_gil_releases", py_gil_releases, METH_NOARGS, "How many kernel calls have run without the GIL (tests)."},
+    {"_empty", py_empty, METH_VARARGS,
+     "_empty(shape, dtype)\n--\n\nInternal: numpy.empty(shape, dtype), C order; a result too large to allocate is a "
+     "ValueError saying how large (not MemoryError), as every public function raises."},
     {"_register_dtypes", py_register_dtypes, METH_VARARGS,
      "Register JOINT_QUAT, JOINT_MAT, PACKED_JOINT and PACKED_JOINT64."},
     {NULL, NULL, 0, NULL},

@@ -48,10 +48,26 @@ extern PyArray_Descr *jm_packed_joint64_descr; /* jointmath.PACKED_JOINT64: uint
 int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   const char *const *names, int n, int required, PyObject **slots);
 
-/* An int argument (a Python or NumPy integer, not a bool) as a Py_ssize_t, clipped to
-   PY_SSIZE_T_MIN / MAX when it overflows (a caller's range check then reports the value as given);
-   -1 with a TypeError "<name> must be an int, got <type>" for anything else. */
+/* An int argument as NumPy reads one (a Python or NumPy integer, a 0-d integer array, any object
+   with __index__; not a bool) as a Py_ssize_t, clipped to PY_SSIZE_T_MIN / MAX when it overflows
+   (a caller's range check then reports the value as given); -1 with a TypeError "<name> must be
+   an int, got <what>" for anything else. */
 int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value);
+
+/* A real-number argument as NumPy reads one: a Python int or float, a NumPy integer or floating
+   scalar, a 0-d integer or float array, any object with __float__ or __index__ (a Fraction, a
+   Decimal). A bool (Python's, NumPy's, a bool array), complex, str or an array of another shape
+   is a TypeError "<name> must be <expected>, got <what>". A value beyond a double's range (an int
+   or Fraction) reads as inf: the caller's range check then reports it as given. 0 or -1. */
+int jm_parse_real(PyObject *obj, const char *name, const char *expected, double *value);
+
+/* 0, or -1 with a TypeError naming `arg` when `obj` is a numpy.ma.MaskedArray: the kernels read
+   an array's data, so its mask would be dropped (pass obj.filled(value) or obj.data instead).
+   Inline: an ndarray itself or an object that is no array costs a type comparison or two. */
+int jm_refuse_masked_subclass(PyObject *obj, const char *arg);
+static inline int jm_refuse_masked(PyObject *obj, const char *arg) {
+    return PyArray_CheckExact(obj) || !PyArray_Check(obj) ? 0 : jm_refuse_masked_subclass(obj, arg);
+}
 
 /* `obj` (an ndarray or one record of one) as a new reference to an ndarray of a dtype equivalent
    to `descr`, or NULL with a TypeError naming `arg`. */
@@ -78,7 +94,8 @@ int jm_check_out(PyObject *out, PyArray_Descr *descr, const char *dtype_name, in
 /* 1 if the array is one run of records (base + i * stride), else 0; fills base and stride. */
 int jm_as_record_run(PyArrayObject *a, char **base, ptrdiff_t *stride);
 
-/* `a` (new reference) if it is one run of records, else a C-ordered copy; fills base and stride. */
+/* `a` (new reference) if it is one run of records, else a C-ordered copy (one too large to
+   allocate: jm_new_array_descr's ValueError); fills base and stride. */
 PyArrayObject *jm_record_run_or_copy(PyArrayObject *a, char **base, ptrdiff_t *stride);
 
 /* Whether the memory extents of two arrays intersect. */

@@ -1,6 +1,6 @@
 /*
  * _euler.c - boundary of the Euler kernels (csrc/euler.c): euler_to_quat and quat_to_euler.
- * A single order runs here; a list of orders (one per joint) goes through
+ * A single order runs here; a sequence of orders (one per joint) goes through
  * jointmath._euler._by_order, which calls back here once per distinct order.
  */
 #include "_core.h"
@@ -54,7 +54,8 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
         return NULL;
     }
     if (!parse_order(slots[1], axes, &intrinsic)) {
-        if (PyList_Check(slots[1]) || PyTuple_Check(slots[1])) { /* one order per joint */
+        /* one order per joint: a list, tuple, 1-D array of str or any other sequence */
+        if (PySequence_Check(slots[1]) && !PyUnicode_Check(slots[1]) && !PyBytes_Check(slots[1])) {
             PyObject *module = PyImport_ImportModule("jointmath._euler");
             if (module) {
                 result = PyObject_CallMethod(module, "_by_order", "OOiOO", (PyObject *)src, slots[1], to_quat,
@@ -64,7 +65,7 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
         } else {
             PyErr_Format(PyExc_ValueError,
                          "order must be one of the six Tait-Bryan orders, XYZ XZY YXZ YZX ZXY ZYX (intrinsic) or the "
-                         "same in lowercase (extrinsic), or a list of them (one per joint), got %R",
+                         "same in lowercase (extrinsic), or a sequence of them (one per joint), got %R",
                          slots[1]);
         }
         Py_DECREF(src);
@@ -105,16 +106,18 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "order: \"XYZ\", \"XZY\", \"YXZ\", \"YZX\", \"ZXY\" or \"ZYX\" - intrinsic, as BVH channels use\n"
              "them: \"ZXY\" means R = Rz(a0) Rx(a1) Ry(a2), scipy's from_euler(\"ZXY\", ...) - or the\n"
              "same in lowercase for extrinsic rotations (scipy's convention too). For (..., J, 3)\n"
-             "arrays, a list of J orders gives each joint its own.\n"
+             "arrays, a sequence of J orders (a list, a tuple, a 1-D array of str) gives each joint\n"
+             "its own.\n"
              "out: optional writeable array (..., 4) of the result dtype; it is returned (one\n"
              "sharing the angles' memory gets the result of the angles as they were).\n\n"
              "Returns (..., 4) in the result dtype (empty input: an empty result). float32 runs the\n"
              "SIMD kernel: rotation error <= 1e-6 rad against scipy (float64) for angles up to 720\n"
              "degrees on every path; float64 computes in float64. A NaN or infinite angle gives a\n"
              "NaN quaternion in its own record.\n\n"
-             "Raises TypeError (complex, object or string angles; out not an array of the result\n"
-             "dtype) or ValueError (angles not (..., 3), an order that is not one of the twelve, a\n"
-             "list of orders not one per joint, out of another shape or read-only).");
+             "Raises TypeError (complex, object or string angles, a masked array; out not an array\n"
+             "of the result dtype) or ValueError (angles not (..., 3), an order that is not one of the\n"
+             "twelve, a sequence of orders not one per joint, out of another shape or read-only, a\n"
+             "result too large to allocate).");
 
 static PyObject *py_euler_to_quat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -141,9 +144,10 @@ PyDoc_STRVAR(quat_to_euler_doc,
              "float32 (7.6e-7 measured, middle angles next to +-90 degrees included; near the lock\n"
              "the outer angles are ill-conditioned and float32 may split them differently from\n"
              "scipy, never the rotation).\n\n"
-             "Raises TypeError (complex, object or string q; out not an array of the result\n"
-             "dtype) or ValueError (q not (..., 4), an order that is not one of the twelve, a list\n"
-             "of orders not one per joint, out of another shape or read-only).");
+             "Raises TypeError (complex, object or string q, a masked array; out not an array of the\n"
+             "result dtype) or ValueError (q not (..., 4), an order that is not one of the twelve, a\n"
+             "sequence of orders not one per joint, out of another shape or read-only, a result too\n"
+             "large to allocate).");
 
 static PyObject *py_quat_to_euler(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;

@@ -5,11 +5,7 @@
  */
 #include "_core.h"
 
-#include <math.h>
 #include <string.h>
-
-/* Names a Python object's type for error messages. */
-#define TYPE_NAME(obj) (Py_TYPE(obj)->tp_name)
 
 #define MAX_ITER_LIMIT (1 << 24) /* iteration counts live in float lanes */
 
@@ -44,6 +40,8 @@ static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_s
 static PyObject *extract_rotation(PyObject *const *slots) {
     PyObject *a_obj = slots[0], *q0_obj = slots[1] == Py_None ? NULL : slots[1];
     static const npy_intp mat_core[2] = {3, 3}, quat_core[1] = {4};
+    if (jm_refuse_masked(a_obj, "a") < 0)
+        return NULL;
 
     /* a: JOINT_MAT records or an array_like (..., 3, 3); q0: an array_like (..., 4) whose batch
        shape broadcasts against a's (converted to a's dtype) */
@@ -97,29 +95,21 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         return PyErr_Format(PyExc_ValueError, "max_iter must be in [0, 2**24], got %R", max_iter_obj);
     double tol = type == NPY_FLOAT64 ? 1e-12 : 2e-7; /* the documented defaults */
     if (tol_obj) {
-        if (PyBool_Check(tol_obj) || PyArray_IsScalar(tol_obj, Bool) ||
-            !(PyFloat_Check(tol_obj) || PyLong_Check(tol_obj) || PyArray_IsScalar(tol_obj, Floating) ||
-              PyArray_IsScalar(tol_obj, Integer)))
-            return PyErr_Format(PyExc_TypeError, "tol must be a real number, got %s", TYPE_NAME(tol_obj));
-        tol = PyFloat_AsDouble(tol_obj);
-        if (tol == -1.0 && PyErr_Occurred()) {
-            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int too large for a double */
-                return NULL;
-            PyErr_Clear();
-            tol = INFINITY;
-        }
+        if (jm_parse_real(tol_obj, "tol", "a real number", &tol) < 0)
+            return NULL;
         if (!(tol >= 0 && tol <= 1e30)) /* NaN fails too */
             return PyErr_Format(PyExc_ValueError, "tol must be finite and >= 0, got %R", tol_obj);
     }
     const int return_iterations = slots[5] ? PyObject_IsTrue(slots[5]) : 0;
     if (return_iterations < 0)
         return NULL;
-    /* method: "newton" (None too) or "muller" */
-    PyObject *method_obj = slots[6] ? slots[6] : Py_None;
+    /* method: "newton" (the default when not passed) or "muller"; anything but a str (None
+       too) is a TypeError */
+    PyObject *method_obj = slots[6];
     int method = JM_EXTRACT_NEWTON;
-    if (method_obj != Py_None) {
+    if (method_obj) {
         if (!PyUnicode_Check(method_obj))
-            return PyErr_Format(PyExc_TypeError, "method must be a str, got %s", TYPE_NAME(method_obj));
+            return PyErr_Format(PyExc_TypeError, "method must be a str, got %s", jm_type_name(method_obj));
         if (PyUnicode_CompareWithASCIIString(method_obj, "muller") == 0)
             method = JM_EXTRACT_MULLER;
         else if (PyUnicode_CompareWithASCIIString(method_obj, "newton") != 0)
@@ -178,7 +168,8 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
     }
     result = jm_output_result(out, &dst);
     if (result && return_iterations) {
-        result = Py_BuildValue("NN", result, iterations);
+        /* the counts of one matrix: a NumPy scalar, as ufuncs return 0-d results */
+        result = Py_BuildValue("NN", result, PyArray_Return(iterations));
         iterations = NULL;
     }
 done:

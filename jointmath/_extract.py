@@ -39,9 +39,11 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
     paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
     positive multiple of a rotation starts at that rotation (A = 0: the identity).
-    method: "newton" (default) or "muller".
-    max_iter: int in [0, 2**24], the most updates per matrix (default 200).
-    tol: float >= 0, default 2e-7 for float32 and 1e-12 for float64. "muller": a matrix stops
+    method: "newton" (default) or "muller" (a str: None is a TypeError).
+    max_iter: int in [0, 2**24], the most updates per matrix (default 200): a Python or NumPy
+    integer or a 0-d integer array.
+    tol: a real number >= 0 (a Python or NumPy number, a 0-d array, a Fraction, anything with
+    __float__; not a bool), default 2e-7 for float32 and 1e-12 for float64. "muller": a matrix stops
     when |omega| < tol, before updating (tol=0 runs max_iter updates). "newton": a matrix stops
     after the Newton step with |omega| < tol (1 + |trace(R^T A)| tr(H^-1)) (tol times an
     estimate, within 3x and high, of the conditioning sigma1 / (sigma2 + sigma3): the level
@@ -49,7 +51,8 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     out: optional writeable (..., 4) array of the result dtype (float32 for JOINT_MAT); it is
     returned. It may be q0 itself (warm start updated in place).
     return_iterations: also return the int32 (...) count of updates each matrix took (for
-    "newton": Newton steps, Ritz updates and Mueller updates, each counts 1).
+    "newton": Newton steps, Ritz updates and Mueller updates, each counts 1); for one matrix a
+    NumPy int32 scalar, as ufuncs return 0-d results.
 
     Returns (..., 4) unit quaternions in a's dtype (float32 for JOINT_MAT), or (q, iterations).
     The sign follows the start and the updates (either sign of a quaternion is the same rotation).
@@ -88,9 +91,11 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     |omega| < tol, about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad from the answer.
     The kernels run without the GIL when matrices * (max_iter + 1) >= 16,384.
 
-    Raises TypeError for complex, object or string a or q0 (naming it), out of the wrong type or
-    dtype, a non-str method, a non-integer max_iter or a non-real tol; ValueError for wrong
-    shapes, batch shapes that do not broadcast, an unknown method, max_iter or tol out of range
-    (tol must be finite, <= 1e30; either reported as given), or a read-only out.
+    Raises TypeError for complex, object or string a or q0 (naming it), a masked array, out of
+    the wrong type or dtype, a non-str method (None included), a non-integer max_iter or a
+    non-real tol (bools are neither); ValueError for wrong shapes, batch shapes that do not
+    broadcast, an unknown method, max_iter or tol out of range (tol must be finite, <= 1e30;
+    either reported as given), a read-only out, or a result too large to allocate (saying how
+    large).
     """
     return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations, method)

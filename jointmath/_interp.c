@@ -13,6 +13,8 @@
 
 /* t: a real number in [0, 1] (NaN refused), as float32. */
 static int parse_fraction(PyObject *obj, float *t) {
+    if (jm_refuse_masked(obj, "t") < 0)
+        return -1;
     if (PyArray_Check(obj) && PyArray_NDIM((PyArrayObject *)obj) > 0) {
         PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM((PyArrayObject *)obj), PyArray_DIMS((PyArrayObject *)obj));
         PyErr_Format(PyExc_TypeError, "t must be a float in [0, 1], got an array of shape %R", shape);
@@ -124,6 +126,16 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
         Py_INCREF(obj); /* immutable: no check and no copy */
         out->values = validated->values, out->size = validated->size, out->owner = obj;
         return 0;
+    }
+    if (jm_refuse_masked(obj, "index") < 0)
+        return -1;
+    /* an array, a sequence, or an integer (a scalar: the shape error below); nothing else reads as
+       positions (NumPy would make a 0-d object array of a slice, None or a set) */
+    if (!PyArray_Check(obj) && (PyUnicode_Check(obj) || PyBytes_Check(obj) ||
+                                (!PySequence_Check(obj) && (PyBool_Check(obj) || !PyIndex_Check(obj))))) {
+        PyErr_Format(PyExc_TypeError, "index must be a 1-D array or sequence of integer joint positions, got %s",
+                     jm_type_name(obj));
+        return -1;
     }
     PyArrayObject *raw;
     if (PyArray_Check(obj)) { /* (Py_NewRef is 3.10+; the package supports 3.9) */
@@ -282,7 +294,7 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
         Py_INCREF(dst);
     } else {
         Py_INCREF(descr);
-        dst = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, descr, ndim, shape, NULL, NULL, 0, NULL);
+        dst = jm_new_array_descr(ndim, shape, descr);
         if (!dst)
             goto done;
         jm_as_record_run(dst, &o_base, &o_stride);
@@ -332,8 +344,9 @@ PyDoc_STRVAR(joint_index_doc,
              "copy, which no other thread can change). Joint lists\n"
              "with fewer joints than its largest position + 1 raise ValueError as for any\n"
              "index.\n\n"
-             "Raises TypeError for a non-integer index or n_joints, ValueError for a\n"
-             "negative n_joints, an index that is not 1-D, or a position out of range or\n"
+             "Raises TypeError for an index that is not integers or not an array or sequence\n"
+             "(a slice, None), a non-integer n_joints, ValueError for a negative n_joints, an\n"
+             "index that is not 1-D (an integer scalar), or a position out of range or\n"
              "repeated.");
 
 static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -399,9 +412,10 @@ PyDoc_STRVAR(slerp_joints_doc,
              "The quaternions must be unit ones (they are not normalised).\n"
              "Accuracy for unit quaternions on every ISA path: max abs component error\n"
              "<= 5e-7 against a float64 slerp, | |q| - 1 | <= 1e-6.\n\n"
-             "Raises TypeError for wrong types or dtypes (naming the argument), ValueError\n"
-             "for t outside [0, 1] or NaN, mismatched shapes, an index out of range or\n"
-             "repeated, or a read-only out.");
+             "Raises TypeError for wrong types or dtypes (naming the argument; an index that is\n"
+             "neither integers nor a sequence of them, a masked array), ValueError for t outside\n"
+             "[0, 1] or NaN, mismatched shapes, an index that is not 1-D, out of range or\n"
+             "repeated, a read-only out, or a result too large to allocate.");
 
 static PyObject *py_slerp_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -617,24 +631,14 @@ static PyObject *py_nlerp(PyObject *self, PyObject *const *args, Py_ssize_t narg
 
 /* ------------------------------------------------------------------- resample_joints -- */
 
-/* `value` as a double if it is a real number (int, float, NumPy integer or floating; not a bool)
-   that is finite and > 0; else -1 with a TypeError / ValueError naming it. */
-static int positive_number(PyObject *value, const char *name, const char *unit, double *out) {
-    if (PyBool_Check(value) || PyArray_IsScalar(value, Bool) ||
-        !(PyFloat_Check(value) || PyLong_Check(value) || PyArray_IsScalar(value, Integer) ||
-          PyArray_IsScalar(value, Floating))) {
-        PyErr_Format(PyExc_TypeError, "%s must be a positive number%s, got %s", name, unit, jm_type_name(value));
+/* `value` as a double if it is a real number (as jm_parse_real reads one: not a bool) that is
+   finite and > 0; else -1 with a TypeError / ValueError "<name> must be <expected>, got ...". */
+static int positive_number(PyObject *value, const char *name, const char *expected, double *out) {
+    double v;
+    if (jm_parse_real(value, name, expected, &v) < 0)
         return -1;
-    }
-    double v = PyFloat_AsDouble(value);
-    if (v == -1.0 && PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) /* an int too large for a double: not finite */
-            return -1;
-        PyErr_Clear();
-        v = INFINITY;
-    }
     if (!(isfinite(v) && v > 0)) {
-        PyErr_Format(PyExc_ValueError, "%s must be a positive number%s, got %R", name, unit, value);
+        PyErr_Format(PyExc_ValueError, "%s must be %s, got %R", name, expected, value);
         return -1;
     }
     *out = v;
@@ -707,10 +711,11 @@ PyDoc_STRVAR(resample_joints_doc,
              "F' = floor((F - 1) * frame_time * fps + 1e-9) + 1: it covers the clip's duration,\n"
              "(F - 1) * frame_time; one frame (a pose, no duration) gives that frame. joints may\n"
              "have any strides (records not one after another are copied first); it is never written.\n"
-             "Raises TypeError for joints not of dtype JOINT_QUAT and for a frame_time or fps that is\n"
-             "not a real number (True is not 1 s), ValueError for joints not 2-D, a frame_time or\n"
-             "fps that is not positive and finite, no frames, and an fps whose output\n"
-             "would not fit in memory (the error says how many frames and bytes).");
+             "frame_time and fps: real numbers as NumPy reads them (Python or NumPy numbers, 0-d\n"
+             "arrays, Fractions). Raises TypeError for joints not of dtype JOINT_QUAT and for a\n"
+             "frame_time or fps that is not a real number (True is not 1 s), ValueError for joints\n"
+             "not 2-D, a frame_time or fps that is not positive and finite, no frames, and an fps\n"
+             "whose output would not fit in memory (the error says how many frames and bytes).");
 
 static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -730,8 +735,8 @@ static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ss
         Py_XDECREF(shape);
         goto done;
     }
-    if (positive_number(slots[2], "fps", " of frames per second", &fps) < 0 ||
-        positive_number(slots[1], "frame_time", " of seconds per source frame", &frame_time) < 0)
+    if (positive_number(slots[2], "fps", "a positive number of frames per second", &fps) < 0 ||
+        positive_number(slots[1], "frame_time", "a positive number of seconds per source frame", &frame_time) < 0)
         goto done;
     const npy_intp n_frames = PyArray_DIM(joints, 0), n_joints = PyArray_DIM(joints, 1);
     if (n_frames < 1) {

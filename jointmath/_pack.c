@@ -7,10 +7,14 @@
 #include <stddef.h>
 #include <string.h>
 
-/* bits: 10 or 20 (an int or NumPy integer, not a bool); the code type, or -1 with a ValueError. */
+/* bits: 10 or 20 (an int, a NumPy integer or a 0-d integer array; not a bool); the code type, or -1
+   with a ValueError. */
 static int parse_bits(PyObject *obj) {
     long bits = -1;
-    if (obj && !PyBool_Check(obj) && PyIndex_Check(obj)) {
+    const int integer = obj && (PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 &&
+                                                         PyArray_ISINTEGER((PyArrayObject *)obj)
+                                                   : !PyBool_Check(obj) && PyIndex_Check(obj));
+    if (integer) {
         PyObject *value = PyNumber_Index(obj);
         if (!value)
             return -1;
@@ -27,8 +31,9 @@ static int parse_bits(PyObject *obj) {
     return -1;
 }
 
-/* The ValueError for `count` invalid quaternions, the first at flat position `first` of `shape`. */
-static void invalid_error(size_t count, size_t first, int ndim, const npy_intp *shape) {
+/* The ValueError for `count` invalid quaternions of the argument `arg`, the first at flat position
+   `first` of `shape`. */
+static void invalid_error(const char *arg, size_t count, size_t first, int ndim, const npy_intp *shape) {
     PyObject *where;
     if (ndim == 1) {
         where = PyLong_FromSize_t(first);
@@ -40,8 +45,8 @@ static void invalid_error(size_t count, size_t first, int ndim, const npy_intp *
         }
     }
     if (where)
-        PyErr_Format(PyExc_ValueError, "q holds %zu zero or non-finite quaternion%s (cannot be packed); the first at "
-                     "index %R", count, count > 1 ? "s" : "", where);
+        PyErr_Format(PyExc_ValueError, "%s holds %zu zero or non-finite quaternion%s (cannot be packed); the first at "
+                     "index %R", arg, count, count > 1 ? "s" : "", where);
     Py_XDECREF(where);
 }
 
@@ -110,7 +115,7 @@ static PyObject *py_pack_quats(PyObject *self, PyObject *const *args, Py_ssize_t
         jm_restore_gil(saved);
     }
     if (invalid) {
-        invalid_error(invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));
+        invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));
         goto done;
     }
     result = PyArray_Return(codes); /* one quaternion: a NumPy scalar, as ufuncs return */
@@ -143,6 +148,8 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
         return NULL;
     PyObject *obj = slots[0];
     PyArrayObject *raw;
+    if (jm_refuse_masked(obj, "p") < 0)
+        return NULL;
     if (PyArray_Check(obj)) {
         Py_INCREF(obj);
         raw = (PyArrayObject *)obj;
@@ -255,8 +262,9 @@ PyDoc_STRVAR(pack_joints_doc,
              "bits: 10 (default) or 20.\n"
              "Returns an array of the same shape of dtype PACKED_JOINT (16 bytes: ``q`` uint32 code,\n"
              "``t`` float32[3] translation) for bits=10, or PACKED_JOINT64 (20 bytes, uint64 code) for\n"
-             "bits=20. The rotation is packed as by pack_quats (same errors for zero or non-finite q);\n"
-             "the translation is kept exactly.");
+             "bits=20. The rotation is packed as by pack_quats; zero or non-finite rotations raise\n"
+             "ValueError naming joints (how many, the index of the first). The translation is kept\n"
+             "exactly. A result too large to allocate raises ValueError saying how large.");
 
 static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -290,7 +298,7 @@ static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_
             : pack_records(jm_active->pack_quats64, src.base, src.stride, PyArray_BYTES(packed), 8, n, &first_invalid);
     jm_restore_gil(saved);
     if (invalid) {
-        invalid_error(invalid, first_invalid, ndim, shape);
+        invalid_error("joints", invalid, first_invalid, ndim, shape);
         Py_CLEAR(packed);
     }
 done:

@@ -194,7 +194,7 @@ def extract_rotation(a, q0=None, max_iter=200, tol=None, return_iterations=False
         iterations[idx[update]] += 1
         active[idx[~(theta >= tol)]] = False
     q = q.reshape(batch + (4,))
-    return (q, iterations.reshape(batch)) if return_iterations else q
+    return (q, iterations.reshape(batch)[()]) if return_iterations else q  # one matrix: a NumPy scalar
 
 
 # ------------------------------------------------------------------ packing --

@@ -317,7 +317,7 @@ def test_pack_and_unpack_joints_any_layout(isa, rng, bits):
     # a bad quaternion anywhere (more than one chunk of records in): its index in the joints' shape
     bad = joints.copy()
     bad["q"][5, 30] = 0
-    with pytest.raises(ValueError, match=r"q holds 1 zero or non-finite quaternion \(cannot be packed\); the first "
+    with pytest.raises(ValueError, match=r"joints holds 1 zero or non-finite quaternion \(cannot be packed\); the first "
                                          r"at index \(5, 30\)"):
         jm.pack_joints(np.tile(bad, (1, 10))[:, :37], bits)
 
@@ -395,3 +395,206 @@ def test_resample_joints_layouts_and_edges(rng):
             jm.resample_joints(joints, 1 / 120, bad)
     with pytest.raises(TypeError, match=r"resample_joints\(\) missing required argument 'fps'"):
         jm.resample_joints(joints, 1 / 120)
+
+
+# ------------------------------------- one rule for every public function: argument kinds, sizes
+
+
+def test_extract_rotation_method_must_be_a_str():
+    a = np.eye(3, dtype=np.float32)
+    for bad, name in ((None, "NoneType"), (1, "int"), (b"newton", "bytes")):
+        with pytest.raises(TypeError, match=rf"method must be a str, got {name}$"):
+            jm.extract_rotation(a, method=bad)
+    np.testing.assert_array_equal(jm.extract_rotation(a, method="newton"), jm.extract_rotation(a))
+
+
+def test_results_of_shape_0_are_numpy_scalars():
+    """Every number result whose shape is () is a NumPy scalar, as NumPy's ufuncs return: the code
+    of one quaternion and the update count of one matrix (quaternions of shape (4,) stay arrays;
+    one record stays a 0-d record array, as np.zeros((), JOINT_QUAT) is one)."""
+    for a in (np.eye(3, dtype=np.float32), np.eye(3), jm.joints_to_mats(jm.make_joints([[0, 0, 0, 1]]))[0]):
+        q, n = jm.extract_rotation(a, return_iterations=True)
+        assert type(n) is np.int32 and n == 1 and q.shape == (4,)
+        q, n = jm.extract_rotation(a, out=np.empty(4, q.dtype), return_iterations=True)
+        assert type(n) is np.int32
+    assert type(ref.extract_rotation(np.eye(3), return_iterations=True)[1]) is np.int32  # the oracle too
+    q, n = jm.extract_rotation(np.tile(np.eye(3), (2, 1, 1)), return_iterations=True)
+    assert type(n) is np.ndarray and n.shape == (2,)
+    assert type(jm.pack_quats([0, 0, 0, 1.0])) is np.uint32
+    one = jm.make_joints([0, 0, 0, 1.0])
+    assert type(one) is np.ndarray and one.shape == () and type(jm.joints_to_mats(one)) is np.ndarray
+
+
+class _Float:
+    """Any object with __float__, as float() and NumPy read it."""
+
+    def __float__(self):
+        return 1e-3
+
+
+def test_real_and_integer_arguments_as_numpy_reads_them(rng):
+    from decimal import Decimal
+    from fractions import Fraction
+
+    a = jm.quat_to_matrix(random_unit_quats(rng, 5)) * np.float32(1.5)
+    expected = jm.extract_rotation(a, tol=1e-3, max_iter=3)
+    for tol in (np.array(1e-3), np.float64(1e-3), Fraction(1, 1000), Decimal("0.001"), _Float()):
+        np.testing.assert_array_equal(jm.extract_rotation(a, tol=tol, max_iter=3), expected)
+    for max_iter in (np.array(3), np.uint8(3), np.array(3, ">i8")):
+        np.testing.assert_array_equal(jm.extract_rotation(a, tol=1e-3, max_iter=max_iter), expected)
+    for bad, what in ((True, "bool"), (np.True_, "bool"), (np.array(False), "a 0-d array of dtype bool"),
+                      (1e-3 + 0j, "complex"), (np.complex128(1e-3), "complex128"), ("1e-3", "str"), (b"1", "bytes"),
+                      (np.array([1e-3]), r"an array of shape \(1,\)"), (np.array(1e-3, complex), "a 0-d array of dtype")):
+        with pytest.raises(TypeError, match=f"tol must be a real number, got {what}"):
+            jm.extract_rotation(a, tol=bad)
+    with pytest.raises(ValueError, match=r"tol must be finite and >= 0, got Fraction\(-1, 3\)"):
+        jm.extract_rotation(a, tol=Fraction(-1, 3))
+    for bad, what in ((np.array(3.0), "a 0-d array of dtype float64"), (np.array([3]), r"an array of shape \(1,\)"),
+                      (np.array(True), "a 0-d array of dtype bool"), (np.True_, "bool"), (3.0, "float")):
+        with pytest.raises(TypeError, match=f"max_iter must be an int, got {what}"):
+            jm.extract_rotation(a, max_iter=bad)
+    # the other real-number and integer arguments read them the same way
+    joints = jm.make_joints(random_unit_quats(rng, 9 * 2).reshape(9, 2, 4))
+    expected = jm.resample_joints(joints, 0.25, 3)
+    for frame_time, fps in ((np.array(0.25), np.array(3)), (Fraction(1, 4), np.int8(3)), (np.float32(0.25), Decimal(3))):
+        _same_bytes(jm.resample_joints(joints, frame_time, fps), expected)
+    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got a 0-d array of dtype bool"):
+        jm.resample_joints(joints, 0.25, np.array(True))
+    assert jm.pack_quats([0, 0, 0, 1.0], bits=np.array(20)).dtype == np.uint64
+    with pytest.raises(ValueError, match="bits must be 10 .uint32 codes. or 20"):
+        jm.pack_quats([0, 0, 0, 1.0], bits=np.array(True))
+    with pytest.raises(TypeError, match=r"axis must be an int, got a 0-d array of dtype float64"):
+        jm.make_continuous(np.zeros((2, 4)), axis=np.array(0.0))
+
+
+def test_parents_beyond_int64_in_a_list_name_the_entry():
+    joints = jm.make_joints(np.tile([0, 0, 0, 1.0], (2, 3, 1)))
+    expected = jm.forward_kinematics(joints, np.array([-1, 0, 1]))
+    for big in (2**70, -2**70, 2**63, np.uint64(2**64 - 1)):
+        for parents in ([-1, 0, big], (-1, 0, big), [-1, np.int64(0), big]):
+            with pytest.raises(ValueError, match=rf"parents must list parents before children .*: parents\[2\] = "
+                                                 rf"{int(big)}$"):
+                jm.forward_kinematics(joints, parents)
+    # NumPy integers in a list are read as integers, bools refused whichever kind
+    _same_bytes(jm.forward_kinematics(joints, [-1, np.int64(0), np.uint8(1)]), expected)
+    for flag in (True, np.True_):
+        with pytest.raises(TypeError, match=r"parents must be integers, got bool at parents\[1\]"):
+            jm.forward_kinematics(joints, [-1, flag, 0])
+
+
+def test_every_result_too_large_to_allocate_says_how_large():
+    """10^13 records broadcast from one (no memory of their own): every function raises the ValueError
+    that says how large, not NumPy's MemoryError."""
+    many = 10**13
+    joint = jm.make_joints([[0, 0, 0, 1.0]])
+    mat = jm.joints_to_mats(joint)
+    joints, mats = np.broadcast_to(joint, (many, 2)), np.broadcast_to(mat, (many, 2))
+    angles, quats = np.broadcast_to(np.float32(0), (many, 2, 3)), np.broadcast_to(np.float32([0, 0, 0, 1]), (many, 2, 4))
+    calls = {
+        "joints_to_mats": lambda: jm.joints_to_mats(joints),
+        "joints_to_mats 1-d": lambda: jm.joints_to_mats(joints[:, 0]),
+        "mats_to_joints": lambda: jm.mats_to_joints(mats),
+        "compose_mats": lambda: jm.compose_mats(mats, mats),
+        "compose_mats one record": lambda: jm.compose_mats(mats[:, 0], mat[0]),
+        "forward_kinematics": lambda: jm.forward_kinematics(joints, [-1, 0]),
+        "slerp_joints": lambda: jm.slerp_joints(joints, joints, 0.5),
+        "lerp_joints": lambda: jm.lerp_joints(joints[:, 0], joints[:, 0], 0.5),
+        "slerp_joints indexed": lambda: jm.slerp_joints(joints, joints, 0.5, index=[1]),
+        "pack_joints": lambda: jm.pack_joints(joints),
+        "extract_rotation JOINT_MAT": lambda: jm.extract_rotation(mats),
+        "euler_to_quat orders": lambda: jm.euler_to_quat(angles, ["XYZ", "ZYX"]),
+        "quat_to_euler orders": lambda: jm.quat_to_euler(quats, ("XYZ", "zyx")),
+        "quat_to_matrix float16": lambda: jm.quat_to_matrix(np.broadcast_to(np.float16([0, 0, 0, 1]), (many, 4))),
+        "quat_to_matrix big-endian": lambda: jm.quat_to_matrix(np.broadcast_to(np.float32([0, 0, 0, 1]).astype(">f4"),
+                                                                               (many, 4))),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=r"an array of shape \(10000000000000,.*\) \(\d+-byte elements\) needs "
+                                             r"[0-9.e+]+ bytes, more than can be allocated"):
+            call()
+
+
+def test_orders_as_any_sequence_of_str(rng):
+    angles = rng.uniform(-3, 3, (4, 3, 3))
+    q = random_unit_quats(rng, 12, np.float64).reshape(4, 3, 4)
+    orders = ["XYZ", "zxy", "XYZ"]
+
+    class Orders:  # a sequence that is neither a list nor a tuple
+        def __len__(self):
+            return len(orders)
+
+        def __getitem__(self, j):
+            return orders[j]
+
+    expected_q, expected_angles = jm.euler_to_quat(angles, orders), jm.quat_to_euler(q, orders)
+    for form in (tuple(orders), np.array(orders), np.array(orders, object), Orders()):
+        np.testing.assert_array_equal(jm.euler_to_quat(angles, form), expected_q)
+        np.testing.assert_array_equal(jm.quat_to_euler(q, form), expected_angles)
+        np.testing.assert_array_equal(jm.quat_to_euler(q.astype(np.float32), form, degrees=True),
+                                      jm.quat_to_euler(q.astype(np.float32), orders, degrees=True))
+    for bad in (np.array([orders]), np.array("XYZ")):
+        with pytest.raises(ValueError, match=r"order must be one order or a 1-D sequence of orders \(one per joint\), "
+                                             r"got an array of shape"):
+            jm.euler_to_quat(angles, bad)
+    with pytest.raises(ValueError, match="order must be one of the six Tait-Bryan orders .*, got .*b'XYZ'.* for joint 0"):
+        jm.euler_to_quat(angles, np.array(orders, "S"))
+
+
+def test_pack_errors_name_the_argument_passed():
+    q = np.array([[0, 0, 0, 1], [0, 0, 0, 0], [np.nan, 0, 0, 1]], np.float32)
+    with pytest.raises(ValueError, match=r"^q holds 2 zero or non-finite quaternions \(cannot be packed\); the first "
+                                         r"at index 1$"):
+        jm.pack_quats(q)
+    for bits in (10, 20):
+        with pytest.raises(ValueError, match=r"^joints holds 2 zero or non-finite quaternions \(cannot be packed\); "
+                                             r"the first at index 1$"):
+            jm.pack_joints(jm.make_joints(q), bits=bits)
+
+
+def test_an_index_of_another_kind_is_a_type_error(rng):
+    joints = jm.make_joints(random_unit_quats(rng, 12).reshape(2, 6, 4))
+    calls = (lambda index: jm.slerp_joints(joints, joints, 0.5, index=index),
+             lambda index: jm.lerp_joints(joints, joints, 0.5, index=index),
+             lambda index: jm.joint_index(index, 6))
+    for call in calls:
+        for bad, name in ((slice(0, 3), "slice"), (1.5, "float"), (np.float64(1), "float64"), ({1, 2}, "set"),
+                          ("12", "str"), (b"\x01", "bytes"), (True, "bool"), (iter([1, 2]), "list_iterator")):
+            with pytest.raises(TypeError, match=rf"index must be a 1-D array or sequence of integer joint positions, "
+                                                rf"got {name}$"):
+                call(bad)
+        for scalar in (3, np.int64(3), np.array(3)):  # an integer: a shape error, as before
+            with pytest.raises(ValueError, match=r"index must be a 1-D array of joint positions, got shape \(\)"):
+                call(scalar)
+    with pytest.raises(TypeError, match="index must be a 1-D array or sequence of integer joint positions, got NoneType"):
+        jm.joint_index(None, 6)
+
+
+def test_masked_arrays_are_refused_naming_the_argument(rng):
+    """As scipy's Rotation under its array API: a mask is never dropped silently."""
+    q = random_unit_quats(rng, 2, np.float64)
+    masked = np.ma.masked_invalid(np.array([q[0], [np.nan, 0, 0, 1]]))
+    joints = jm.make_joints(q)
+    mats = jm.joints_to_mats(joints)
+    calls = {
+        "q": lambda: jm.quat_to_matrix(masked), "m": lambda: jm.matrix_to_quat(np.ma.masked_array(jm.quat_to_matrix(q))),
+        "q0": lambda: jm.slerp(masked, q, 0.5), "q1": lambda: jm.nlerp(q, masked, 0.5),
+        "t": lambda: jm.slerp(q, q, np.ma.masked_array([0.5, 0.5])), "angles": lambda: jm.euler_to_quat(masked[:, :3], "XYZ"),
+        "p": lambda: jm.unpack_quats(np.ma.masked_array(jm.pack_quats(q))),
+        "a": lambda: jm.extract_rotation(np.ma.masked_array(mats)),
+        "tol": lambda: jm.extract_rotation(np.eye(3), tol=np.ma.masked_array(1e-3)),
+        "joints": lambda: jm.joints_to_mats(np.ma.masked_array(joints)),
+        "blend": lambda: jm.slerp_joints(joints, np.ma.masked_array(joints), 0.5),
+        "index": lambda: jm.lerp_joints(joints[None], joints[None], 0.5, index=np.ma.masked_array([0])),
+        "parents": lambda: jm.forward_kinematics(joints, np.ma.masked_array([-1, 0])),
+        "out": lambda: jm.quat_to_matrix(q, out=np.ma.masked_array(np.zeros((2, 3, 3)))),
+    }
+    for arg, call in calls.items():
+        with pytest.raises(TypeError, match=rf"^{arg} must not be a masked array \(numpy.ma.MaskedArray\): .*; pass "
+                                            rf"{arg}.filled\(value\) or {arg}.data$"):
+            call()
+    np.testing.assert_array_equal(jm.quat_to_matrix(masked.filled(0)[:1]), jm.quat_to_matrix(q[:1]))
+
+    class Subclass(np.ndarray):
+        pass
+
+    np.testing.assert_array_equal(jm.quat_to_matrix(q.view(Subclass)), jm.quat_to_matrix(q))  # other subclasses: read

@@ -322,7 +322,7 @@ def test_euler_bad_arguments():
         jm.euler_to_quat([[0, 0, 1j]], "XYZ")
     with pytest.raises(TypeError, match="q must be an array_like of real numbers .*, got dtype <U1"):
         jm.quat_to_euler([["a", "b", "c", "d"]], "XYZ")
-    with pytest.raises(ValueError, match="a list of orders needs one per joint: 2 orders"):
+    with pytest.raises(ValueError, match="a sequence of orders needs one per joint: 2 orders"):
         jm.euler_to_quat(np.zeros((5, 3, 3)), ["XYZ", "ZXY"])
 
 
