@@ -17,9 +17,9 @@ and DIR/report.json (every clip, its outputs and figures; strict JSON: a figure 
 be measured, not finite, is null) and DIR/errors.png, one errors-N.png per skeleton when the
 clips have several (needs matplotlib). Every file is written to a temporary name in the same
 folder and renamed, so none is ever left half-written; a clip whose output cannot be written is
-reported FAILED and the others go on. Nothing is deleted: files in DIR (and in the clips'
-subfolders) that look like outputs (*.npz, *.bvh, errors*.png) but were not written by this run,
-e.g. an earlier run's, are listed in a note and in report.json under "stale_outputs".
+reported FAILED and the others go on. Nothing is deleted: the files an earlier run wrote into DIR
+(as the report.json it left lists them) that this run did not write again are listed in a note
+and in report.json under "stale_outputs" (never a file no report names, such as your own clips).
 --dask ADDRESS processes the files on a dask.distributed scheduler (pip install "jointmath[dask]"),
 sent as absolute paths: the workers must see the files at the same paths (a shared file system);
 --dask local on one thread per core of this process (faster here than a local process cluster).
@@ -29,6 +29,7 @@ usage error (an unknown or abbreviated option, a bad value, an empty --out, a --
 without a scheduler or without dask installed).
 """
 import argparse
+import json
 import math
 import os
 import stat
@@ -172,30 +173,41 @@ def _looks_like_output(name):
     return name.endswith((".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
 
 
-def stale_outputs(out, plans, written, inputs=()):
-    """The files in `out` and in the subfolders of the planned outputs (plans, as plan_outputs
-    gives them) that look like this command's outputs (*.npz, *.bvh, errors*.png) but are not
-    among `written` (the paths this run wrote) nor `inputs`: files of an earlier run into the
-    same folder (a .bvh of a --bvh run, errors-2.png of more skeletons, the .npz of a clip that
-    failed this time), which no longer match this run. Sorted paths; nothing is deleted."""
+def stale_outputs(out, written, inputs=()):
+    """The files an earlier run wrote into `out` (as the report.json it left there lists them:
+    each clip's outputs, its plots and what it listed as stale itself) that are still there and
+    that this run did not write (`written`) nor read (`inputs`): a .bvh of an earlier --bvh run,
+    errors-2.png of more skeletons, the .npz of a clip that failed this time, which no longer
+    match this run. Only files named like outputs (*.npz, *.bvh, errors*.png) inside `out` are
+    listed, and only from such a report: a folder without one (or with an unreadable one) has
+    none, so the user's own clips beside the outputs are never listed. Call it before this run
+    writes its report.json. Sorted paths; nothing is deleted."""
     def key(path):
         return os.path.normcase(os.path.realpath(path))
 
-    folders = {key(out): out}
-    for plan in plans:
-        for target in (plan or {}).values():
-            folders.setdefault(key(os.path.dirname(target)), os.path.dirname(target))
+    try:
+        with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+            earlier = json.load(f)
+    except (OSError, ValueError):
+        return []
+    if not isinstance(earlier, dict):
+        return []
+    listed = []
+    for entry in (earlier.get("clips") or []) + (earlier.get("failed") or []) + (earlier.get("plots") or []):
+        if isinstance(entry, dict):
+            paths = entry.get("outputs") if isinstance(entry.get("outputs"), dict) else {"plot": entry.get("path")}
+            listed += list(paths.values())
+    listed += earlier.get("stale_outputs") or []
+    root = key(out)
     known = {key(path) for path in (*written, *inputs)}
-    stale = []
-    for folder in folders.values():
-        try:
-            names = os.listdir(folder)
-        except OSError:  # a subfolder this run could not create: nothing of an earlier run either
+    stale = set()
+    for path in listed:
+        if not isinstance(path, str) or not _looks_like_output(os.path.basename(path)):
             continue
-        for name in names:
-            path = os.path.join(folder, name)
-            if _looks_like_output(name) and key(path) not in known and os.path.isfile(path):
-                stale.append(path)
+        resolved = key(path)
+        if (resolved not in known and os.path.commonpath([root, resolved]) == root and resolved != root
+                and os.path.isfile(path)):
+            stale.add(path)
     return sorted(stale)
 
 
@@ -621,10 +633,10 @@ def main(argv=None):
     if args.out is not None:
         plots = _plot(good, args.out) if good else []
         written = [target for r in results for target in r["outputs"].values()] + [p["path"] for p in plots]
-        stale = stale_outputs(args.out, plans, written, files)
+        stale = stale_outputs(args.out, written, files)
         if stale:
-            print(f"note: files in {args.out} that look like this command's outputs but were not written by this "
-                  f"run (an earlier run's; left as they are, listed in report.json under stale_outputs):")
+            print(f"note: files in {args.out} that an earlier run wrote and this run did not write again (left as "
+                  f"they are, listed in report.json under stale_outputs):")
             for stale_path in stale:
                 print(f"  {stale_path}")
         report = {"clips": [{k: v for k, v in r.items() if not k.startswith("_")} for r in good], "failed": bad,
