@@ -68,13 +68,34 @@ def _empty_end_offsets():
 
 
 
+def _refuse_masked(value, name):
+    """A TypeError for a masked array: its mask would be lost and the masked values used."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{name} must not be a masked array (numpy.ma.MaskedArray): jointmath ignores masks, so the "
+                        f"masked values would be used and the mask lost; pass {name}.filled(value) or {name}.data")
+
+
+def _real_array(value, name, dtype=np.float64):
+    """value as an array of `dtype`, after refusing masked arrays and values that are not real numbers."""
+    _refuse_masked(value, name)
+    array = np.asarray(value)
+    if array.size and array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    return array.astype(dtype)
+
+
 def _checked_parents(parents, n_joints):
     """parents as an int64 (J,) array, after checking parents-before-children (-1 for a root)."""
+    _refuse_masked(parents, "parents")
     array = np.asarray(parents)
     if array.ndim != 1 or array.shape[0] != n_joints:
         raise ValueError(f"parents must hold one index per joint ({n_joints}), got shape {array.shape}")
     if array.size and array.dtype.kind not in "iu":
         raise TypeError(f"parents must be integers, got dtype {array.dtype}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:  # would wrap to negative
+        j = int(np.argmax(array > np.iinfo(np.int64).max))
+        raise ValueError(f"parents must list parents before children (parents[j] < j, -1 for a root): "
+                         f"parents[{j}] = {int(array[j])}")
     array = array.astype(np.int64)
     bad = np.flatnonzero((array < -1) | (array >= np.arange(n_joints)))
     if bad.size:
@@ -120,16 +141,30 @@ class Clip:
     name: str = ""
 
     def __post_init__(self):
-        self.names = [str(n) for n in self.names]
+        if isinstance(self.names, (str, bytes)) or not hasattr(self.names, "__iter__"):
+            raise TypeError(f"names must be a sequence of str, one per joint, got {type(self.names).__name__}")
+        self.names = list(self.names)
+        for j, name in enumerate(self.names):
+            if not isinstance(name, str):
+                raise TypeError(f"names[{j}] must be a str, got {type(name).__name__}")
+        self.names = [str(n) for n in self.names]  # np.str_ as str
         n_joints = len(self.names)
         if not n_joints:
             raise ValueError("names must list at least one joint, got none")
         self.parents = _checked_parents(self.parents, n_joints)
-        self.offsets = np.asarray(self.offsets, np.float64)
+        self.offsets = _real_array(self.offsets, "offsets")
         if self.offsets.shape != (n_joints, 3):
             raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")
         if not np.isfinite(self.offsets).all():
             raise ValueError("offsets must be finite")
+        if isinstance(self.channels, (str, bytes)) or not hasattr(self.channels, "__iter__"):
+            raise TypeError(f"channels must be a sequence of channel-name tuples, one per joint, got "
+                            f"{type(self.channels).__name__}")
+        self.channels = list(self.channels)
+        for j, ch in enumerate(self.channels):
+            if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
+                raise TypeError(f"channels[{j}] must be a sequence of channel names such as ('Zrotation', "
+                                f"'Xrotation', 'Yrotation'), got {ch!r}")
         self.channels = [tuple(c) for c in self.channels]
         if len(self.channels) != n_joints:
             raise ValueError(f"channels must list one tuple per joint ({n_joints}), got {len(self.channels)}")
@@ -141,15 +176,17 @@ class Clip:
                 and not isinstance(self.frame_time, bool) and np.isfinite(self.frame_time) and self.frame_time > 0):
             raise ValueError(f"frame_time must be a positive number of seconds, got {self.frame_time!r}")
         self.frame_time = float(self.frame_time)
+        _refuse_masked(self.joints, "joints")
         checked_joints(self.joints)
         if self.joints.ndim != 2 or self.joints.shape[1] != n_joints:
             raise ValueError(f"joints must have shape (frames, {n_joints}), got shape {self.joints.shape}")
+        _refuse_masked(self.end_sites, "end_sites")
         end_sites = np.asarray(self.end_sites)
         if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
             raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
                              f"{end_sites.shape}")
         self.end_sites = end_sites.astype(np.int64)
-        self.end_offsets = np.asarray(self.end_offsets, np.float64)
+        self.end_offsets = _real_array(self.end_offsets, "end_offsets")
         if self.end_offsets.shape != (len(self.end_sites), 3):
             raise ValueError(f"end_offsets must have shape ({len(self.end_sites)}, 3), one per End Site, "
                              f"got shape {self.end_offsets.shape}")
@@ -416,14 +453,12 @@ def joints_from_motion(motion, offsets, channels):
             raise ValueError(f"channels[{j}]: {problem}")
         checked.append(ch)
     arrays = {}
-    for name, value, ndim in (("motion", motion, 2), ("offsets", offsets, 2)):
-        array = np.asarray(value)
-        if array.dtype.kind not in "biuf":
-            raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
-        if array.ndim != ndim:
+    for name, value in (("motion", motion), ("offsets", offsets)):
+        array = _real_array(value, name, np.float32 if name == "motion" else np.float64)
+        if array.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
         arrays[name] = array
-    return _joints_from_motion(arrays["motion"], arrays["offsets"].astype(np.float64), checked)
+    return _joints_from_motion(arrays["motion"], arrays["offsets"], checked)
 
 
 # ----------------------------------------------------------------------------------- reading --
@@ -666,12 +701,31 @@ def _read(path_or_file, notes):
 # ----------------------------------------------------------------------------------- writing --
 
 def _check_names(clip):
-    """Each name must read back as itself: words of non-space characters, one ASCII space apart."""
+    """Each name must read back as itself: words of non-space characters, one ASCII space apart,
+    in UTF-8, without a NUL (load() takes a file with one for a binary file)."""
     for j, name in enumerate(clip.names):
-        if " ".join(_WORD.findall(name)) != name or not name:
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            writable = False
+        else:
+            writable = bool(name) and " ".join(_WORD.findall(name)) == name and "\x00" not in name
+        if not writable:
             raise ValueError(f"clip.names[{j}] = {name!r} cannot be written as BVH: a joint name must be words of "
-                             f"visible characters separated by single spaces (no tabs, line breaks, or spaces at "
-                             f"its ends), and not empty")
+                             f"characters separated by single spaces (no tabs, line breaks, spaces at its ends or "
+                             f"NUL characters; text that UTF-8 can encode), and not empty")
+
+
+def _check_offsets(clip):
+    """OFFSETs that load() would refuse (beyond float32's range) are refused before writing."""
+    for field, values, what in (("offsets", clip.offsets, "joint"), ("end_offsets", clip.end_offsets, "End Site")):
+        beyond = np.flatnonzero((np.abs(values) >= _FLOAT32_OVERFLOW).any(axis=1))
+        if beyond.size:
+            k = int(beyond[0])
+            owner = f"joint {k} ({clip.names[k]!r})" if what == "joint" else f"End Site {k} of joint " \
+                f"{int(clip.end_sites[k])} ({clip.names[int(clip.end_sites[k])]!r})"
+            raise ValueError(f"clip.{field}[{k}] = {values[k].tolist()} ({owner}) is beyond float32's range "
+                             f"(|v| < 3.4e38): BVH cannot hold it as load() reads it")
 
 
 def _check_translations(clip, motion_joints):
@@ -763,7 +817,9 @@ def save(clip, path_or_file):
     then its first child's subtree, ...) and a joint's End Sites after its children. A clip in
     another order (any order with parents before children is a valid Clip: breadth-first, for
     example) is written in that order, each joint with its own channel values, and loads back
-    in it.
+    in it. The End Sites load back in the order written (each joint's after its children's),
+    which is load()'s own order: a clip that lists them otherwise gets them back reordered,
+    each with its OFFSET (positions() lists End Site tips in that order).
 
     A path is written atomically (a temporary file in the same folder, renamed over the path
     once complete): a failed save leaves the file it would replace as it was, and no partial
@@ -792,6 +848,7 @@ def save(clip, path_or_file):
         raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
                          f"(1,000,000 to 1/3600 frames per second), got {clip.frame_time!r}")
     _check_names(clip)
+    _check_offsets(clip)
     _check_translations(clip, clip.joints)
     _check_rotations(clip)
     hierarchy = io.StringIO()

@@ -646,3 +646,45 @@ def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
     with pytest.raises(FileNotFoundError):  # a missing folder is not created
         bvh.save(sample, tmp_path / "missing" / "clip.bvh")
     assert os.listdir(tmp_path) == ["private.bvh"]
+
+
+def test_save_refuses_offsets_and_names_load_would_refuse(once, sample, tmp_path):
+    """An OFFSET beyond float32 (1e39: a finite float64 the Clip holds) and a name with a NUL or a
+    lone surrogate were written over a good file, which load() then refused."""
+    target = tmp_path / "walk.bvh"
+    bvh.save(sample, target)
+    before = target.read_bytes()
+    for changed, message in [
+            ({"end_offsets": np.full_like(sample.end_offsets, 1e39)}, r"clip.end_offsets\[0\] .*End Site 0 of joint"),
+            ({"offsets": np.where(np.arange(31)[:, None] == 7, -1e39, sample.offsets)},
+             r"clip.offsets\[7\] .*joint 7 .* beyond float32's range"),
+            ({"names": sample.names[:2] + ["a\x00b"] + sample.names[3:]}, r"clip.names\[2\]"),
+            ({"names": sample.names[:2] + ["a\udc80"] + sample.names[3:]}, r"clip.names\[2\]")]:
+        with pytest.raises(ValueError, match=message):
+            bvh.save(dataclasses.replace(sample, **changed), target)
+        assert target.read_bytes() == before
+    largest = dataclasses.replace(sample, end_offsets=np.full_like(sample.end_offsets, 3.4028234e38))
+    assert np.array_equal(reload(largest)[0].end_offsets, largest.end_offsets)  # FLT_MAX itself is fine
+
+
+def test_clip_refuses_fields_it_would_misread(once, sample):
+    """uint64 parents beyond int64 wrapped to -1 (a root); None or a string as names, complex or
+    text offsets and masked arrays were taken; channels of the wrong kind gave bare TypeErrors."""
+    parents = np.array([2**64 - 1] + list(range(30)), np.uint64)
+    for changed, kind, message in [
+            ({"parents": parents}, ValueError, r"parents\[0\] = 18446744073709551615"),
+            ({"names": [None] * 31}, TypeError, r"names\[0\] must be a str, got NoneType"),
+            ({"names": "a" * 31}, TypeError, "names must be a sequence of str"),
+            ({"names": 5}, TypeError, "names must be a sequence of str"),
+            ({"channels": None}, TypeError, "channels must be a sequence of channel-name tuples"),
+            ({"channels": [5] * 31}, TypeError, r"channels\[0\] must be a sequence of channel names"),
+            ({"offsets": sample.offsets.astype(complex)}, TypeError, "offsets must hold real numbers"),
+            ({"offsets": sample.offsets.astype(str)}, TypeError, "offsets must hold real numbers"),
+            ({"joints": np.ma.masked_array(sample.joints)}, TypeError, "joints must not be a masked array"),
+            ({"offsets": np.ma.masked_invalid(sample.offsets)}, TypeError, "offsets must not be a masked array")]:
+        with pytest.raises(kind, match=message):
+            dataclasses.replace(sample, **changed)
+    with pytest.raises(TypeError, match="motion must not be a masked array"):
+        bvh.joints_from_motion(np.ma.masked_array(np.zeros((1, 3)), [[0, 1, 0]]), np.zeros((1, 3)),
+                               [("Zrotation", "Xrotation", "Yrotation")])
+    assert dataclasses.replace(sample, names=np.array(sample.names)).names == sample.names  # str arrays are fine
