@@ -236,6 +236,11 @@ JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6])
    40 % of such matrices); 20 reach every gap of 1e-3 and all but 1-2 in 20,000 at 1e-4, for
    cold starts 20-45 % slower at condition 10-1,000 (bench_extract.py). */
 #define AXIS_SQUARINGS 20
+/* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
+   a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
+   leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
+   out inf (scalar and sse, no fused multiply-add: NaN quaternions for 10 in 200,000 such float32
+   matrices). Such a lane takes the Ritz update or Mueller's instead. */
 
 /*
  * The Ritz update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
@@ -426,6 +431,7 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         vf ey = v_mul(two_inv_det, v_fmadd(adj_xy, torque[0], v_fmadd(adj_yy, torque[1], v_mul(adj_yz, torque[2]))));
         vf ez = v_mul(two_inv_det, v_fmadd(adj_xz, torque[0], v_fmadd(adj_yz, torque[1], v_mul(adj_zz, torque[2]))));
         vf eps2 = v_fmadd(ex, ex, v_fmadd(ey, ey, v_mul(ez, ez)));
+        newton = m_and(newton, v_ge(v_set1(0x1.fffffep127f), eps2)); /* finite steps only (NaN fails too) */
         vf newton_tol = v_fmadd(tol, v_mul(v_mul(v_abs(f), adj_trace), v_mul(two_inv_det, v_set1(0.5f))), tol);
         /* Newton's lanes update, then stop below their threshold */
         update = m_or(update, m_and(st->active, newton));
@@ -872,6 +878,7 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         vd ey = vd_mul(two_inv_det, vd_fmadd(adj_xy, torque[0], vd_fmadd(adj_yy, torque[1], vd_mul(adj_yz, torque[2]))));
         vd ez = vd_mul(two_inv_det, vd_fmadd(adj_xz, torque[0], vd_fmadd(adj_yz, torque[1], vd_mul(adj_zz, torque[2]))));
         vd eps2 = vd_fmadd(ex, ex, vd_fmadd(ey, ey, vd_mul(ez, ez)));
+        newton = md_and(newton, vd_ge(vd_set1(0x1.fffffffffffffp1023), eps2));
         vd newton_tol = vd_fmadd(tol, vd_mul(vd_mul(vd_abs(f), adj_trace), vd_mul(two_inv_det, vd_set1(0.5))), tol);
         /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
         update = md_and(st->active, newton);

@@ -686,3 +686,27 @@ def test_muller_never_moves_away_from_a_mirrored_maximum(rng, dtype):
     flipped = mirrored(rng, 1)[0].astype(dtype)
     q, iterations = jm.extract_rotation(flipped, method="muller", return_iterations=True)
     assert np.sum(rotations(q.astype(np.float64)) * flipped) >= 1 - 1e-6 and iterations <= 5
+
+
+def test_finite_where_the_curvature_determinant_is_lost_in_rounding(rng):
+    """det A < 0 near a tie (singular values ~(1, 1, 0.9999)): after a Ritz update N's eigenvalues
+    are ~(4, 6e-5, 6e-5) and float32 rounding of its cofactors (~1e-6) swallows det N while the
+    leading minors still pass the margin test; the Newton step 2 adj(N) tau / det N came out inf
+    and the result NaN (scalar and sse: no fused multiply-add). Newton's step must now be finite
+    (else the Ritz or Mueller update runs). The two matrices found, and 20,000 neighbours of each
+    within 6 ulp."""
+    found = np.array([[[-0.8821057677268982, -0.2932640612125397, 0.36849984526634216],
+                       [-0.3306785523891449, 0.9427983164787292, -0.04146953299641609],
+                       [0.33520519733428955, 0.15847517549991608, 0.928697943687439]],
+                      [[-0.8821054697036743, -0.29326412081718445, 0.3684997856616974],
+                       [-0.33067840337753296, 0.9427986741065979, -0.0414695143699646],
+                       [0.3352051377296448, 0.15847516059875488, 0.9286976456642151]]], np.float32)
+    steps = rng.integers(-6, 7, (2, 20000, 3, 3)).astype(np.int32)
+    near = (found[:, None].view(np.int32) + steps).view(np.float32).reshape(-1, 3, 3)
+    a = np.concatenate([found, near])
+    q, iterations = jm.extract_rotation(a, return_iterations=True)
+    assert np.isfinite(q).all()
+    a64 = a.astype(np.float64)
+    sigma = np.linalg.svd(a64, compute_uv=False)
+    shortfall = sigma[:, 0] + sigma[:, 1] - sigma[:, 2] - np.einsum("nij,nij->n", rotations(q.astype(np.float64)), a64)
+    assert shortfall.max() <= 2 * (sigma[:, 1] - sigma[:, 2]).max() + 1e-6 and iterations.max() <= 40
