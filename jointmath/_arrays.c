@@ -8,6 +8,8 @@
  */
 #include "_core.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 /* The product of n dims. */
@@ -127,6 +129,27 @@ static int joint_run(PyArrayObject *a, int from, ptrdiff_t *js) {
     return 1;
 }
 
+/* A float64 prev for float32 q, each quaternion scaled by the power of two that puts its largest
+   |component| in [0.5, 1) (new reference): only its sign against q's first frame matters, and a
+   positive scale keeps that, where a cast alone took 1e-50 to 0 (no flip) and 1e50 to inf. */
+static PyArrayObject *prev_in_float32_range(PyArrayObject *prev) {
+    PyArrayObject *scaled = (PyArrayObject *)PyArray_FROMANY((PyObject *)prev, NPY_FLOAT64, 0, 0,
+                                                            NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
+    if (!scaled)
+        return NULL;
+    double *v = (double *)PyArray_DATA(scaled);
+    for (npy_intp i = 0, n = PyArray_SIZE(scaled) / 4; i < n; i++, v += 4) {
+        const double largest = fmax(fmax(fabs(v[0]), fabs(v[1])), fmax(fabs(v[2]), fabs(v[3])));
+        int exponent;
+        if (!(largest > 0 && largest <= DBL_MAX)) /* zero, inf or NaN: as they are */
+            continue;
+        frexp(largest, &exponent);
+        for (int k = 0; k < 4; k++)
+            v[k] = ldexp(v[k], -exponent);
+    }
+    return scaled;
+}
+
 /* `a` (new reference) when joint_run holds for it, else a C-ordered copy in `type`. */
 static PyArrayObject *as_joint_run(PyArrayObject *a, int type, int from, ptrdiff_t *js) {
     if (PyArray_TYPE(a) == type && joint_run(a, from, js)) {
@@ -221,6 +244,12 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
             Py_XDECREF(want);
             Py_XDECREF(got);
             goto done;
+        }
+        if (PyArray_TYPE(prev) == NPY_FLOAT64 && type == NPY_FLOAT32) {
+            PyArrayObject *scaled = prev_in_float32_range(prev);
+            Py_SETREF(prev, scaled);
+            if (!prev)
+                goto done;
         }
         if (!(prev_run = as_joint_run(prev, type, 0, &prev_js)))
             goto done;

@@ -35,6 +35,8 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
     PyObject *slots[4];
     if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, 4, 2, slots) < 0)
         return NULL;
+    if (jm_refuse_masked(slots[1], "order") < 0 || (slots[2] && jm_refuse_masked(slots[2], "degrees") < 0))
+        return NULL;
     const int degrees = slots[2] ? PyObject_IsTrue(slots[2]) : 0;
     if (degrees < 0)
         return NULL;

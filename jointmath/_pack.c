@@ -11,6 +11,8 @@
    with a ValueError. */
 static int parse_bits(PyObject *obj) {
     long bits = -1;
+    if (obj && jm_refuse_masked(obj, "bits") < 0)
+        return -1;
     const int integer = obj && (PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 &&
                                                          PyArray_ISINTEGER((PyArrayObject *)obj)
                                                    : !PyBool_Check(obj) && PyIndex_Check(obj));

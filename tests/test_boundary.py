@@ -587,6 +587,10 @@ def test_masked_arrays_are_refused_naming_the_argument(rng):
         "index": lambda: jm.lerp_joints(joints[None], joints[None], 0.5, index=np.ma.masked_array([0])),
         "parents": lambda: jm.forward_kinematics(joints, np.ma.masked_array([-1, 0])),
         "out": lambda: jm.quat_to_matrix(q, out=np.ma.masked_array(np.zeros((2, 3, 3)))),
+        # a fully masked setting was used as its data (bits 20, degrees True), a masked order list too
+        "bits": lambda: jm.pack_quats(q, np.ma.masked_array(20, mask=True)),
+        "degrees": lambda: jm.euler_to_quat(masked[:, :3].filled(0), "XYZ", np.ma.masked_array(True, mask=True)),
+        "order": lambda: jm.quat_to_euler(q, np.ma.masked_array(["XYZ", "ZYX"])),
     }
     for arg, call in calls.items():
         with pytest.raises(TypeError, match=rf"^{arg} must not be a masked array \(numpy.ma.MaskedArray\): .*; pass "

@@ -1,5 +1,6 @@
 """compose_mats, forward_kinematics, make_continuous and resampling."""
 import tracemalloc
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -350,3 +351,14 @@ def test_resample_argument_types_and_sizes(rng):
     same_rate = jm.resample_joints(joints, np.float64(0.5), np.int64(2))  # NumPy numbers are numbers
     assert same_rate.shape == joints.shape
     np.testing.assert_array_equal(np.abs(same_rate["q"]), np.abs(joints["q"]))
+
+
+def test_make_continuous_float64_prev_of_any_size_for_float32_q():
+    """A float64 prev is converted to float32 q's dtype: -1e-50 became 0 (no flip) and 1e50 inf
+    (with NumPy's overflow warning); each prev quaternion is scaled by a power of two first."""
+    q = np.array([[[0, 0, 0, 1.0]]], np.float32)
+    for p, flipped in ((-1e-50, True), (-1e50, True), (-1e-320, True), (1e-50, False), (0.0, False)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = jm.make_continuous(q, 0, np.array([[0, 0, 0, p]]))
+        assert got.dtype == np.float32 and got[0, 0, 3] == (-1 if flipped else 1)
