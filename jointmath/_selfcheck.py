@@ -1,7 +1,7 @@
 """python -m jointmath --selfcheck: check each kernel family (conversions both ways and float64,
 joint blends and quaternion blends with a per-element t, 10- and 20-bit packing, products and
-forward kinematics, Euler angles, rotation extraction; rotations and translations) against the
-float64 reference on generated data, on every ISA path this CPU runs (JOINTMATH_ISA only picks
+forward kinematics, Euler angles, sign continuity at any size, rotation extraction; rotations and
+translations) against the float64 reference on generated data, on every ISA path this CPU runs (JOINTMATH_ISA only picks
 the path left running), and print a timing table per path.
 
 Exit status 0 when every check holds its stated bound, 1 otherwise, 2 for a usage error (an
@@ -52,6 +52,14 @@ def _checks(joints, skeleton, rng):
     stretch = np.eye(3) + 0.3 * np.tanh(rng.standard_normal((n, 3, 3)))
     a = (reference.quat_to_matrix(q) @ (stretch @ np.swapaxes(stretch, 1, 2))).astype(np.float32)
     out_m, out_j = np.empty_like(mats), np.empty_like(joints)
+    # sign continuity over frames of the skeleton's width: random signs, and sizes from 2^-100 to
+    # 2^60 (exact scales: float32 dot products down to 2^-200 underflow and take the double path)
+    chain = (skeleton_joints["q"] * rng.choice(np.float32([-1, 1]), (frames, len(skeleton), 1))
+             * np.exp2(rng.integers(-100, 61, (frames, len(skeleton), 1))).astype(np.float32))
+    continuous = jm.make_continuous(chain)
+    units = continuous / np.abs(continuous).max(axis=-1, keepdims=True)  # exact
+    opposite = int(np.sum(np.einsum("fjk,fjk->fj", units[1:].astype(np.float64), units[:-1].astype(np.float64)) < 0)
+                   + np.sum(np.abs(continuous) != np.abs(chain)))
 
     def translation_error(got, expected):
         return np.abs(got["t"][..., :3] - expected["t"][..., :3]).max(initial=0.0)
@@ -90,6 +98,8 @@ def _checks(joints, skeleton, rng):
         ("euler_to_quat   max angle error (rad)", _angle(jm.euler_to_quat(angles, "ZXY", degrees=True),
                                                          reference.euler_to_quat(angles, "ZXY", degrees=True)),
          1e-6, lambda: jm.euler_to_quat(angles, "ZXY", degrees=True)),
+        ("make_continuous neighbours left opposite, values changed", opposite, 0,
+         lambda: jm.make_continuous(chain)),
         ("extract_rotation max angle error (rad)", _angle(jm.extract_rotation(a), reference.matrix_to_quat(reference.polar_rotation(a))),
          # max(1e-6, 1e-6 s1 / (s2 + s3)) rad, and s1 <= s2 + s3 for these matrices
          1e-6, lambda: jm.extract_rotation(a)),

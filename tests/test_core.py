@@ -167,7 +167,7 @@ def test_main_job_checks_every_path(isa):
         for kernel in ("joints_to_mats", "mats_to_joints  max translation", "quat_to_matrix  float64",
                        "slerp_joints    max translation", "lerp_joints", "slerp           per-element",
                        "nlerp", "pack_quats      20-bit", "compose_mats", "forward_kinematics", "euler_to_quat",
-                       "extract_rotation"):
+                       "make_continuous", "extract_rotation"):
             assert f"  {path:<7} {kernel}" in proc.stdout
     assert "all checks passed" in proc.stdout
     assert "ns per item" in proc.stdout
@@ -177,6 +177,7 @@ def test_main_job_checks_every_path(isa):
     ("slerp_joints", "slerp_joints    max translation error"),
     ("mats_to_joints", "mats_to_joints  max translation error"),
     ("slerp", "slerp           per-element t"),
+    ("make_continuous", "make_continuous neighbours left opposite"),
 ])
 def test_self_check_fails_a_wrong_kernel(isa, monkeypatch, capsys, broken, line):
     """A kernel that is wrong where the check looks (translations moved, or a per-element t read
