@@ -1,5 +1,6 @@
 """Writing files so that a failure never leaves one half-written: bvh.save and the command's
 outputs (python -m jointmath) go through write_atomic."""
+import errno
 import os
 import stat
 import tempfile
@@ -16,6 +17,8 @@ def write_atomic(path, write, text=False):
     not exist, another OSError for an unwritable one or a directory at `path`). Returns `path`."""
     target = os.path.realpath(path) if os.path.islink(path) else path
     folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):  # named as the user gave it, not as the temporary file mkstemp would make
+        raise FileNotFoundError(errno.ENOENT, f"{os.strerror(errno.ENOENT)} (the folder to write {path} in)", folder)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(target) + ".", suffix=".tmp")
     try:
         with os.fdopen(fd, "w" if text else "wb", **({"newline": "\n", "encoding": "utf-8"} if text else {})) as f:

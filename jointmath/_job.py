@@ -313,6 +313,9 @@ def load_packed(path):
                          f"corrupt ({type(exc).__name__}: {exc})") from exc
     if arrays is None:
         raise ValueError(f"path {str(path)!r} holds a single array (.npy), not a packed clip archive (.npz)")
+    if "pack_format" not in arrays and "packed" not in arrays:
+        lacks = ", ".join(["pack_format"] + [name for name in required if name not in arrays])
+        raise ValueError(f"path {str(path)!r} is not a packed clip archive: it lacks {lacks}")
     found = arrays.get("pack_format", np.array(1))
     found = int(found) if found.shape == () and found.dtype.kind in "iu" else repr(found.tolist())
     if found != PACK_FORMAT:

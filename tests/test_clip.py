@@ -5,6 +5,7 @@ import errno
 import hashlib
 import io
 import os
+import re
 import warnings
 from fractions import Fraction
 from pathlib import Path
@@ -644,8 +645,10 @@ def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
     loaded = bvh.load(_job.sample_path())  # on this test's path (the module's sample may come from another)
     bvh.save(loaded, target)
     assert (os.stat(target).st_mode & 0o777) == 0o600 and bvh.load(target) == dataclasses.replace(loaded, name="private")
-    with pytest.raises(FileNotFoundError):  # a missing folder is not created
-        bvh.save(sample, tmp_path / "missing" / "clip.bvh")
+    missing = tmp_path / "missing" / "clip.bvh"
+    with pytest.raises(FileNotFoundError, match=rf"the folder to write {re.escape(str(missing))} in\): "
+                                                rf"'{re.escape(str(missing.parent))}'"):  # not created; not the .tmp
+        bvh.save(sample, missing)
     assert os.listdir(tmp_path) == ["private.bvh"]
 
 

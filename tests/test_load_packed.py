@@ -37,8 +37,16 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
     with np.load(archive) as data:
         fields = {k: data[k] for k in data.files}
     np.savez(tmp_path / "nothing.npz")
-    with pytest.raises(ValueError, match=r"nothing.npz' holds packed format 1"):  # no pack_format: an old archive
+    with pytest.raises(ValueError, match=r"nothing.npz' is not a packed clip archive: it lacks pack_format, packed, "
+                                         r"packed_dtype, names"):
         jointmath.load_packed(tmp_path / "nothing.npz")
+    # another program's archive: not "format 1" (an old packed clip, which has packed but no pack_format)
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(ValueError, match=r"other.npz' is not a packed clip archive: it lacks pack_format, packed"):
+        jointmath.load_packed(tmp_path / "other.npz")
+    np.savez(tmp_path / "old.npz", **{k: v for k, v in fields.items() if k != "pack_format"})
+    with pytest.raises(ValueError, match=r"old.npz' holds packed format 1"):
+        jointmath.load_packed(tmp_path / "old.npz")
     np.savez(tmp_path / "bare.npz", pack_format=fields["pack_format"])
     with pytest.raises(ValueError, match=r"bare.npz' is an incomplete packed clip archive: it lacks packed, "
                                          r"packed_dtype, names, parents"):

@@ -31,6 +31,7 @@ upper = jm.joint_index([0], 1)
 half = jm.slerp_joints(joints, joints, 0.5, index=upper)
 m = jm.quat_to_matrix(q)
 codes = jm.pack_quats(q, bits=20)
+unpacked = jm.unpack_quats(jm.pack_quats(q))
 rotation, iterations = jm.extract_rotation(m, return_iterations=True)
 clip: bvh.Clip = bvh.load("walk.bvh")
 height: float = clip.frame_time * clip.n_frames
@@ -63,6 +64,7 @@ clip = bvh.load("walk.bvh")
 joints: str = clip.names
 jm.pack_quats(np.zeros((1, 4), np.float32), bits=12)
 jm.slerp_joints()
+jm.unpack_quats([5])
 '''
 
 
@@ -80,8 +82,9 @@ def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
                           text=True, timeout=600)
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert not [e for e in errors if e.startswith("good.py")], done.stdout
-    # each wrong call in bad.py is caught, by line: str for int, list for str, bits 12, no arguments
-    assert sorted({int(e.split(":")[1]) for e in errors if e.startswith("bad.py")}) == [6, 8, 9, 10], done.stdout
+    # each wrong call in bad.py is caught, by line: str for int, list for str, bits 12, no arguments,
+    # a list of ints as codes (the dtype says the code format: refused at run time too)
+    assert sorted({int(e.split(":")[1]) for e in errors if e.startswith("bad.py")}) == [6, 8, 9, 10, 11], done.stdout
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
