@@ -143,13 +143,15 @@ static void *wrong_number(PyObject *obj, const char *name, const char *expected)
                         (PyObject *)PyArray_DESCR(a));
 }
 
+int jm_is_integer(PyObject *obj) {
+    return PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 && PyArray_ISINTEGER((PyArrayObject *)obj)
+                              : !PyBool_Check(obj) && !PyArray_IsScalar(obj, Bool) && PyIndex_Check(obj);
+}
+
 int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value) {
     if (jm_refuse_masked(obj, name) < 0)
         return -1;
-    const int integer = PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 &&
-                                                 PyArray_ISINTEGER((PyArrayObject *)obj)
-                                           : !PyBool_Check(obj) && !PyArray_IsScalar(obj, Bool) && PyIndex_Check(obj);
-    if (!integer)
+    if (!jm_is_integer(obj))
         return wrong_number(obj, name, "an int"), -1;
     *value = PyNumber_AsSsize_t(obj, NULL);
     return *value == -1 && PyErr_Occurred() ? -1 : 0;

@@ -54,6 +54,9 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
    an int, got <what>" for anything else. */
 int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value);
 
+/* Whether `obj` is an integer as jm_parse_int reads one (without reading it). */
+int jm_is_integer(PyObject *obj);
+
 /* A real-number argument as NumPy reads one: a Python int or float, a NumPy integer or floating
    scalar, a 0-d integer or float array, any object with __float__ or __index__ (a Fraction, a
    Decimal). A bool (Python's, NumPy's, a bool array), complex, str or an array of another shape

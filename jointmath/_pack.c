@@ -10,13 +10,12 @@
 /* bits: 10 or 20 (an int, a NumPy integer or a 0-d integer array; not a bool); the code type, or -1
    with a ValueError. */
 static int parse_bits(PyObject *obj) {
-    long bits = -1;
-    if (obj && jm_refuse_masked(obj, "bits") < 0)
+    if (!obj)
+        return NPY_UINT32; /* the default, 10 */
+    if (jm_refuse_masked(obj, "bits") < 0)
         return -1;
-    const int integer = obj && (PyArray_Check(obj) ? PyArray_NDIM((PyArrayObject *)obj) == 0 &&
-                                                         PyArray_ISINTEGER((PyArrayObject *)obj)
-                                                   : !PyBool_Check(obj) && PyIndex_Check(obj));
-    if (integer) {
+    long bits = -1;
+    if (jm_is_integer(obj)) {
         PyObject *value = PyNumber_Index(obj);
         if (!value)
             return -1;
@@ -24,8 +23,6 @@ static int parse_bits(PyObject *obj) {
         Py_DECREF(value);
         if (bits == -1 && PyErr_Occurred())
             PyErr_Clear();
-    } else if (!obj) {
-        bits = 10;
     }
     if (bits == 10 || bits == 20)
         return bits == 10 ? NPY_UINT32 : NPY_UINT64;
