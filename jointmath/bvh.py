@@ -84,6 +84,30 @@ def _real_array(value, name, dtype=np.float64):
     return array.astype(dtype)
 
 
+def _checked_channels(channels, names=None):
+    """channels as a list of tuples of channel names, one per joint, each checked (_channel_problem):
+    a TypeError for anything that is not a sequence of sequences of names; a ValueError for a
+    count other than len(names) when the joints' names are given, or for a problem with a joint's
+    channels (naming the joint)."""
+    if isinstance(channels, (str, bytes)) or not hasattr(channels, "__iter__"):
+        raise TypeError(f"channels must be a sequence of channel-name tuples, one per joint, got "
+                        f"{type(channels).__name__}")
+    checked = []
+    for j, ch in enumerate(channels):
+        if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
+            raise TypeError(f"channels[{j}] must be a sequence of channel names such as ('Zrotation', 'Xrotation', "
+                            f"'Yrotation'), got {ch!r}")
+        checked.append(tuple(ch))
+    if names is not None and len(checked) != len(names):
+        raise ValueError(f"channels must list one tuple per joint ({len(names)}), got {len(checked)}")
+    for j, ch in enumerate(checked):
+        problem = _channel_problem(ch)
+        if problem:
+            where = f"channels of joint {j} ({names[j]!r})" if names is not None else f"channels[{j}]"
+            raise ValueError(f"{where}: {problem}")
+    return checked
+
+
 def _checked_parents(parents, n_joints):
     """parents as an int64 (J,) array, after checking parents-before-children (-1 for a root)."""
     _refuse_masked(parents, "parents")
@@ -157,21 +181,7 @@ class Clip:
             raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")
         if not np.isfinite(self.offsets).all():
             raise ValueError("offsets must be finite")
-        if isinstance(self.channels, (str, bytes)) or not hasattr(self.channels, "__iter__"):
-            raise TypeError(f"channels must be a sequence of channel-name tuples, one per joint, got "
-                            f"{type(self.channels).__name__}")
-        self.channels = list(self.channels)
-        for j, ch in enumerate(self.channels):
-            if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
-                raise TypeError(f"channels[{j}] must be a sequence of channel names such as ('Zrotation', "
-                                f"'Xrotation', 'Yrotation'), got {ch!r}")
-        self.channels = [tuple(c) for c in self.channels]
-        if len(self.channels) != n_joints:
-            raise ValueError(f"channels must list one tuple per joint ({n_joints}), got {len(self.channels)}")
-        for j, channels in enumerate(self.channels):
-            problem = _channel_problem(channels)
-            if problem:
-                raise ValueError(f"channels of joint {j} ({self.names[j]!r}): {problem}")
+        self.channels = _checked_channels(self.channels, self.names)
         if not (isinstance(self.frame_time, (int, float, np.integer, np.floating))
                 and not isinstance(self.frame_time, bool) and np.isfinite(self.frame_time) and self.frame_time > 0):
             raise ValueError(f"frame_time must be a positive number of seconds, got {self.frame_time!r}")
@@ -439,19 +449,7 @@ def joints_from_motion(motion, offsets, channels):
     a sequence of sequences of names; ValueError for an unknown or repeated channel name, a
     joint with other than 0 or 3 rotation channels, or shapes that do not fit each other.
     """
-    if isinstance(channels, (str, bytes)) or not hasattr(channels, "__len__"):
-        raise TypeError(f"channels must be a sequence of channel-name tuples, one per joint, got "
-                        f"{type(channels).__name__}")
-    checked = []
-    for j, ch in enumerate(channels):
-        if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
-            raise TypeError(f"channels[{j}] must be a sequence of channel names such as ('Zrotation', 'Xrotation', "
-                            f"'Yrotation'), got {ch!r}")
-        ch = tuple(ch)
-        problem = _channel_problem(ch)
-        if problem:
-            raise ValueError(f"channels[{j}]: {problem}")
-        checked.append(ch)
+    checked = _checked_channels(channels)
     arrays = {}
     for name, value in (("motion", motion), ("offsets", offsets)):
         array = _real_array(value, name, np.float32 if name == "motion" else np.float64)
