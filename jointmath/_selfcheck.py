@@ -1,8 +1,8 @@
 """python -m jointmath --selfcheck: check each kernel family (conversions both ways and float64,
 joint blends and quaternion blends with a per-element t, 10- and 20-bit packing, products and
 forward kinematics, Euler angles, sign continuity at any size, rotation extraction; rotations and
-translations) against the float64 reference on generated data, on every ISA path this CPU runs (JOINTMATH_ISA only picks
-the path left running), and print a timing table per path.
+translations) against the float64 reference on generated data, on every ISA path this CPU runs
+(JOINTMATH_ISA only picks the path left running), and print a timing table per path.
 
 Exit status 0 when every check holds its stated bound, 1 otherwise, 2 for a usage error (an
 unknown option, --joints below 1, a negative --seed).
