@@ -3,8 +3,8 @@ ISA path (warm start, 3 iterations of method='muller'), against the project's sc
 batched SVD polar decomposition (the usual way), the float64 paper loop in NumPy, and a plain copy
 of the bytes read and written (the memory bound); then the convergence figures of both methods:
 iterations and error against condition number from a cold start, the saddle reproductions on every
-path, det A < 0 with a small sigma2 - sigma3 gap, and the paper's experiment (A = I from random and
-near starts).
+path, det A < 0 with a small sigma2 - sigma3 gap, mirrored rotations (updates, shortfall, cost), and
+the paper's experiment (A = I from random and near starts).
 Run: python benchmarks/bench_extract.py [--quick]
 """
 
@@ -146,6 +146,31 @@ def bench_small_gap(rng, n=4000):
               f" rad (median {np.median(err):.1e}), short of the maximum by at most {short.max():.1e}")
 
 
+def bench_mirrored(rng, n=5000):
+    print(f"\nmirrored rotations R diag(1, 1, -1) ({n:,}, cold start, max_iter 200), per path and method:"
+          " updates (max), matrices at max_iter, trace(R^T A) short of the maximum (worst); then ns per matrix"
+          " (1,024) of a cold start and of 3 Mueller updates")
+    u = reference.quat_to_matrix(random_quats(rng, n))
+    v = reference.quat_to_matrix(random_quats(rng, n))
+    mirrored = ((u * [1.0, 1.0, -1.0]) @ np.swapaxes(v, 1, 2)).astype(np.float32)
+    a64 = mirrored.astype(np.float64)
+    sigma = np.linalg.svd(a64, compute_uv=False)
+    best = sigma[:, 0] + sigma[:, 1] - sigma[:, 2]
+    small = mirrored[:1024]
+    small_q = jm.extract_rotation(small)
+    for isa in jm.available_isas():
+        _core._set_isa(isa)
+        figures = []
+        for method in ("newton", "muller"):
+            q, iterations = jm.extract_rotation(mirrored, method=method, return_iterations=True)
+            short = best - np.einsum("nij,nij->n", reference.quat_to_matrix(q), a64)
+            figures.append(f"{method} {iterations.max()}, {(iterations >= 200).sum()}, {short.max():.1e}")
+        cold = median_seconds(lambda: jm.extract_rotation(small)) / len(small) * 1e9
+        warm = median_seconds(lambda: jm.extract_rotation(small, small_q, method="muller", max_iter=ITERATIONS))
+        print(f"  {isa:7s} {'; '.join(figures)}; cold {cold:.1f} ns, 3 Mueller updates {warm / len(small) * 1e9:.1f} ns")
+    _core._set_isa(jm.available_isas()[-1])
+
+
 def fixed_condition(rng, n, kappa):
     """A = R S with S of condition number exactly kappa (eigenvalues 1, uniform, kappa)."""
     r = reference.quat_to_matrix(random_quats(rng, n))
@@ -217,6 +242,7 @@ def main():
     bench_condition(rng)
     bench_saddle(rng)
     bench_small_gap(rng)
+    bench_mirrored(rng)
     bench_paper_experiment(rng, 1_000_000)
 
 
