@@ -3,9 +3,11 @@ against the commonly used libm slerp (acos, sin; the project's scalar baseline),
 route r0 * Rotation.from_rotvec(t * (r0.inv() * r1).as_rotvec()), and a plain copy of 64 bytes
 per joint (the memory bound: two joint lists in); float64 slerp / nlerp against the float32
 kernels and scipy's per-element route. Run: python benchmarks/bench_interp.py [--quick] [--float64]
-[--partial-body [--rounds N]] (--float64: only the float64 section; --partial-body: only the index=
-ratios per path, 1,024 and 1,048,576 joints, then over 2,752 and 35,776 frames of 31 joints as a
-clip holds them; --quick: 1,024 joints and 2,752 frames)
+[--partial-body [--rounds N]] [--placements [--rounds N]] (--float64: only the float64 section;
+--partial-body: only the index= ratios per path, 1,024 and 1,048,576 joints, then over 2,752 and
+35,776 frames of 31 joints as a clip holds them; --placements: only every second joint of 1,024
+with out= over the full call, at each of the 64 placements of the three lists within 64-byte
+lines; --quick: 1,024 joints and 2,752 frames)
 """
 
 import numpy as np
@@ -230,11 +232,57 @@ def bench_clip_layout(frames, joints, blend, rounds=31):
         print(f"  | {label} | " + " | ".join(f"{by_path[p]:.2f}" for p in paths) + " |", flush=True)
 
 
+def placed_joints(n, offset, rng=None):
+    """n joint records starting `offset` bytes past a 64-byte boundary (random unit quaternions
+    and translations when rng is given, else uninitialised)."""
+    buffer = np.empty(n * jm.JOINT_QUAT.itemsize + 128, np.uint8)
+    start = -buffer.__array_interface__["data"][0] % 64 + offset
+    x = buffer[start:start + n * jm.JOINT_QUAT.itemsize].view(jm.JOINT_QUAT)
+    if rng is not None:
+        x[...] = jm.make_joints(random_quats(n, rng), rng.uniform(-1, 1, (n, 3)))
+    return x
+
+
+def bench_placements(rng, rounds=11, n=1024):
+    """Every second joint of n with a separate out=, over the full call, at each placement of
+    joints, blend and out at 0, 16, 32 or 48 bytes past a 64-byte line (NumPy aligns to 16
+    bytes, so a program gets any of them): per path and index form, the median and largest
+    ratio over the 64 placements and how many are <= 0.7 (issue #18's goal)."""
+    print(f"\n  every second joint of {n:,} with out= / the full call, at 64 placements of the lists: medians of "
+          f"{rounds} rounds per placement, thread CPU time")
+    index = np.arange(0, n, 2)
+    forms = {"joint_index": jm.joint_index(index, n), "array": index}
+    offsets = (0, 16, 32, 48)
+    placements = [(j, b, o) for j in offsets for b in offsets for o in offsets]
+    lists = {p: (placed_joints(n, p[0], rng), placed_joints(n, p[1], rng), placed_joints(n, p[2])) for p in placements}
+    print("  | path, index | median | largest (joints, blend, out) | <= 0.7 |\n  |---|---:|---|---:|")
+    before = jm.isa()
+    for isa in jm.available_isas():
+        _core._set_isa(isa)
+        for form, idx in forms.items():
+            ratios = {}
+            for p, (joints, blend, out) in lists.items():
+                full = lambda: jm.slerp_joints(joints, blend, T, out=out)  # noqa: E731
+                ratios[p] = median_ratio(lambda: jm.slerp_joints(joints, blend, T, index=idx, out=out), full,
+                                         rounds=rounds, cpu=True)
+            worst = max(ratios, key=ratios.get)
+            print(f"  | {isa}, {form} | {np.median(list(ratios.values())):.3f} | {ratios[worst]:.3f} {worst} | "
+                  f"{sum(r <= 0.7 for r in ratios.values())} of {len(ratios)} |", flush=True)
+    _core._set_isa(before)
+
+
 def main():
     args, rng = start(__doc__, "only 1,024 joints", [
         ("--float64", dict(action="store_true", help="only the float64 section")),
         ("--partial-body", dict(action="store_true", help="only the partial-body (index=) ratios per path")),
-        ("--rounds", dict(type=int, default=31, help="rounds per partial-body ratio (default 31)"))])
+        ("--placements", dict(action="store_true", help="only every second joint of 1,024 with out= at 64 "
+                              "placements of the lists")),
+        ("--rounds", dict(type=int, default=None, help="rounds per partial-body ratio (default 31; 11 for "
+                          "--placements)"))])
+    if args.placements:
+        bench_placements(rng, rounds=args.rounds or 11)
+        return
+    args.rounds = args.rounds or 31
     for n in [1024] if args.quick else [1024, 1 << 20]:
         if args.partial_body:
             bench_partial_body(n, *joint_lists(n, rng), rounds=args.rounds)

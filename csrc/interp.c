@@ -1083,7 +1083,7 @@ JM_INLINE void slerp_weights_f64(int groups, const vd *d, const vd *sign, const 
     vd y[GROUPS], y2[GROUPS], atan_ratio[GROUPS], two_atan[GROUPS], omega[GROUPS], k[GROUPS], rest[GROUPS];
     vd t_omega[GROUPS], rest_omega[GROUPS];
     vdmask wide[GROUPS];
-    EACH(c[g] = vd_min(vd_abs(d[g]), one));
+    EACH(c[g] = vd_min(one, vd_abs(d[g]))); /* NaN d stays NaN (vd_min: b when either is NaN) */
     EACH(sin_omega[g] = vd_sqrt(vd_mul(vd_sub(one, c[g]), vd_add(one, c[g]))));
     EACH(wide[g] = vd_lt(c[g], sin_omega[g])); /* omega > pi/4 */
     EACH(numerator[g] = vd_select(wide[g], c[g], sin_omega[g]));

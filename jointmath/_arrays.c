@@ -129,11 +129,9 @@ static int joint_run(PyArrayObject *a, int from, ptrdiff_t *js) {
     return 1;
 }
 
-/* A float64 prev for float32 q, each quaternion scaled by the power of two that puts its largest
-   |component| in [0.5, 1) (new reference): only its sign against q's first frame matters, and a
-   positive scale keeps that, where a cast alone took 1e-50 to 0 (no flip) and 1e50 to inf. */
-static PyArrayObject *prev_in_float32_range(PyArrayObject *prev) {
-    PyArrayObject *scaled = (PyArrayObject *)PyArray_FROMANY((PyObject *)prev, NPY_FLOAT64, 0, 0,
+/* See _core.h. */
+PyArrayObject *jm_quats_in_float32_range(PyArrayObject *quats) {
+    PyArrayObject *scaled = (PyArrayObject *)PyArray_FROMANY((PyObject *)quats, NPY_FLOAT64, 0, 0,
                                                             NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
     if (!scaled)
         return NULL;
@@ -246,7 +244,7 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
             goto done;
         }
         if (PyArray_TYPE(prev) == NPY_FLOAT64 && type == NPY_FLOAT32) {
-            PyArrayObject *scaled = prev_in_float32_range(prev);
+            PyArrayObject *scaled = jm_quats_in_float32_range(prev);
             Py_SETREF(prev, scaled);
             if (!prev)
                 goto done;

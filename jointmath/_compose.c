@@ -395,7 +395,7 @@ static PyObject *py_positions64(PyObject *self, PyObject *args) {
         dims[k] = PyArray_DIM(joints, k);
     dims[ndim - 1] = n_joints + n_sites, dims[ndim] = 3;
     if (!(out = (PyArrayObject *)PyArray_SimpleNew(ndim + 1, dims, NPY_FLOAT64)) ||
-        !(src = PyArray_GETCONTIGUOUS(joints)))
+        !(src = (PyArrayObject *)PyArray_FromArray(joints, NULL, NPY_ARRAY_CARRAY_RO))) /* aligned too */
         goto fail;
     const npy_intp n = PyArray_SIZE(src);
     const jm_joint_quat *local = (const jm_joint_quat *)PyArray_DATA(src);

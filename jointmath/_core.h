@@ -72,6 +72,13 @@ static inline int jm_refuse_masked(PyObject *obj, const char *arg) {
     return PyArray_CheckExact(obj) || !PyArray_Check(obj) ? 0 : jm_refuse_masked_subclass(obj, arg);
 }
 
+/* A float64 array of quaternions (..., 4) for a float32 kernel that uses only their directions
+   (make_continuous' prev, extract_rotation's q0): a C-ordered float64 copy (new reference) with
+   each quaternion scaled by the power of two that puts its largest |component| in [0.5, 1) (zero,
+   inf and NaN as they are), so that the cast to float32 keeps every direction, where a cast alone
+   took 1e-50 to 0 and 1e50 to inf. */
+PyArrayObject *jm_quats_in_float32_range(PyArrayObject *quats);
+
 /* `obj` (an ndarray or one record of one) as a new reference to an ndarray of a dtype equivalent
    to `descr`, or NULL with a TypeError naming `arg`. */
 PyArrayObject *jm_record_array(PyObject *obj, const char *arg, PyArray_Descr *descr, const char *dtype_name);

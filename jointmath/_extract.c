@@ -55,6 +55,14 @@ static PyObject *extract_rotation(PyObject *const *slots) {
         Py_DECREF(a);
         return NULL;
     }
+    /* a float64 q0 for float32 a: only its direction counts, scaled into float32's range first */
+    if (q0 && (records || PyArray_TYPE(a) == NPY_FLOAT32) && PyArray_TYPE(q0) == NPY_FLOAT64) {
+        Py_SETREF(q0, jm_quats_in_float32_range(q0));
+        if (!q0) {
+            Py_DECREF(a);
+            return NULL;
+        }
+    }
     PyObject *result_obj = extract_checked(slots, a, records, q0);
     Py_DECREF(a);
     Py_XDECREF(q0);

@@ -35,8 +35,9 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     in float64, as NumPy's ufuncs), or a JOINT_MAT array (...) whose 3x3 part is used (computed
     in float32). Any layout, byte order or alignment; never modified.
     q0: optional array_like (..., 4) starting quaternions (x, y, z, w), e.g. the previous frame's
-    result; broadcast against a's batch shape; converted to a's dtype; need not be unit (q0 = 0 starts
-    from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
+    result; broadcast against a's batch shape; converted to a's dtype (a float64 q0 for float32 a
+    first scaled by powers of two into float32's range: any finite size keeps its direction); need
+    not be unit (q0 = 0 starts from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
     paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
     positive multiple of a rotation starts at that rotation (A = 0: the identity).
     method: "newton" (default) or "muller" (a str: None is a TypeError).

@@ -144,6 +144,25 @@ def test_zero_matrix_returns_q0_unchanged(rng):
     np.testing.assert_allclose(jm.extract_rotation(np.zeros((2, 3, 3), np.float32)), [[0, 0, 0, 1]] * 2, atol=1e-7)
 
 
+def test_float64_warm_start_of_any_size_for_float32_a(rng):
+    """A float64 q0 for float32 a is used by its direction: 1e300 or 1e-300 of a unit quaternion is
+    that quaternion (a plain cast made it inf, then NaN, or 0, then the identity)."""
+    q0 = random_unit_quats(rng, 20).astype(np.float64)
+    rotations = np.broadcast_to(np.eye(3, dtype=np.float32), (20, 3, 3))
+    for scale in (1e300, 1e-300, 2.0**-1074 * 1e15):
+        with np.errstate(under="ignore"):
+            scaled = q0 * scale
+        with np.errstate(all="raise"):  # and no NumPy cast warning
+            from_zero = jm.extract_rotation(np.zeros((20, 3, 3), np.float32), scaled)
+            at_identity = jm.extract_rotation(rotations, scaled)
+        assert from_zero.dtype == np.float32
+        assert ref.angle_between(from_zero, q0).max() <= 1e-6
+        assert ref.angle_between(at_identity, np.array([0, 0, 0, 1.0])).max() <= 1e-3
+    # records of JOINT_MAT are float32 too
+    mats = jm.joints_to_mats(jm.make_joints(random_unit_quats(rng, 20), np.zeros((20, 3))))
+    assert ref.angle_between(jm.extract_rotation(mats, q0 * 1e300), jm.extract_rotation(mats, q0)).max() <= 1e-6
+
+
 def test_rank_one_keeps_the_other_directions_from_q0(rng):
     n = 500
     u = rng.standard_normal((n, 3))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jointmath as jm
+from jointmath import _core
 
 from adversarial import random_unit_quats
 
@@ -138,4 +139,8 @@ def test_mocap_functions(rng):
                             rng.uniform(-1, 1, (frames, n_joints, 3)))
     parents = np.array([-1, 0, 1, 1], np.int64)
     assert_same(jm.forward_kinematics(unaligned(joints), unaligned(parents)), jm.forward_kinematics(joints, parents))
+    # the command's float64 world positions (jointmath._job)
+    sites, offsets = np.array([2, 3]), rng.uniform(-1, 1, (2, 3))
+    assert_same(_core._positions64(unaligned(joints), unaligned(parents), unaligned(sites), unaligned(offsets)),
+                _core._positions64(joints, parents, sites, offsets))
     assert_same(jm.resample_joints(unaligned(joints), 1 / 120, 50), jm.resample_joints(joints, 1 / 120, 50))
