@@ -8,6 +8,72 @@
 #include "quat_math.h"
 
 /*
+ * Angles beyond FAR_ANGLE_F32 / FAR_ANGLE_F64 (either unit): the kernels' reductions (below) lose
+ * their exactness there. Measured against scipy (random triples, XYZ, radians): float32 on scalar
+ * and sse (no FMA: k times the parts of pi/2 rounds) 1.3e-6 rad at 2^15 and 0.07 rad at 2^19, on
+ * avx2 / avx512 3.7e-5 at 2^24; float64 8e-9 at 2^26; then non-unit, infinite or NaN quaternions
+ * (float32 from 2^26, float64 from 2^54). Such records are redone here in double: libm's sin and
+ * cos reduce any finite double exactly, degrees first by whole turns (fmod, exact), so any finite
+ * angle gives its unit quaternion within the kernels' bounds (float32 9.7e-8 rad, float64 within
+ * 1e-15 of scipy, measured); an infinite one gives NaN, as in the kernels. Cold: only blocks
+ * holding such an angle call it.
+ */
+#define FAR_ANGLE_F32 0x1p14
+#define FAR_ANGLE_F64 0x1p20
+
+/* q = e0 e1 e2 (intrinsic) or e2 e1 e0 (extrinsic) in double, e_k the rotation by a[k] about axes[k] */
+static void far_record(const double a[3], double q[4], const int *axes, int intrinsic, int degrees) {
+    double e[3][4];
+    for (int k = 0; k < 3; k++) {
+        const double h = degrees ? fmod(a[k] / 2, 360.0) * (3.141592653589793 / 180) : a[k] / 2;
+        for (int m = 0; m < 3; m++)
+            e[k][m] = m == axes[k] ? sin(h) : 0.0;
+        e[k][3] = cos(h);
+    }
+    const double *p = e[intrinsic ? 0 : 2];
+    memcpy(q, p, sizeof e[0]);
+    for (int k = 1; k < 3; k++) { /* q = q e[next] (Hamilton product) */
+        const double *r = e[intrinsic ? k : 2 - k];
+        const double x = q[0], y = q[1], z = q[2], w = q[3];
+        q[0] = w * r[0] + x * r[3] + y * r[2] - z * r[1];
+        q[1] = w * r[1] + y * r[3] + z * r[0] - x * r[2];
+        q[2] = w * r[2] + z * r[3] + x * r[1] - y * r[0];
+        q[3] = w * r[3] - x * r[0] - y * r[1] - z * r[2];
+    }
+}
+
+/* The records among n (float or double angle triples every in_size bytes from in, quaternions
+   every out_size bytes from out) with an angle beyond FAR_ANGLE_F32 / _F64, redone by far_record. */
+JM_COLD static void redo_far_records(const char *in, size_t in_size, char *out, size_t out_size, size_t n,
+                                     int is_double, const int *axes, int intrinsic, int degrees) {
+    for (size_t i = 0; i < n; i++) {
+        double a[3], q[4];
+        int far = 0;
+        for (int k = 0; k < 3; k++) {
+            if (is_double) {
+                memcpy(&a[k], in + i * in_size + 8 * k, sizeof(double));
+            } else {
+                float f;
+                memcpy(&f, in + i * in_size + 4 * k, sizeof f);
+                a[k] = f;
+            }
+            far |= fabs(a[k]) > (is_double ? FAR_ANGLE_F64 : FAR_ANGLE_F32);
+        }
+        if (!far)
+            continue;
+        far_record(a, q, axes, intrinsic, degrees);
+        for (int k = 0; k < 4; k++) {
+            if (is_double) {
+                memcpy(out + i * out_size + 8 * k, &q[k], sizeof(double));
+            } else {
+                const float f = (float)q[k];
+                memcpy(out + i * out_size + 4 * k, &f, sizeof f);
+            }
+        }
+    }
+}
+
+/*
  * sin and cos of a half angle h = a / 2 (exact) for any float angle a with |a| < 2^20: h = k
  * quarter turns + r, then minimax polynomials on |r| <= pi/4 (the classic single-precision
  * coefficients) and the quadrant of k. In degrees the reduction h - 90 k is exact and r is
@@ -82,6 +148,9 @@ JM_INLINE void euler_block(const char *src, char *dst, const int *axes, int intr
         quat_mul(t, e[0], q);
     }
     v_store_records(dst, 16, 1, q);
+    const vf far = v_set1((float)FAR_ANGLE_F32);
+    if (JM_UNLIKELY(m_any(m_or(m_or(v_gt(v_abs(a[0]), far), v_gt(v_abs(a[1]), far)), v_gt(v_abs(a[2]), far)))))
+        redo_far_records((const char *)staged, 16, dst, 16, JM_W, 0, axes, intrinsic, degrees);
 }
 
 /*
@@ -123,7 +192,9 @@ JM_INLINE vf atan2_approx(vf y, vf x) {
  * resolves at any size (the angle itself rounds to 2.4e-7 near pi); there the third angle is 0
  * and the first carries the rest, arg((a + ib)^2) or +-arg((c + id)^2).
  * Accuracy, float32 (benchmarks/convert_numerics.py, every path): each angle within 3.7e-7 rad
- * of the float64 reference away from the lock (3.62e-7 the worst of 8e6 random quaternions), the rotation of the angles within 6.2e-7 rad of
+ * of the float64 reference away from the lock (3.62e-7 the worst of 8e6 random quaternions; in
+ * degrees 5.2e-7, the result's float32 rounding adding up to 1.3e-7 rad at 180 degrees: 5.09e-7
+ * measured over 10^6), the rotation of the angles within 6.2e-7 rad of
  * q's at any scale (middle angles within 1e-5 rad of +-pi/2 included); euler_to_quat of them
  * within 7.6e-7 (bound 1e-6, tested). Near the lock the individual outer angles are ill-conditioned (as in any
  * precision), their rotation is not.
@@ -307,6 +378,9 @@ JM_INLINE void euler_f64_block(const char *src, char *dst, const int *axes, int 
     times_elementary_f64(q, axes[1], s[1], c[1]);
     times_elementary_f64(q, axes[last], s[last], c[last]);
     vd_store_quads(dst, 32, q[0], q[1], q[2], q[3]);
+    const vd far = vd_set1(FAR_ANGLE_F64);
+    if (JM_UNLIKELY(md_any(md_or(md_or(vd_gt(vd_abs(a[0]), far), vd_gt(vd_abs(a[1]), far)), vd_gt(vd_abs(a[2]), far)))))
+        redo_far_records(src, 24, dst, 32, JM_WD, 1, axes, intrinsic, degrees);
 }
 
 /*

@@ -551,6 +551,15 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
         (t && jm_walk_operand(t, type, 0, esize, batch_ndim, batch, JM_WALK_REPEAT, &wt) < 0))
         goto done;
     const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
+    if (t && PyArray_TYPE(t) == NPY_FLOAT64 && type == NPY_FLOAT32) {
+        /* checked as given, as a Python float is: the cast would take 1 + 1e-10 to 1 */
+        jm_walk given = {NULL, NULL, 0};
+        const int refused = jm_walk_operand(t, NPY_FLOAT64, 0, 8, t_ndim, t_dims, 0, &given) < 0 ||
+                            check_fractions(given.base, given.stride, PyArray_SIZE(t), 8) < 0;
+        jm_walk_release(&given);
+        if (refused)
+            goto done;
+    }
     if (t && check_fractions(wt.base, wt.stride, n && !wt.stride ? 1 : n, esize) < 0)
         goto done;
     const jm_walk inputs[3] = {wa, wb, wt};

@@ -270,7 +270,9 @@ def euler_to_quat(angles, order, degrees=False):
     """
     axes, intrinsic = _euler_axes(order)
     angles = np.asarray(angles, np.float64)
-    half = (np.radians(angles) if degrees else angles) / 2
+    # degrees: whole turns of the half angle (720 degrees) removed first, exactly, so that any finite
+    # angle converts without the rounding of a huge angle * pi / 180
+    half = (np.radians(np.fmod(angles, 720.0)) if degrees else angles) / 2
     elementary = np.zeros(angles.shape + (4,))
     for k, axis in enumerate(axes):
         elementary[..., k, axis] = np.sin(half[..., k])

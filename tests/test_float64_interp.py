@@ -233,6 +233,11 @@ def test_t_outside_or_nan_is_refused():
         for t in (-1e-300, 1 + 2.0**-52, np.nan, [0.5, np.nan]):
             with pytest.raises(ValueError, match="t must be in"):
                 func(q, q, t)
+            # float32 quaternions: float64 t is checked as given, however it is spelled (a Python
+            # float was; a NumPy one was cast first, 1 + 2^-52 to 1)
+            for spelled in (t, np.float64(t) if np.ndim(t) == 0 else np.array(t), np.array(t)[..., None, None]):
+                with pytest.raises(ValueError, match="t must be in"):
+                    func(q.astype(np.float32), q.astype(np.float32), spelled)
 
 
 # ---------------------------------------------------------------- shapes, layouts, out= --
