@@ -131,13 +131,57 @@ PyDoc_STRVAR(unpack_quats_doc,
              "Unit quaternions from the codes of pack_quats.\n\n"
              "p: uint32 codes (32-bit) or uint64 codes (64-bit; bits 63-62 are ignored): an array of\n"
              "any shape and byte order, a NumPy scalar (what pack_quats returns for one\n"
-             "quaternion) or a sequence of them. Every code is valid.\n\n"
+             "quaternion) or a list or tuple of them (nested ones too) all of one dtype: a mix is\n"
+             "refused, where NumPy would promote uint32 codes to uint64 ones and decode them wrongly.\n"
+             "Every code is valid.\n\n"
              "Returns float32 (..., 4) unit quaternions (x, y, z, w), | |q| - 1 | <= 1e-6: each\n"
              "field decodes as c = (code - M) / M (M = 511 or 524287; the never-written code\n"
              "2^bits - 1 as +1), 1 at the stored index, then normalised. The component that was\n"
              "largest comes out positive; a component packed as 0 comes out exactly 0.\n\n"
              "Raises TypeError naming p for any other dtype (signed integers included: codes are\n"
-             "unsigned).");
+             "unsigned) and for a sequence mixing dtypes.");
+
+/* 0 when every code in `seq`, a list or tuple (nested ones walked), has the code dtype `d` that
+   NumPy converted them to (kind and size; any byte order), else -1 with a TypeError naming p:
+   NumPy promotes a mix (uint32 codes among uint64 ones, a bool or a uint16 among uint32 codes)
+   to one dtype without a word, and the dtype says the format. Only sequences are walked: the
+   array and scalar paths never come here. */
+static int check_one_code_dtype(PyObject *seq, PyArray_Descr *d) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i];
+        if (PyList_Check(item) || PyTuple_Check(item)) {
+            if (check_one_code_dtype(item, d) < 0)
+                return -1;
+            continue;
+        }
+        PyArray_Descr *found;
+        if (PyArray_Check(item)) {
+            found = PyArray_DESCR((PyArrayObject *)item);
+            Py_INCREF(found);
+        } else if (PyArray_IsScalar(item, Generic)) {
+            found = PyArray_DescrFromScalar(item);
+        } else { /* a Python bool or anything else NumPy converts: the dtype it gets */
+            PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(item, NULL, 0, 0, 0, NULL);
+            if (!a)
+                return -1;
+            found = PyArray_DESCR(a);
+            Py_INCREF(found);
+            Py_DECREF(a);
+        }
+        if (!found)
+            return -1;
+        const int same = found->kind == d->kind && PyDataType_ELSIZE(found) == PyDataType_ELSIZE(d);
+        if (!same)
+            PyErr_Format(PyExc_TypeError, "p must hold codes of one dtype, uint32 or uint64 (the dtype says the "
+                         "format), got a sequence mixing %S and %S", (PyObject *)found, (PyObject *)d);
+        Py_DECREF(found);
+        if (!same)
+            return -1;
+    }
+    return 0;
+}
 
 static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
@@ -159,6 +203,10 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
     if (d->kind != 'u' || (PyDataType_ELSIZE(d) != 4 && PyDataType_ELSIZE(d) != 8)) {
         PyErr_Format(PyExc_TypeError, "p must hold uint32 or uint64 codes (the codes of pack_quats), got dtype %S",
                      (PyObject *)d);
+        Py_DECREF(raw);
+        return NULL;
+    }
+    if ((PyList_Check(obj) || PyTuple_Check(obj)) && check_one_code_dtype(obj, d) < 0) {
         Py_DECREF(raw);
         return NULL;
     }

@@ -310,6 +310,22 @@ def test_bad_arguments():
     np.testing.assert_array_equal(jm.unpack_quats(codes64.astype(">u8")), jm.unpack_quats(codes64))
 
 
+def test_a_sequence_mixing_code_dtypes_is_refused():
+    q = np.array([0.1, 0.2, 0.3, 0.9], np.float32)
+    c32, c64 = jm.pack_quats(q), jm.pack_quats(q, bits=20)
+    # NumPy promotes such a list to uint64 (or uint32): the uint32 code decoded as a 64-bit one
+    # gave another rotation, without an error
+    for mixed in ([c32, c64], (c64, c32), [[c32], [c64]], [np.array([c32]), np.array([c64])]):
+        with pytest.raises(TypeError, match="p must hold codes of one dtype, .* got a sequence mixing uint32 and uint64"):
+            jm.unpack_quats(mixed)
+    for mixed, other in (([c32, True], "bool"), ([c32, np.uint16(7)], "uint16")):
+        with pytest.raises(TypeError, match=f"mixing {other} and uint32"):
+            jm.unpack_quats(mixed)
+    # one dtype, any byte order and nesting: decoded as the array would be
+    np.testing.assert_array_equal(jm.unpack_quats([c32, c32.astype(">u4")]), jm.unpack_quats(np.array([c32, c32])))
+    np.testing.assert_array_equal(jm.unpack_quats(((c64,), (c64,))), jm.unpack_quats(np.array([[c64], [c64]])))
+
+
 def test_zero_length():
     assert jm.pack_quats(np.zeros((0, 4), np.float32)).shape == (0,)
     assert jm.pack_quats(np.zeros((2, 0, 4), np.float32), bits=20).shape == (2, 0)
