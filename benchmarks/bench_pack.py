@@ -1,7 +1,8 @@
 """Quaternion packing: ns per quaternion for pack_quats / unpack_quats on every ISA path, against
 the project's scalar path, the float64 NumPy reference and a NumPy copy of 16 bytes per
 quaternion (the memory bound). --accuracy measures the round-trip error over 10^7 random unit
-quaternions instead (against the 32-bit format's bound 1 - 3 / (2 * 1022^2)) and that zero
+quaternions instead (against the 32-bit format's bound 1 - 3 / (2 * 1022^2) on |q . q'| for q'
+normalised, i.e. 0.19421 degrees) and that zero
 components come back exactly 0. --baseline DIR times pack_quats against another build of
 jointmath (a checkout built in place at DIR, e.g. an earlier commit), the two alternating in
 every round. Run: python benchmarks/bench_pack.py [--quick] [--accuracy] [--baseline DIR]
@@ -48,7 +49,8 @@ def bench_size(n, rng):
 
 def measure_accuracy(total, rng, chunk=1_000_000):
     print(f"round-trip error over {total:,} random unit quaternions, every path "
-          f"(32-bit format bound: |q.q'| >= 1 - 3/(2*1022^2) = {1 - 3 / (2 * 1022**2):.8f})")
+          f"(32-bit format bound: |q.q'| >= 1 - 3/(2*1022^2) = {1 - 3 / (2 * 1022**2):.8f} for q' normalised, "
+          f"{np.degrees(2 * np.arccos(1 - 3 / (2 * 1022**2))):.5f} deg)")
     for isa in jm.available_isas():
         jm._core._set_isa(isa)
         for bits in (10, 20):
