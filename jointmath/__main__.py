@@ -1,7 +1,7 @@
 """python -m jointmath [FILES/DIRS ...] [--out DIR]: compress BVH motion capture clips.
 
-Per clip: load -> sign continuity -> optional resampling (--fps) -> forward kinematics ->
-packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints a table per
+Per clip: load -> optional resampling (--fps) -> forward kinematics -> packing (--bits) ->
+unpacking -> errors (-> float64 check with --check). Prints a table per
 clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
 the compression ratio, the packing error (rotation angle per joint; end-effector positions, at
 the End Site tips, as a fraction of the skeleton's rest-pose height and in clip units, or in cm
@@ -11,7 +11,8 @@ is not a regular file is skipped with a note; a directory that cannot be listed 
 the other clips go on). With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
 
 --out DIR writes, for each clip at its path relative to the inputs' common folder:
-  DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed)
+  DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed: signs made
+                   continuous along the frames, as packing keeps none)
   DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded from the packed form)
 and DIR/report.json (every clip, its outputs and figures; strict JSON: a figure that could not
 be measured, not finite, is null) and DIR/errors.png, one errors-N.png per skeleton when the
@@ -240,7 +241,7 @@ def _say(text):
 
 
 def _stages(job):
-    names = ["load", "continuity"] + (["resample"] if job.get("fps") else []) + [
+    names = ["load"] + (["resample"] if job.get("fps") else []) + [
         "forward_kinematics", "pack", "unpack", "errors"] + (["check"] if job.get("check") else [])
     return names + ["write " + k for k in (job.get("outputs") or {})]
 

@@ -1,7 +1,7 @@
 """The mocap processing job behind `python -m jointmath`: one function per clip, plain results.
 
-process_file runs load -> sign continuity -> optional resampling -> forward kinematics ->
-packing -> unpacking -> errors (-> optional float64 check), writes the clip's outputs
+process_file runs load -> optional resampling -> forward kinematics -> packing -> unpacking ->
+errors (-> optional float64 check), writes the clip's outputs
 atomically, and returns a JSON-ready dict, so the single-process run and the Dask run produce
 the same report. Product code only: nothing here calls jointmath.reference.
 """
@@ -96,10 +96,11 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     """Run the pipeline on a loaded Clip.
 
     Returns (result dict, packed joints, processed clip, unpacked joints); the processed clip is
-    the one that was packed: resampled to `fps` when given, signs made continuous.
+    the one that was packed: resampled to `fps` when given. No stage makes signs continuous:
+    packing is sign-invariant and keeps no sign, so load_packed does it when it reads the clip.
 
     The dict holds, per stage, seconds, the frames that stage processed and frames per second
-    (stages before resampling count the source frames, later ones the output frames); the
+    (resampling and the stages after it count the output frames); the
     compression ratio (JOINT_QUAT bytes / packed bytes); per joint the max and mean rotation
     angle error of packing (radians) and the max position error (clip units); the skeleton height
     (skeleton_height) and the position error after packing of the end effectors (end_effectors:
@@ -126,9 +127,7 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     source_frames = clip.n_frames
     if source_frames == 0:
         raise ValueError("the clip has no frames: nothing to compress")
-    joints = clip.joints.copy()
-    joints["q"] = stage("continuity", source_frames, make_continuous, joints["q"], 0)
-    clip = dataclasses.replace(clip, joints=joints)
+    joints = clip.joints
     if fps is not None:
         frames = _frames_after_resampling(clip, fps)
         need = frames * clip.n_joints * BYTES_PER_JOINT_FRAME
@@ -286,8 +285,13 @@ def save_packed(path, clip, packed):
 def load_packed(path):
     """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
 
-    The joints are the unpacked (lossy) ones; Clip.motion is computed from them, so the clip
-    saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises
+    The joints are the unpacked (lossy) ones, their quaternions made sign-continuous along the
+    frames (make_continuous along axis 0: each frame's on the hemisphere of the frame before;
+    the first frame's largest component positive). Packing keeps no sign and unpacking makes
+    each quaternion's largest component positive, which would leave neighbouring frames on
+    opposite hemispheres wherever that component changes, a jump in q for anything that
+    differences, blends or averages them (the rotations are the same either way). Clip.motion
+    is computed from them, so the clip saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises
     ValueError naming the file for an archive of another format version (PACK_FORMAT), e.g. one
     written before packing fields became mid-tread, and for a file that is not a complete packed
     clip: empty, truncated or corrupt, not an .npz archive, without one of the arrays a packed
@@ -335,6 +339,7 @@ def load_packed(path):
             raise ValueError(f"expected joint names as strings, got {arrays['names'].dtype}")
         packed = np.ascontiguousarray(raw).view(dtype)[..., 0]
         joints = unpack_joints(packed)
+        joints["q"] = make_continuous(joints["q"], 0)
         return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
                         channels=[tuple(c) for c in json.loads(str(arrays["channels"]))],
                         end_sites=arrays["end_sites"], end_offsets=arrays["end_offsets"],

@@ -20,6 +20,18 @@ def test_load_packed_reads_a_complete_archive(archive):
     assert jointmath.load_packed(archive).n_frames == 381
 
 
+def test_load_packed_quaternions_are_sign_continuous(archive):
+    # unpacking makes each quaternion's largest component positive: neighbouring frames of the
+    # sample land on opposite hemispheres (a jump for differences, blends, averages, PCA)
+    unpacked = jointmath.unpack_joints(_job.process_clip(bvh.load(_job.sample_path()))[1])["q"]
+    assert (np.sum(unpacked[1:] * unpacked[:-1], axis=-1) < 0).any()
+    loaded = jointmath.load_packed(archive).joints["q"]
+    assert (np.sum(loaded[1:] * loaded[:-1], axis=-1) >= 0).all()
+    # only signs changed, whole quaternions at a time, the first frame's kept
+    assert ((loaded == unpacked).all(axis=-1) | (loaded == -unpacked).all(axis=-1)).all()
+    np.testing.assert_array_equal(loaded[0], unpacked[0])
+
+
 def test_load_packed_empty_truncated_corrupt(archive, tmp_path):
     data = open(archive, "rb").read()
     cases = {"empty.npz": b"", "head.npz": data[:len(data) // 2], "tail.npz": data[:-40], "text.npz": b"not an archive\n"}
