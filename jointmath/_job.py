@@ -293,11 +293,12 @@ def load_packed(path):
     differences, blends or averages them (the rotations are the same either way). Clip.motion
     is computed from them, so the clip saves as BVH like any other. Its name is the file's stem, as bvh.load gives. Raises
     ValueError naming the file for an archive of another format version (PACK_FORMAT), e.g. one
-    written before packing fields became mid-tread, and for a file that is not a complete packed
-    clip: empty, truncated or corrupt, not an .npz archive, without one of the arrays a packed
-    clip holds (the error lists the missing ones), or with one of the wrong type or size (packed
-    joints that are not the records' bytes, a skeleton that does not fit them). A file that does
-    not exist raises FileNotFoundError, as open() does.
+    written before packing fields became mid-tread, or a record size (packed_dtype) other than
+    the two it defines, '16' and '20', and for a file that is not a complete packed clip: empty,
+    truncated or corrupt, not an .npz archive, without one of the arrays a packed clip holds (the
+    error lists the missing ones), or with one of the wrong type or size (packed joints that are
+    not the records' bytes, a skeleton that does not fit them). A file that does not exist raises
+    FileNotFoundError, as open() does.
     """
     import pickle
     import zipfile
@@ -329,8 +330,13 @@ def load_packed(path):
     missing = [name for name in required if name not in arrays]
     if missing:
         raise ValueError(f"path {str(path)!r} is an incomplete packed clip archive: it lacks {', '.join(missing)}")
+    record_dtypes = {str(d.itemsize): d for d in (PACKED_JOINT, PACKED_JOINT64)}  # as save_packed writes them
+    found = arrays["packed_dtype"]
+    dtype = record_dtypes.get(str(found.item())) if found.shape == () else None
+    if dtype is None:
+        raise ValueError(f"path {str(path)!r} holds packed_dtype {found.tolist()!r}, which no packed clip has: "
+                         f"'16' (PACKED_JOINT, 10-bit codes) or '20' (PACKED_JOINT64, 20-bit codes)")
     try:
-        dtype = PACKED_JOINT if int(arrays["packed_dtype"]) == PACKED_JOINT.itemsize else PACKED_JOINT64
         raw = arrays["packed"]
         if raw.dtype != np.uint8 or raw.ndim != 3 or raw.shape[-1] != dtype.itemsize:
             raise ValueError(f"expected (frames, joints, {dtype.itemsize}) uint8 record bytes, got {raw.dtype} of "

@@ -85,6 +85,21 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
         np.savez(tmp_path / name, **{**fields, **changed})
         with pytest.raises(ValueError, match=rf"{name}' holds packed format ('x'|\[2, 2\])"):
             jointmath.load_packed(tmp_path / name)
+    # a record size the format does not define: "17" with 20-byte records loaded as a 20-bit clip
+    clip = bvh.load(_job.sample_path())
+    _, packed20, clip, _ = _job.process_clip(clip, bits=20)
+    with np.load(_job.save_packed(str(tmp_path / "clip20.npz"), clip, packed20)) as data:
+        fields20 = {k: data[k] for k in data.files}
+    for name, base, value in (("size17.npz", fields20, np.array("17")), ("size_int.npz", fields20, np.array(17)),
+                              ("size_text.npz", fields, np.array("sixteen")),
+                              ("size_list.npz", fields, np.array(["16", "16"]))):
+        np.savez(tmp_path / name, **{**base, "packed_dtype": value})
+        with pytest.raises(ValueError, match=rf"{name}' holds packed_dtype .*, which no packed clip has: '16' "
+                                             rf"\(PACKED_JOINT, 10-bit codes\) or '20'"):
+            jointmath.load_packed(tmp_path / name)
+    np.savez(tmp_path / "size20.npz", **{**fields, "packed_dtype": np.array("20")})  # defined, but not these bytes
+    with pytest.raises(ValueError, match=r"size20.npz' holds packed joints or a skeleton of a wrong size"):
+        jointmath.load_packed(tmp_path / "size20.npz")
     for name, changed, message in (("nan.npz", {"offsets": fields["offsets"] * np.nan}, "offsets must be finite"),
                                    ("ends.npz", {"end_sites": fields["end_sites"][:, None]}, "end_sites must be a 1-D"),
                                    ("names.npz", {"names": np.arange(len(fields["names"]))}, "joint names as strings")):
