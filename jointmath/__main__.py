@@ -10,7 +10,9 @@ packing's alone) and a summary. Directories give their *.bvh files (not recursiv
 is not a regular file is skipped with a note; a directory that cannot be listed is FAILED and
 the other clips go on). With no files it runs on the embedded sample clip (CMU 01_01 excerpt).
 
---out DIR writes, for each clip at its path relative to the inputs' common folder:
+--out DIR writes, for each clip at its path relative to the inputs' common folder (inputs
+whose names there are the same up to case or extension, walk.bvh and walk.BVH, are numbered
+walk-1, walk-2 ... in the order of their paths, skipping any other input's own name):
   DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed: signs made
                    continuous along the frames, as packing keeps none)
   DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded from the packed form)
@@ -30,6 +32,7 @@ usage error (an unknown or abbreviated option, a bad value, an empty --out, a --
 without a scheduler or without dask installed).
 """
 import argparse
+import collections
 import json
 import math
 import os
@@ -120,19 +123,41 @@ def find_clips(paths):
     return files, notes, failed
 
 
+def _output_stems(relative):
+    """The output name (without extension) of each input path `relative` (relative to the
+    inputs' common folder): its own name without the extension, unless another input's is the
+    same up to case (walk.bvh, walk.BVH, Walk.bvh: one name on a case-insensitive file system).
+    Those inputs are numbered, walk-1, walk-2 ..., in the code-point order of their paths,
+    skipping every name some input has as its own (walk-2.bvh keeps walk-2) and every number
+    given before. So an input whose own name no other input shares always keeps it, a numbered
+    one never takes another input's own name, and no name depends on the order of the inputs."""
+    own = [os.path.splitext(rel)[0] for rel in relative]
+    sharing = collections.Counter(stem.casefold() for stem in own)
+    taken = set(sharing)
+    stems = list(own)
+    for i in sorted(range(len(own)), key=lambda i: relative[i]):
+        if sharing[own[i].casefold()] > 1:
+            k = 1
+            while f"{own[i]}-{k}".casefold() in taken:
+                k += 1
+            stems[i] = f"{own[i]}-{k}"
+            taken.add(stems[i].casefold())
+    return stems
+
+
 def plan_outputs(files, out, bvh=False):
-    """{"packed": path[, "bvh": path]} per file: OUT/<path relative to the files' common
-    folder without .bvh> + .npz / .bvh, so inputs with the same name in different folders keep
-    apart; a name that would still collide (case-insensitive file systems) gets -2, -3 ...
-    Raises ValueError when an output would replace one of the inputs: the same path, or the
-    same file reached another way (a symbolic link on either side, a hard link)."""
+    """{"packed": path[, "bvh": path]} per file: OUT/<_output_stems name> + .npz / .bvh, the path
+    relative to the files' common folder, so inputs with the same name in different folders
+    keep apart (and names the same up to case are numbered: _output_stems). Raises ValueError
+    when an output would replace one of the inputs: the same path, or the same file reached
+    another way (a symbolic link on either side, a hard link)."""
     absolute = [os.path.abspath(f) for f in files]
     try:
         base = os.path.commonpath([os.path.dirname(a) for a in absolute]) if absolute else ""
         relative = [os.path.relpath(a, base) for a in absolute]
     except ValueError:  # different drives (Windows)
         relative = [os.path.basename(a) for a in absolute]
-    plans, taken = [], set()
+    plans = []
     inputs = set(os.path.normcase(os.path.realpath(a)) for a in absolute)
     input_files = set()  # (device, inode) of the inputs that exist
     for a in absolute:
@@ -151,16 +176,10 @@ def plan_outputs(files, out, bvh=False):
             return False
         return (info.st_dev, info.st_ino) in input_files
 
-    for rel in relative:
-        stem = os.path.splitext(rel)[0]
-        unique, k = stem, 1
-        while unique.casefold() in taken:
-            k += 1
-            unique = f"{stem}-{k}"
-        taken.add(unique.casefold())
-        plan = {"packed": os.path.join(out, unique + ".npz")}
+    for stem in _output_stems(relative):
+        plan = {"packed": os.path.join(out, stem + ".npz")}
         if bvh:
-            plan["bvh"] = os.path.join(out, unique + ".bvh")
+            plan["bvh"] = os.path.join(out, stem + ".bvh")
         for target in plan.values():
             if replaces_an_input(target):
                 raise ValueError(f"{target} would replace an input clip; choose another --out folder")

@@ -2,6 +2,7 @@
 path (the `once` fixture skips the other ISA parameters): they run whole pipelines or start
 processes, and the kernels themselves are tested per path in the family test files."""
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -292,9 +293,31 @@ def test_same_names_in_two_folders_keep_apart(once, tmp_path, capsys):
     assert outputs == [{"packed": str(out / d / "zxy_extra_frame.npz"), "bvh": str(out / d / "zxy_extra_frame.bvh")}
                        for d in ("a", "b")]
     assert all(os.path.isfile(p) for o in outputs for p in o.values())
-    # names that only differ in case stay apart too (case-insensitive file systems)
+    # names that only differ in case stay apart too (case-insensitive file systems): numbered in
+    # the order of their paths
     plans = command.plan_outputs(["x/Walk.bvh", "x/walk.bvh", "x/walk.BVH"], "out")
-    assert [p["packed"] for p in plans] == [os.path.join("out", n) for n in ("Walk.npz", "walk-2.npz", "walk-3.npz")]
+    assert [p["packed"] for p in plans] == [os.path.join("out", n) for n in ("Walk-1.npz", "walk-3.npz", "walk-2.npz")]
+
+
+def test_output_names_do_not_depend_on_the_argument_order(once, tmp_path, capsys):
+    """A clip whose own output name no other input shares keeps it, whatever the order; the
+    inputs that share one are numbered past every input's own name: walk.BVH given before
+    walk-2.bvh took walk-2.npz, and load_packed("walk-2.npz") returned walk.BVH's motion."""
+    names = ["walk.bvh", "walk.BVH", "walk-2.bvh", "walk-1.bvh", "Run.bvh", "a/run.bvh"]
+    expected = ["walk-4", "walk-3", "walk-2", "walk-1", "Run", "a/run"]  # walk.BVH < walk.bvh in code points
+    for order in itertools.permutations(range(len(names))):
+        plans = command.plan_outputs([os.path.join("x", names[k]) for k in order], "out", bvh=True)
+        assert [p["packed"] for p in plans] == [os.path.join("out", expected[k] + ".npz") for k in order]
+        assert [p["bvh"] for p in plans] == [os.path.join("out", expected[k] + ".bvh") for k in order]
+    # the reported case, end to end: each .npz holds its own clip (walk.BVH is the sample, 381 frames)
+    folder = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
+    for name, source in (("walk.bvh", folder / "zxy_extra_frame.bvh"), ("walk.BVH", Path(_job.sample_path())),
+                         ("walk-2.bvh", folder / "zxy_extra_frame.bvh")):
+        shutil.copy(source, folder / name)
+    out = tmp_path / "out"
+    assert main([str(folder / n) for n in ("walk.bvh", "walk.BVH", "walk-2.bvh")] + ["--out", str(out)]) == 0
+    capsys.readouterr()
+    assert [jointmath.load_packed(out / f"{n}.npz").n_frames for n in ("walk-1", "walk-2", "walk-3")] == [381, 150, 150]
 
 
 def test_out_checked_before_the_first_clip(once, tmp_path, capsys, monkeypatch):
