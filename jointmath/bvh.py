@@ -3,8 +3,9 @@
 Our own parser: the HIERARCHY block is tokenised in Python (it is small); the MOTION block is
 read in C in one pass straight into float32 (jointmath/_motion.c: correctly rounded like
 strtof), and the joints are built from it in C in one more pass. A file given by its path is
-memory-mapped, not copied. Lines end at \\n, \\r\\n or \\r only; tabs, exponents and leading-dot floats are accepted;
-numbers are ASCII (no "inf", "nan", "1_000" or full-width digits). A malformed or truncated
+read into memory in one call, not memory-mapped (another program truncating a mapped file would
+crash the process); one that changes while it is read raises ValueError. Lines end at \\n,
+\\r\\n or \\r only; tabs, exponents and leading-dot floats are accepted; numbers are ASCII (no "inf", "nan", "1_000" or full-width digits). A malformed or truncated
 file raises ValueError naming the file and line; no partial Clip is ever returned. More frame
 lines than "Frames:" declares (some exporters add one) keeps the declared frames and warns with
 BVHWarning; so does a joint name that is not UTF-8 (read as cp1252). A skeleton without any
@@ -19,7 +20,6 @@ degrees). Translations: a joint's translation is its OFFSET plus its position ch
 import dataclasses
 import html
 import io
-import mmap
 import os
 import re
 import stat
@@ -636,33 +636,37 @@ def _parse_motion(lines, n_channels):
 
 
 def _file_bytes(path_or_file):
-    """(data, source, close): the file's bytes, a read-only memory map of it for a non-empty
-    regular file at a path (no copy: no fresh memory to fault in), else what read() returns;
-    close() releases a map."""
+    """(data, source): the file's bytes, read into memory. A file at a path is read in one call
+    into a buffer of its size (f.read()), never memory-mapped: reading a map faults (SIGBUS,
+    which kills the process) where another program truncated the file meanwhile. A regular file
+    whose size or modification time changed while it was read (an exporter rewriting it in
+    place) is a ValueError, not a mix of two versions."""
     if isinstance(path_or_file, (str, os.PathLike)):
-        source = os.fspath(path_or_file)
+        source = str(os.fspath(path_or_file))
         with open(path_or_file, "rb") as f:
-            status = os.fstat(f.fileno())
-            if stat.S_ISREG(status.st_mode) and status.st_size > 0:
-                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                return data, str(source), data.close
+            before = os.fstat(f.fileno())
             data = f.read()
-    elif hasattr(path_or_file, "read"):
-        data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
-    else:
+            after = os.fstat(f.fileno())
+        if stat.S_ISREG(before.st_mode) and (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns):
+            raise ValueError(f"{source}: the file changed while it was read (another program writing it?); "
+                             f"load it again once it is complete")
+        return data, source
+    if not hasattr(path_or_file, "read"):
         raise TypeError(f"path_or_file must be a path or an open file, got {type(path_or_file).__name__}")
+    data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     elif not isinstance(data, bytes):
         raise TypeError(f"path_or_file.read() must return str or bytes, got {type(data).__name__}")
-    return data, str(source), lambda: None
+    return data, str(source)
 
 
 def load(path_or_file):
     """Read a BVH file (a path, or a file opened in text or binary mode) into a Clip.
 
     Raises ValueError with the file name and line number for a malformed or truncated file,
-    TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
+    and naming the file for one that another program changed while it was read (a path is read
+    into memory, never memory-mapped); TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
     for extra frame lines and for names that are not UTF-8 (read as cp1252).
     """
     notes = []
@@ -676,17 +680,14 @@ def load(path_or_file):
 def _read(path_or_file, notes):
     """load() with the reader's warnings appended to the list `notes` as text instead of given:
     what process_file uses, in threads that must not share the warnings module's state."""
-    data, source, close = _file_bytes(path_or_file)
-    try:
-        lines = _Lines(data, source, notes)
-        # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
-        if data[:3] == b"\xef\xbb\xbf":
-            lines.pos = 3
-        names, parents, offsets, channels, end_sites, end_offsets = _parse_hierarchy(lines)
-        n_channels = sum(len(c) for c in channels)
-        frame_time, motion = _parse_motion(lines, n_channels)
-    finally:
-        close()
+    data, source = _file_bytes(path_or_file)
+    lines = _Lines(data, source, notes)
+    # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
+    if data[:3] == b"\xef\xbb\xbf":
+        lines.pos = 3
+    names, parents, offsets, channels, end_sites, end_offsets = _parse_hierarchy(lines)
+    n_channels = sum(len(c) for c in channels)
+    frame_time, motion = _parse_motion(lines, n_channels)
     offsets = np.array(offsets, np.float64).reshape(-1, 3)
     clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
                 frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
