@@ -4,6 +4,7 @@ import mmap
 import os
 import pickle
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -363,6 +364,43 @@ def test_per_joint_orders(rng):
         np.testing.assert_allclose(q[:, j], jm.euler_to_quat(angles[:, j], order))
     back = jm.quat_to_euler(q, orders)
     assert ref.angle_between(jm.euler_to_quat(back, orders), q).max() < 1e-12
+
+
+PER_JOINT_ORDERS_UNDER_A_MEMORY_LIMIT = """
+import re, resource
+import numpy as np
+import jointmath as jm
+angles = np.random.default_rng(0).uniform(-180, 180, (100_000, 31, 3)).astype(np.float32)  # 37 MB
+orders = ["ZYX", "XYZ"] * 15 + ["YZX"]
+expected = jm.euler_to_quat(angles, orders)  # 50 MB; a group of 15 joints: 18 MB of angles, 24 MB of quaternions
+out = np.empty_like(expected)
+size = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
+limit = size + (55 << 20)  # as ulimit -v or a batch scheduler sets it
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    jm.euler_to_quat(angles, orders)
+except ValueError as e:
+    print(e)
+assert jm.euler_to_quat(angles, orders, out=out) is out and np.array_equal(out, expected), "wrong result"
+"""
+
+
+def test_per_joint_orders_allocate_as_the_package_does(isa):
+    """Per-joint Euler orders under a memory limit (RLIMIT_AS, 55 MB above what the process
+    holds): without out=, the new result (50 MB) and a group's copy do not fit and raise the
+    package's ValueError saying the shape and bytes; with out= (given) the call fits, since it
+    writes each order's joints into out through temporaries of one group's size. Before, the
+    groups were copied by NumPy indexing (MemoryError) and out= got a whole temporary result
+    first.
+    In a subprocess (the limit is the process's); run on the best path (boundary code)."""
+    if isa != jm.available_isas()[-1]:
+        pytest.skip("boundary code: tested on the best path")
+    if not sys.platform.startswith("linux") or "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("needs Linux's /proc and RLIMIT_AS (AddressSanitizer reserves terabytes of address space)")
+    done = run_python("-c", PER_JOINT_ORDERS_UNDER_A_MEMORY_LIMIT)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"an array of shape \(100000, \d+, [34]\) \(4-byte elements\) needs [0-9.e+]+ bytes, more than "
+                        r"can be allocated\s*", done.stdout), done.stdout
 
 
 def test_euler_bad_arguments():
