@@ -35,9 +35,10 @@ def _by_order(values, orders, to_quat, degrees, out):
                          f"{values.shape} (joints on axis -2)")
     groups = {}
     for j, order in enumerate(orders):
-        if not isinstance(order, str):
+        if not isinstance(order, str) or not order:
+            hint = " (a bvh.Clip's orders hold '' for a joint without rotation channels: leave such joints out)"
             raise ValueError(f"order must be one of the six Tait-Bryan orders or a sequence of them, got {order!r} "
-                             f"for joint {j}")
+                             f"for joint {j}{hint if isinstance(order, str) else ''}")
         groups.setdefault(str(order), []).append(j)
     if len(groups) <= 1:  # one order for every joint (or no joint): no copies
         return func(values, next(iter(groups), "XYZ"), degrees, out)

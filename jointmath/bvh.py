@@ -209,7 +209,8 @@ class Clip:
 
     @property
     def orders(self):
-        """Each joint's rotation order from its channels, e.g. "ZXY" ("" without rotation)."""
+        """Each joint's rotation order from its channels, e.g. "ZXY"; "" for a joint without rotation
+        channels, which the Euler functions refuse: convert the joints with an order (README)."""
         return ["".join(_ROTATIONS[c] for c in ch if c in _ROTATIONS) for ch in self.channels]
 
     @property

@@ -403,6 +403,44 @@ def test_per_joint_orders_allocate_as_the_package_does(isa):
                         r"can be allocated\s*", done.stdout), done.stdout
 
 
+PROP = """HIERARCHY
+ROOT Hips
+{
+  OFFSET 0 0 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation
+  JOINT Prop
+  {
+    OFFSET 0 10 0
+    CHANNELS 0
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.033333
+0 0 0 10 20 30
+1 0 0 15 25 35
+"""
+
+
+def test_readme_euler_recipe_on_a_joint_without_rotation_channels():
+    """The README's per-joint Euler recipe runs on a clip with a joint without rotation channels
+    (its Clip.orders entry is ""): the angles of the joints that have an order, as the file holds
+    them. Before, the recipe passed clip.orders itself and raised ValueError ("... got ''").
+    Passing clip.orders with a "" still raises, naming the joint and saying why."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    recipe = [line for line in readme.splitlines() if line.startswith(("rotated = ", "euler = "))]
+    assert len(recipe) == 2, recipe
+    clip = bvh.load(io.StringIO(PROP))
+    assert clip.orders == ["ZXY", ""]
+    names = {"clip": clip, "jm": jm}
+    exec("\n".join(recipe), names)
+    assert names["rotated"] == [0]
+    np.testing.assert_allclose(names["euler"], [[[10, 20, 30]], [[15, 25, 35]]], atol=1e-4)
+    with pytest.raises(ValueError, match=r"got '' for joint 1 \(a bvh.Clip's orders hold '' for a joint without "
+                                         r"rotation channels: leave such joints out\)"):
+        jm.quat_to_euler(clip.joints["q"], clip.orders, degrees=True)
+
+
 def test_euler_bad_arguments():
     a = np.zeros((4, 3))
     for order in ("XYX", "XY", "XyZ", "ABC", 3):
