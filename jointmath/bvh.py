@@ -53,9 +53,11 @@ _FLOAT32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
 FRAME_TIME_RANGE = (1e-6, 3600.0)
 #: save() indents a joint by its depth in tabs, up to this many (a 10,000-deep chain stays small).
 MAX_INDENT = 32
-#: A rotation channel computed from joints continues from the frame before by whole turns as
-#: long as its values stay below this many degrees: float32 spaces them as finely as it does
-#: quat_to_euler's own values from 128 to 180, so a save keeps its 1e-6 rad round trip.
+#: A rotation channel computed from joints continues from the frame before by whole turns up to
+#: this many degrees: float32 spaces values below it as finely as it does quat_to_euler's own
+#: values from 128 to 180, so a save keeps its 1e-6 rad round trip. A value that would reach it
+#: is written as its own (within +-180: a jump of a whole turn at that frame only), and the
+#: channel continues from there.
 CONTINUED_ANGLE_MAX = 256.0
 
 
@@ -235,10 +237,14 @@ class Clip:
     def motion(self):
         """(F, C) float32 raw channel values, computed from ``joints`` (a new array each time).
 
-        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees), each
-        value moved by whole turns to within 180 degrees of the frame before, so that a curve
-        does not jump by 360 (a channel whose values would then reach +-CONTINUED_ANGLE_MAX keeps
-        quat_to_euler's); position channels: translation - OFFSET. The frames of a clip as
+        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees), or the
+        other Euler solution of the same rotation, (a + 180, 180 - b, c + 180), where that one
+        lies nearer the frame before (Blender's "compatible Euler": a middle angle passing
+        beyond +-90 stays continuous, as a file's does); each value then moved by whole turns to
+        within 180 degrees of the frame before, so that a curve does not jump by 360. A value
+        that would reach +-CONTINUED_ANGLE_MAX is written as its own instead (within +-180: the
+        one whole-turn jump, at that frame) and the channel continues from it. Position
+        channels: translation - OFFSET. The frames of a clip as
         load() returned it whose joints are unchanged keep the file's values exactly (edit a few
         frames in place and only those are computed, continuing from their neighbours).
         """
@@ -257,7 +263,9 @@ class Clip:
         else:
             motion = _motion_from_joints(self.joints, self.offsets, self.channels)
             edited = np.ones(self.n_frames, bool)
-        _continue_turns(motion, _rotation_columns(self.channels), edited)
+        columns = _rotation_columns(self.channels)
+        _nearest_solutions(motion, columns, edited)
+        _continue_turns(motion, columns, edited)
         return motion
 
     def world(self):
@@ -379,27 +387,97 @@ def _rotation_columns(channels):
     return columns
 
 
+def _wrapped(degrees):
+    """Angles moved by whole turns into [-180, 180]."""
+    return degrees - 360 * np.rint(degrees / 360)
+
+
+def _since_last_kept(counts, edited):
+    """Cumulative sums of counts (F, K) over the frames, restarting at each frame not edited
+    (whose counts are 0): the counts since the frame before each edited stretch."""
+    total = np.cumsum(counts, axis=0)
+    if edited.all():  # no restart (a first frame's counts are 0)
+        return total
+    last_kept = np.maximum.accumulate(np.where(edited, 0, np.arange(len(edited))))
+    return total - total[last_kept]
+
+
+def _nearest_solutions(motion, columns, edited):
+    """In place: each joint's Euler angles (a, b, c) in the edited frames replaced by the other
+    solution of the same rotation, (a + 180, 180 - b, c + 180) in [-180, 180], where that one
+    lies nearer the frame before as it ends up, by the sum of the three differences, each modulo
+    360 (whole turns are _continue_turns' part): Blender's "compatible Euler". The identity holds
+    for every Tait-Bryan order, intrinsic or extrinsic (those are the intrinsic ones reversed):
+    Ri(a + 180) Rj(180 - b) Rk(c + 180) = Ri(a) [Ri(180) Rj(180 - b) Ri(180)^-1] Ri(180) Rk(180)
+    Rk(c) = Ri(a) Rj(b - 180) Rj(180) Rk(c), since a half turn about axis i reverses rotations
+    about j and two half turns about perpendicular axes make one about the third. `columns`
+    lists each joint's three rotation columns in its order; a first frame and the frames not
+    edited keep their angles (quat_to_euler's: middle angle within +-90)."""
+    if not columns or len(motion) < 2:
+        return
+    triples = np.asarray(columns).reshape(-1, 3)
+    angles = motion[:, triples]  # (F, K, 3)
+    # solution 0 of frame f lies as far from solution 0 of frame f - 1 as solution 1 from
+    # solution 1 (the differences are the same up to sign), and as far from solution 1 as
+    # solution 1 from solution 0: a frame takes the other solution than its predecessor (flips)
+    # where that cross distance is the shorter
+    step = np.abs(_wrapped(np.diff(angles, axis=0)))
+    same = step.sum(axis=-1)
+    cross = 360 - step[..., 0] - step[..., 2] + np.abs(_wrapped(angles[1:, :, 1] + angles[:-1, :, 1] - 180))
+    flips = np.zeros(angles.shape[:2], np.int32)
+    flips[1:] = (cross < same) & edited[1:, None]
+    if not flips.any():  # the usual case: quat_to_euler's solutions are continuous
+        return
+    frames, joints = np.nonzero(_since_last_kept(flips, edited) % 2)
+    cells = (frames[:, None], triples[joints])
+    other = motion[cells].astype(np.float64) + [180, 0, 180]  # computed in float64, rounded once
+    other[:, 1] = 180 - other[:, 1]
+    motion[cells] = _wrapped(other)
+
+
 def _continue_turns(motion, columns, edited):
     """In place: the rotation channels (motion[:, columns], degrees) of the edited frames moved
     by whole turns to within 180 degrees of the frame before (as it ends up), from the last frame
-    not edited on (a first frame keeps its value); a channel whose values would then reach
-    +-CONTINUED_ANGLE_MAX is left as it was. Frames not edited never change."""
+    not edited on (a first frame keeps its value). A value that would then reach
+    +-CONTINUED_ANGLE_MAX keeps its own (within +-180: the one jump of a whole turn that the
+    channel makes there), and the channel continues from it. Frames not edited never change."""
     if not columns or len(motion) < 2:
         return
     columns = np.asarray(columns)
-    turns = np.rint((motion[1:, columns] - motion[:-1, columns]) / np.float32(360))  # from the frame before
-    turns[~edited[1:]] = 0
+    turns = np.zeros((len(motion), len(columns)))  # turns[f]: whole turns from frame f - 1 to f
+    turns[1:] = np.rint((motion[1:, columns] - motion[:-1, columns]) / np.float32(360))
+    turns[~edited] = 0
     turning = np.flatnonzero(turns.any(axis=0))
     if not turning.size:  # the usual case: no channel crosses +-180 in an edited frame
         return
-    columns, total = columns[turning], np.cumsum(turns[:, turning], axis=0, dtype=np.float64)
-    total = np.concatenate([np.zeros((1, len(columns))), total])
-    # turns since the last frame not edited: a sum that restarts at every such frame
-    last_kept = np.maximum.accumulate(np.where(edited, -1, np.arange(len(motion))))
-    total -= np.where(last_kept[:, None] >= 0, total[np.maximum(last_kept, 0)], 0.0)
-    continued = motion[:, columns] - 360.0 * total
-    keep = np.abs(continued).max(axis=0) < CONTINUED_ANGLE_MAX
-    motion[:, columns[keep]] = continued[:, keep].astype(np.float32)
+    columns, turns = columns[turning], turns[:, turning]
+    values = motion[:, columns].astype(np.float64)
+    continued = values - 360 * _since_last_kept(turns, edited)
+    for c in np.flatnonzero((np.abs(continued) >= CONTINUED_ANGLE_MAX).any(axis=0)):
+        continued[:, c] = _turned_back(values[:, c], turns[:, c], edited)
+    motion[:, columns] = continued.astype(np.float32)
+
+
+def _turned_back(values, turns, edited):
+    """One channel continued as _continue_turns does, frame by frame: within each run of frames
+    that share one count of turns (from a turn, or from the start of a stretch of edited frames,
+    to the next or to the stretch's end), the first value that would reach
+    +-CONTINUED_ANGLE_MAX and the rest of the run keep their own, and the count restarts."""
+    values = values.copy()
+    begins_stretch = edited & ~np.concatenate([[False], edited[:-1]])
+    frames = np.arange(len(values))
+    next_kept = np.minimum.accumulate(np.where(edited, len(values), frames)[::-1])[::-1]
+    begins = np.flatnonzero((turns != 0) | begins_stretch)
+    count = 0.0
+    for begin, end in zip(begins, np.append(begins[1:], len(values))):
+        count = turns[begin] + (0.0 if begins_stretch[begin] else count)
+        run = values[begin:min(end, next_kept[begin])]  # a view: updated in place
+        run -= 360 * count
+        beyond = np.flatnonzero(np.abs(run) >= CONTINUED_ANGLE_MAX)
+        if beyond.size:
+            run[beyond[0]:] += 360 * count
+            count = 0.0
+    return values
 
 
 def _joints_from_motion(motion, offsets, channels):

@@ -170,8 +170,9 @@ def test_edited_frames_continue_and_the_others_keep_the_file_values(once):
 
 def test_rotations_from_joints_continue_by_whole_turns(once):
     """A hand-built clip turning through 180 degrees about Z writes 170 ... 190, not a jump to
-    -170; a joint spinning many turns keeps values within +-180 (float32 would lose precision far
-    out); both save and load back within 1e-6 rad."""
+    -170; a joint spinning many turns continues up to +-CONTINUED_ANGLE_MAX (float32 would lose
+    precision far out) and takes a whole turn back at each frame that would reach it (90, 180,
+    then -90, not 270: one jump a turn); both save and load back within 1e-6 rad."""
     angles = np.radians(np.linspace(170.0, 190.0, 41))
     spin = np.radians(np.linspace(0.0, 3600.0, 41))
     q = np.zeros((41, 2, 4), np.float32)
@@ -182,7 +183,55 @@ def test_rotations_from_joints_continue_by_whole_turns(once):
                     frame_time=0.01, joints=jm.make_joints(q))
     motion = clip.motion
     np.testing.assert_allclose(motion[:, 0], np.linspace(170.0, 190.0, 41), rtol=0, atol=1e-4)
-    assert np.abs(motion[:, 3]).max() <= 180 and np.abs(np.diff(motion[:, 3])).max() > 180
+    assert np.abs(motion[:, 3]).max() < bvh.CONTINUED_ANGLE_MAX
+    assert (np.abs(np.diff(motion[:, 3])) > 180).sum() == 10
+    assert_same_motion(reload(clip)[0], clip)
+
+
+def test_replaced_joints_save_the_file_curves(once):
+    """01_01.bvh with its joints replaced by a copy (dataclasses.replace, so every frame is
+    computed from the joints), saved and loaded: no rotation channel jumps by more than 180
+    degrees between frames (the file has no such jump), the values stay within
+    +-CONTINUED_ANGLE_MAX, the root's channels are the file's (its middle angle reaches -95.7
+    near frame 2017, where quat_to_euler gives the other solution) and the rotations come back
+    within 1e-6 rad; frames from 2010 on edited in place continue the file's curves. Before,
+    the root's continued curve left +-256 there, so its whole channel fell back to +-180
+    values: 13 jumps of 360 degrees in Zrotation and in Xrotation."""
+    clip = bvh.load(DATA / "01_01.bvh")
+    back, _ = reload(dataclasses.replace(clip, joints=clip.joints.copy()))
+    rotation = bvh._rotation_columns(clip.channels)
+    assert not (np.abs(np.diff(clip.motion[:, rotation], axis=0)) > 180).any()
+    assert not (np.abs(np.diff(back.motion[:, rotation], axis=0)) > 180).any()
+    assert np.abs(back.motion[:, rotation]).max() < bvh.CONTINUED_ANGLE_MAX
+    assert clip.motion[:, 4].min() < -95
+    np.testing.assert_allclose(back.motion[:, 3:6], clip.motion[:, 3:6], rtol=0, atol=1e-3)
+    assert_same_motion(back, clip)
+    # edited in place from just before the root's middle angle passes -90 on: the file's curves
+    file_motion = clip.motion
+    clip.joints["q"][2010:] *= -1  # the same rotations, other bytes
+    np.testing.assert_allclose(clip.motion, file_motion, rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+def test_euler_curves_continue_through_the_other_solution(once, order):
+    """A joint built from smooth Euler curves whose middle angle goes beyond -90 degrees (to -115
+    and back), whose first angle crosses 180 and whose last goes to -230, and a second joint that
+    turns about its first axis across 180 four times and then on to 270: the written curves
+    are the ones they were built from (float32 precision near the lock: 0.045 degrees off -90 at
+    worst), except the one whole turn back where the second reaches +CONTINUED_ANGLE_MAX; both
+    save and load back within 1e-6 rad. Each intrinsic order (BVH's)."""
+    t = np.arange(240) / 240
+    smooth = np.stack([150 + 80 * t, -60 - 55 * np.sin(2 * np.pi * t), -170 + 60 * np.sin(3 * np.pi * t)], -1)
+    turning = np.zeros((240, 3))
+    turning[:, 0] = np.interp(t, [0, 0.2, 0.3, 0.4, 0.5, 1], [0, 200, 170, 200, 170, 270])
+    q = ref.euler_to_quat(np.stack([smooth, turning], 1), order, degrees=True).astype(np.float32)
+    channels = [tuple(f"{axis}rotation" for axis in order)] * 2
+    clip = bvh.Clip(names=["a", "b"], parents=[-1, 0], offsets=np.zeros((2, 3)), channels=channels,
+                    frame_time=0.01, joints=jm.make_joints(q))
+    motion = clip.motion
+    np.testing.assert_allclose(motion[:, :3], smooth, rtol=0, atol=2e-3)
+    expected = np.where(turning >= bvh.CONTINUED_ANGLE_MAX, turning - 360, turning)
+    np.testing.assert_allclose(motion[:, 3:], expected, rtol=0, atol=1e-3)
     assert_same_motion(reload(clip)[0], clip)
 
 
