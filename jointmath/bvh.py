@@ -59,6 +59,12 @@ MAX_INDENT = 32
 #: is written as its own (within +-180: a jump of a whole turn at that frame only), and the
 #: channel continues from there.
 CONTINUED_ANGLE_MAX = 256.0
+#: Rotation channels computed from joints take, of a joint's two Euler solutions, the one nearer
+#: the frame before, unless both lie this many degrees or more from it (the three angles' steps,
+#: each modulo 360, summed): no solution continues the curve there (a T-pose first frame, a cut),
+#: and quat_to_euler's (middle angle within +-90) is taken. Near gimbal lock the outer angles of
+#: a continuous motion swing by tens of degrees a frame (01_01's root: 90 at its passage).
+EULER_JUMP = 180.0
 
 
 def _empty_end_sites():
@@ -394,12 +400,14 @@ def _wrapped(degrees):
 
 def _since_last_kept(counts, edited):
     """Cumulative sums of counts (F, K) over the frames, restarting at each frame not edited
-    (whose counts are 0): the counts since the frame before each edited stretch."""
+    (whose counts are 0): the counts since the frame before each edited stretch. edited: (F,),
+    or (F, K) for restarts of their own per column."""
     total = np.cumsum(counts, axis=0)
     if edited.all():  # no restart (a first frame's counts are 0)
         return total
-    last_kept = np.maximum.accumulate(np.where(edited, 0, np.arange(len(edited))))
-    return total - total[last_kept]
+    edited = edited.reshape(len(edited), -1)
+    last_kept = np.maximum.accumulate(np.where(edited, 0, np.arange(len(edited))[:, None]), axis=0)
+    return total - np.take_along_axis(total, np.broadcast_to(last_kept, total.shape), axis=0)
 
 
 def _nearest_solutions(motion, columns, edited):
@@ -412,7 +420,9 @@ def _nearest_solutions(motion, columns, edited):
     Rk(c) = Ri(a) Rj(b - 180) Rj(180) Rk(c), since a half turn about axis i reverses rotations
     about j and two half turns about perpendicular axes make one about the third. `columns`
     lists each joint's three rotation columns in its order; a first frame and the frames not
-    edited keep their angles (quat_to_euler's: middle angle within +-90)."""
+    edited keep their angles (quat_to_euler's: middle angle within +-90). Where both solutions
+    lie EULER_JUMP or more from the frame before, the motion itself jumps there (a T-pose first
+    frame, a cut): the frame takes quat_to_euler's solution, and the choice restarts from it."""
     if not columns or len(motion) < 2:
         return
     triples = np.asarray(columns).reshape(-1, 3)
@@ -424,11 +434,14 @@ def _nearest_solutions(motion, columns, edited):
     step = np.abs(_wrapped(np.diff(angles, axis=0)))
     same = step.sum(axis=-1)
     cross = 360 - step[..., 0] - step[..., 2] + np.abs(_wrapped(angles[1:, :, 1] + angles[:-1, :, 1] - 180))
+    jumps = np.zeros(angles.shape[:2], bool)
+    jumps[1:] = np.minimum(same, cross) >= EULER_JUMP
     flips = np.zeros(angles.shape[:2], np.int32)
     flips[1:] = (cross < same) & edited[1:, None]
+    flips[jumps] = 0
     if not flips.any():  # the usual case: quat_to_euler's solutions are continuous
         return
-    frames, joints = np.nonzero(_since_last_kept(flips, edited) % 2)
+    frames, joints = np.nonzero(_since_last_kept(flips, edited[:, None] & ~jumps) % 2)
     cells = (frames[:, None], triples[joints])
     other = motion[cells].astype(np.float64) + [180, 0, 180]  # computed in float64, rounded once
     other[:, 1] = 180 - other[:, 1]
