@@ -20,6 +20,7 @@ degrees). Translations: a joint's translation is its OFFSET plus its position ch
 import dataclasses
 import html
 import io
+import numbers
 import os
 import re
 import stat
@@ -136,6 +137,48 @@ def _checked_parents(parents, n_joints):
                          f"parents[{j}] = {int(array[j])}")
     return array
 
+def _checked_skeleton(clip):
+    """(parents, offsets, end_sites, end_offsets) of clip checked and converted as Clip() stores
+    them (TypeError / ValueError naming the field); the methods that compute from the skeleton
+    use these too, so that a field assigned since construction is checked before it is used,
+    never wrapped or broadcast as NumPy would read it (an End Site at -1 taken as the last joint)."""
+    n_joints = len(clip.names)
+    parents = _checked_parents(clip.parents, n_joints)
+    offsets = _real_array(clip.offsets, "offsets")
+    if offsets.shape != (n_joints, 3):
+        raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {offsets.shape}")
+    if not np.isfinite(offsets).all():
+        raise ValueError("offsets must be finite")
+    _refuse_masked(clip.end_sites, "end_sites")
+    end_sites = np.asarray(clip.end_sites)
+    if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
+        raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
+                         f"{end_sites.shape}")
+    end_sites = end_sites.astype(np.int64)
+    end_offsets = _real_array(clip.end_offsets, "end_offsets")
+    if end_offsets.shape != (len(end_sites), 3):
+        raise ValueError(f"end_offsets must have shape ({len(end_sites)}, 3), one per End Site, "
+                         f"got shape {end_offsets.shape}")
+    if ((end_sites < 0) | (end_sites >= n_joints)).any():
+        raise ValueError(f"end_sites must be joint indices in [0, {n_joints}), got {end_sites.tolist()}")
+    if not np.isfinite(end_offsets).all():
+        raise ValueError("end_offsets must be finite")
+    return parents, offsets, end_sites, end_offsets
+
+
+def _frame_seconds(value):
+    """frame_time as a float: any real number (a Python or NumPy number, a 0-d array, a Fraction),
+    positive and finite; TypeError for anything else (a str, a bool), naming it."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"frame_time must be a real number of seconds, got {type(value).__name__}")
+    seconds = float(value)
+    if not (np.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"frame_time must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
 @dataclass(eq=False, repr=False)
 class Clip:
     """A motion clip: a skeleton and its frames. Plain NumPy arrays and lists; pickles.
@@ -150,12 +193,22 @@ class Clip:
     offsets        (J, 3) float64, each joint's OFFSET
     channels       J tuples of channel names as in the file ("Xposition", "Zrotation", ...);
                    each joint has 0 or 3 rotation channels and any of the 3 position channels
-    frame_time     seconds per frame (positive, finite)
+    frame_time     seconds per frame (a positive, finite real number: stored as a float)
     joints         (F, J) JOINT_QUAT: local rotation from the Euler channels, translation =
                    OFFSET + position channels
     end_sites      (E,) int64 parent joint of each End Site (default none)
     end_offsets    (E, 3) float64, each End Site's OFFSET
     name           a label for displays (load() uses the file's stem)
+
+    ``joints`` is kept as given, not copied (a long capture is not held twice), while the
+    skeleton fields are converted into arrays and lists of the clip's own: a clip made with
+    ``dataclasses.replace(clip, ...)`` or ``Clip(joints=j, ...)`` shares its frames with ``clip``
+    or ``j`` (pass ``joints=clip.joints.copy()`` for frames of its own). Fields may be assigned
+    after construction; every method checks the ones it uses again (save() all of them). A clip
+    as load() returned it also keeps the file's channel values (copies and pickles too), which
+    ``motion`` and save() give for every frame whose joints are unchanged; a clip made with
+    replace() or Clip() computes them from ``joints`` (the same rotations and Euler branches,
+    float32 rounding apart).
 
     Equality: ``a == b`` is True when every field is equal (arrays element by element, so a
     NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
@@ -183,35 +236,13 @@ class Clip:
         n_joints = len(self.names)
         if not n_joints:
             raise ValueError("names must list at least one joint, got none")
-        self.parents = _checked_parents(self.parents, n_joints)
-        self.offsets = _real_array(self.offsets, "offsets")
-        if self.offsets.shape != (n_joints, 3):
-            raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {self.offsets.shape}")
-        if not np.isfinite(self.offsets).all():
-            raise ValueError("offsets must be finite")
+        self.parents, self.offsets, self.end_sites, self.end_offsets = _checked_skeleton(self)
         self.channels = _checked_channels(self.channels, self.names)
-        if not (isinstance(self.frame_time, (int, float, np.integer, np.floating))
-                and not isinstance(self.frame_time, bool) and np.isfinite(self.frame_time) and self.frame_time > 0):
-            raise ValueError(f"frame_time must be a positive number of seconds, got {self.frame_time!r}")
-        self.frame_time = float(self.frame_time)
+        self.frame_time = _frame_seconds(self.frame_time)
         _refuse_masked(self.joints, "joints")
         checked_joints(self.joints)
         if self.joints.ndim != 2 or self.joints.shape[1] != n_joints:
             raise ValueError(f"joints must have shape (frames, {n_joints}), got shape {self.joints.shape}")
-        _refuse_masked(self.end_sites, "end_sites")
-        end_sites = np.asarray(self.end_sites)
-        if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
-            raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
-                             f"{end_sites.shape}")
-        self.end_sites = end_sites.astype(np.int64)
-        self.end_offsets = _real_array(self.end_offsets, "end_offsets")
-        if self.end_offsets.shape != (len(self.end_sites), 3):
-            raise ValueError(f"end_offsets must have shape ({len(self.end_sites)}, 3), one per End Site, "
-                             f"got shape {self.end_offsets.shape}")
-        if ((self.end_sites < 0) | (self.end_sites >= n_joints)).any():
-            raise ValueError(f"end_sites must be joint indices in [0, {n_joints}), got {self.end_sites.tolist()}")
-        if not np.isfinite(self.end_offsets).all():
-            raise ValueError("end_offsets must be finite")
 
     # ------------------------------------------------------------------ derived values --
 
@@ -254,47 +285,49 @@ class Clip:
         load() returned it whose joints are unchanged keep the file's values exactly (edit a few
         frames in place and only those are computed, continuing from their neighbours).
         """
+        offsets, channels = _checked_skeleton(self)[1], _checked_channels(self.channels, self.names)
         loaded = getattr(self, "_loaded_motion", None)
-        n_channels = sum(len(c) for c in self.channels)
+        n_channels = sum(len(c) for c in channels)
         if loaded is not None and loaded.shape == (self.n_frames, n_channels):
             # the file's values for every frame they still give exactly
             frame_bytes = (self.n_frames, self.n_joints * JOINT_QUAT.itemsize)
-            unchanged = (_joints_from_motion(loaded, self.offsets, self.channels).view(np.uint8).reshape(frame_bytes)
+            unchanged = (_joints_from_motion(loaded, offsets, channels).view(np.uint8).reshape(frame_bytes)
                          == np.ascontiguousarray(self.joints).view(np.uint8).reshape(frame_bytes)).all(axis=1)
             if unchanged.all():
                 return loaded.copy()
             motion = loaded.copy()
             edited = ~unchanged
-            motion[edited] = _motion_from_joints(self.joints[edited], self.offsets, self.channels)
+            motion[edited] = _motion_from_joints(self.joints[edited], offsets, channels)
         else:
-            motion = _motion_from_joints(self.joints, self.offsets, self.channels)
+            motion = _motion_from_joints(self.joints, offsets, channels)
             edited = np.ones(self.n_frames, bool)
-        columns = _rotation_columns(self.channels)
+        columns = _rotation_columns(channels)
         _nearest_solutions(motion, columns, edited)
         _continue_turns(motion, columns, edited)
         return motion
 
     def world(self):
         """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
-        return _core.forward_kinematics(self.joints, self.parents)
+        return _core.forward_kinematics(self.joints, _checked_skeleton(self)[0])
 
     def positions(self, end_sites=True):
         """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
         ``end_sites`` order (only the joints with end_sites=False)."""
-        world = self.world()["m"]
+        parents, _, sites, site_offsets = _checked_skeleton(self)
+        world = _core.forward_kinematics(self.joints, parents)["m"]
         joints = world[..., 3]
-        if not end_sites or len(self.end_sites) == 0:
+        if not end_sites or len(sites) == 0:
             return np.ascontiguousarray(joints)
-        return np.concatenate([joints, _end_site_positions(world, self.end_sites, self.end_offsets)
-                               .astype(np.float32)], axis=1)
+        return np.concatenate([joints, _end_site_positions(world, sites, site_offsets).astype(np.float32)], axis=1)
 
     def rest_positions(self):
         """(J + E, 3) float64 positions of the joints and End Sites in the rest pose (every
         rotation identity, translations = OFFSET)."""
+        parents, offsets, sites, site_offsets = _checked_skeleton(self)
         position = np.zeros((self.n_joints, 3))
-        for j, p in enumerate(self.parents.tolist()):
-            position[j] = self.offsets[j] + (position[p] if p >= 0 else 0)
-        return np.concatenate([position, position[self.end_sites] + self.end_offsets])
+        for j, p in enumerate(parents.tolist()):
+            position[j] = offsets[j] + (position[p] if p >= 0 else 0)
+        return np.concatenate([position, position[sites] + site_offsets])
 
     def height(self, axis=1):
         """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default

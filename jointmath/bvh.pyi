@@ -1,6 +1,6 @@
 from dataclasses import dataclass
 from os import PathLike
-from typing import IO, Optional, Sequence, Union
+from typing import IO, Sequence, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -26,8 +26,8 @@ class Clip:
     name: str
     def __init__(self, names: Sequence[str], parents: ArrayLike, offsets: ArrayLike,
                  channels: Sequence[Sequence[str]], frame_time: float,
-                 joints: NDArray[np.void], end_sites: Optional[ArrayLike] = ...,
-                 end_offsets: Optional[ArrayLike] = ..., name: str = "") -> None: ...
+                 joints: NDArray[np.void], end_sites: ArrayLike = ...,
+                 end_offsets: ArrayLike = ..., name: str = "") -> None: ...
     @property
     def orders(self) -> list[str]: ...
     @property

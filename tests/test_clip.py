@@ -527,6 +527,31 @@ def test_clip_checks_its_fields(once, sample):
         dataclasses.replace(sample, frame_time=0)
 
 
+def test_fields_assigned_after_construction_are_checked_where_used(once, sample):
+    """The methods that compute from the skeleton check its fields as Clip() does: an End Site
+    assigned -1 was read as the last joint by positions(), parents or offsets assigned as lists
+    broke height() and motion with AttributeError. frame_time takes any real number of seconds,
+    as resample's fps does (a Fraction or a 0-d array was refused)."""
+    clip = dataclasses.replace(sample, joints=sample.joints[:4].copy())
+    before = clip.positions(), clip.height(), clip.motion
+    clip.parents, clip.offsets = clip.parents.tolist(), clip.offsets.tolist()
+    np.testing.assert_array_equal(clip.positions(), before[0])
+    assert clip.height() == before[1]
+    np.testing.assert_array_equal(clip.motion, before[2])
+    clip.end_sites = clip.end_sites.copy()
+    clip.end_sites[0] = -1
+    for method in (clip.positions, clip.rest_positions, clip.height):
+        with pytest.raises(ValueError, match="end_sites must be joint indices"):
+            method()
+    clip.end_sites = sample.end_sites
+    clip.parents = np.arange(31) + 1
+    for method in (clip.world, clip.positions, clip.height):
+        with pytest.raises(ValueError, match="parents must list parents before children"):
+            method()
+    for seconds in (Fraction(1, 30), np.array(1 / 30), np.float32(1 / 30)):
+        assert dataclasses.replace(sample, frame_time=seconds).frame_time == float(seconds)
+
+
 def test_translations_accessor(isa):
     joints = np.zeros((4, 3), jm.JOINT_QUAT)
     xyz = np.arange(36, dtype=np.float32).reshape(4, 3, 3)
@@ -631,9 +656,9 @@ def test_save_checks_fields_assigned_after_construction(once, sample):
     again, text = reload(clip)
     assert b"Frame Time: 0.016666666666666666\n" in text and again.frame_time == 1 / 60
     clip.frame_time = "0.1"
-    with pytest.raises(ValueError, match="frame_time must be a positive number"):
+    with pytest.raises(TypeError, match="frame_time must be a real number of seconds, got str"):
         bvh.save(clip, io.BytesIO())
-    with pytest.raises(ValueError, match="frame_time must be a positive number"):
+    with pytest.raises(TypeError, match="frame_time must be a real number of seconds, got bool"):
         dataclasses.replace(sample, frame_time=True)
     with pytest.raises(ValueError, match="names must list at least one joint"):
         bvh.Clip(names=[], parents=[], offsets=np.zeros((0, 3)), channels=[], frame_time=0.1,
