@@ -277,8 +277,8 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py
     /* the parents and the slots (world_slots), then the kernel's scratch */
     const size_t table_bytes = 4 * (size_t)n_joints * sizeof(intptr_t);
     if (!(memory = PyMem_Malloc(table_bytes ? table_bytes : 1))) {
-        PyErr_Format(PyExc_MemoryError, "forward_kinematics: cannot allocate %zu bytes for the parents of %zd joints",
-                     table_bytes, (Py_ssize_t)n_joints);
+        PyErr_Format(PyExc_ValueError, "forward_kinematics: the parents of %zd joints need %zu bytes of working memory, "
+                     "more than can be allocated", (Py_ssize_t)n_joints, table_bytes);
         goto fail;
     }
     intptr_t *parent = (intptr_t *)memory, *slot = parent + n_joints;
@@ -287,7 +287,7 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py
     const size_t scratch_bytes = JM_HIERARCHY_SCRATCH(world_slots(parent, slot, slot + n_joints, slot + 2 * n_joints,
                                                                   n_joints));
     if (!(scratch = PyMem_Malloc(scratch_bytes))) {
-        PyErr_Format(PyExc_MemoryError, "forward_kinematics: cannot allocate %zu bytes of working memory",
+        PyErr_Format(PyExc_ValueError, "forward_kinematics: %zu bytes of working memory, more than can be allocated",
                      scratch_bytes);
         goto fail;
     }

@@ -21,11 +21,9 @@ static int parse_fraction(PyObject *obj, float *t) {
         Py_XDECREF(shape);
         return -1;
     }
-    double v = PyFloat_AsDouble(obj);
-    if (v == -1.0 && PyErr_Occurred()) {
-        PyErr_Format(PyExc_TypeError, "t must be a float in [0, 1], got %s", Py_TYPE(obj)->tp_name);
+    double v;
+    if (jm_parse_real(obj, "t", "a float in [0, 1]", &v) < 0) /* a bool too: True is not a fraction */
         return -1;
-    }
     if (!(v >= 0.0 && v <= 1.0)) {
         PyObject *f = PyFloat_FromDouble(v);
         if (f)
@@ -393,7 +391,8 @@ PyDoc_STRVAR(slerp_joints_doc,
              "slerp_joints(joints, blend, t, index=None, out=None)\n--\n\n"
              "Spherical linear interpolation from one joint list to another.\n\n"
              "joints, blend: JOINT_QUAT arrays of the same shape (frames x joints ...).\n"
-             "t: float in [0, 1], the fraction of the way from joints to blend.\n"
+             "t: a real number in [0, 1] (not a bool), the fraction of the way from joints to\n"
+             "blend; rounded to float32, the kernels' precision, before it is used.\n"
              "index: optional 1-D integer array of distinct positions along the last axis\n"
              "(the joints): only those joints are interpolated, in every frame; the others\n"
              "are copied from joints (partial-body blending). The kernel reads the selected\n"
@@ -795,8 +794,12 @@ static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ss
                 npy_intp i0;
                 const float fraction = frame_position(k, fps, frame_time, n_frames, &i0);
                 const char *a = src.base + i0 * frame_bytes;
-                slerp_frame(a, rec, a + frame_bytes, rec, PyArray_BYTES(out) + k * frame_bytes, rec,
-                            (size_t)n_joints, fraction);
+                if (fraction >= 1.0f) /* the last source frame itself: the blend's t = 1 is the end of the shortest
+                                         arc, -q where the last two frames lie on opposite hemispheres */
+                    memcpy(PyArray_BYTES(out) + k * frame_bytes, a + frame_bytes, (size_t)frame_bytes);
+                else
+                    slerp_frame(a, rec, a + frame_bytes, rec, PyArray_BYTES(out) + k * frame_bytes, rec,
+                                (size_t)n_joints, fraction);
             }
         }
         jm_restore_gil(saved);

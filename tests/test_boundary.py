@@ -512,6 +512,11 @@ def test_every_result_too_large_to_allocate_says_how_large():
         with pytest.raises(ValueError, match=r"an array of shape \(10000000000000,.*\) \(\d+-byte elements\) needs "
                                              r"[0-9.e+]+ bytes, more than can be allocated"):
             call()
+    # forward_kinematics' working memory for 2^40 joints per frame (none of them there): the same
+    # kind of error, not MemoryError
+    with pytest.raises(ValueError, match=r"the parents of 1099511627776 joints need \d+ bytes of working memory, "
+                                         r"more than can be allocated"):
+        jm.forward_kinematics(np.zeros((0, 2**40), jm.JOINT_QUAT), [-1])
 
 
 def test_orders_as_any_sequence_of_str(rng):

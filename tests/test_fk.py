@@ -290,6 +290,11 @@ def test_resample_joints_exact_ratios(rng):
     odd = jm.resample_joints(joints, 1 / 120, 100)  # 120 -> 100: fractions 0, .2, .4, .6, .8
     assert odd.shape == (101, 4)
     np.testing.assert_allclose(odd["q"][1], ref.slerp(joints["q"][1], joints["q"][2], 0.2), atol=5e-7)
+    # frames on opposite hemispheres (not made continuous): every new frame at a source frame is
+    # that frame, the last one too (it was the end of the shortest arc from the frame before, -q)
+    joints["q"][1::2] *= -1
+    np.testing.assert_array_equal(jm.resample_joints(joints, 1 / 120, 30), joints[::4])
+    np.testing.assert_array_equal(jm.resample_joints(joints, 1 / 120, 120), joints)
 
 
 def test_resample_a_pose(rng):

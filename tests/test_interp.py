@@ -1152,6 +1152,9 @@ def test_joints_bad_input():
             func(joints, joints, "0.5")
         with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got NoneType"):
             func(joints, joints, None)
+        for flag in (True, np.False_, np.array(True)):  # taken as 1 or 0 before
+            with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got .*bool"):
+                func(joints, joints, flag)
         with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got an array of shape \(4,\)"):
             func(joints, joints, np.full(4, 0.5))
         with pytest.raises(TypeError, match="index must be an array of integers, got dtype float64"):
