@@ -171,12 +171,24 @@ def _frame_seconds(value):
     positive and finite; TypeError for anything else (a str, a bool), naming it."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, numbers.Real):
         raise TypeError(f"frame_time must be a real number of seconds, got {type(value).__name__}")
-    seconds = float(value)
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int or Fraction beyond a double
+        seconds = float("inf")
     if not (np.isfinite(seconds) and seconds > 0):
         raise ValueError(f"frame_time must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+def _checked_frames(clip):
+    """clip.joints checked as Clip() checks it: a JOINT_QUAT array of shape (frames, joints)."""
+    _refuse_masked(clip.joints, "joints")
+    checked_joints(clip.joints)
+    if clip.joints.ndim != 2 or clip.joints.shape[1] != len(clip.names):
+        raise ValueError(f"joints must have shape (frames, {len(clip.names)}), got shape {clip.joints.shape}")
+    return clip.joints
 
 
 @dataclass(eq=False, repr=False)
@@ -239,10 +251,7 @@ class Clip:
         self.parents, self.offsets, self.end_sites, self.end_offsets = _checked_skeleton(self)
         self.channels = _checked_channels(self.channels, self.names)
         self.frame_time = _frame_seconds(self.frame_time)
-        _refuse_masked(self.joints, "joints")
-        checked_joints(self.joints)
-        if self.joints.ndim != 2 or self.joints.shape[1] != n_joints:
-            raise ValueError(f"joints must have shape (frames, {n_joints}), got shape {self.joints.shape}")
+        _checked_frames(self)
 
     # ------------------------------------------------------------------ derived values --
 
@@ -255,7 +264,7 @@ class Clip:
     @property
     def fps(self):
         """Frames per second, 1 / frame_time."""
-        return 1.0 / self.frame_time
+        return 1.0 / _frame_seconds(self.frame_time)
 
     @property
     def n_frames(self):
@@ -268,7 +277,7 @@ class Clip:
     @property
     def duration(self):
         """Seconds from the first frame to the last, (n_frames - 1) * frame_time."""
-        return max(self.n_frames - 1, 0) * self.frame_time
+        return max(self.n_frames - 1, 0) * _frame_seconds(self.frame_time)
 
     @property
     def motion(self):
@@ -286,6 +295,7 @@ class Clip:
         frames in place and only those are computed, continuing from their neighbours).
         """
         offsets, channels = _checked_skeleton(self)[1], _checked_channels(self.channels, self.names)
+        _checked_frames(self)
         loaded = getattr(self, "_loaded_motion", None)
         n_channels = sum(len(c) for c in channels)
         if loaded is not None and loaded.shape == (self.n_frames, n_channels):
@@ -308,13 +318,13 @@ class Clip:
 
     def world(self):
         """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
-        return _core.forward_kinematics(self.joints, _checked_skeleton(self)[0])
+        return _core.forward_kinematics(_checked_frames(self), _checked_skeleton(self)[0])
 
     def positions(self, end_sites=True):
         """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
         ``end_sites`` order (only the joints with end_sites=False)."""
         parents, _, sites, site_offsets = _checked_skeleton(self)
-        world = _core.forward_kinematics(self.joints, parents)["m"]
+        world = _core.forward_kinematics(_checked_frames(self), parents)["m"]
         joints = world[..., 3]
         if not end_sites or len(sites) == 0:
             return np.ascontiguousarray(joints)
@@ -1008,7 +1018,8 @@ def resample(clip, fps):
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
-    joints = _core.resample_joints(clip.joints, clip.frame_time, fps)
+    parents, offsets, end_sites, end_offsets = _checked_skeleton(clip)  # new arrays: a copy of the skeleton
+    joints = _core.resample_joints(_checked_frames(clip), _frame_seconds(clip.frame_time), fps)
     return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps), names=list(clip.names),
-                               parents=clip.parents.copy(), offsets=clip.offsets.copy(), channels=list(clip.channels),
-                               end_sites=clip.end_sites.copy(), end_offsets=clip.end_offsets.copy())
+                               parents=parents, offsets=offsets, channels=list(clip.channels), end_sites=end_sites,
+                               end_offsets=end_offsets)

@@ -550,6 +550,22 @@ def test_fields_assigned_after_construction_are_checked_where_used(once, sample)
             method()
     for seconds in (Fraction(1, 30), np.array(1 / 30), np.float32(1 / 30)):
         assert dataclasses.replace(sample, frame_time=seconds).frame_time == float(seconds)
+    with pytest.raises(ValueError, match="frame_time must be a positive number of seconds"):
+        dataclasses.replace(sample, frame_time=10**400)  # was OverflowError
+    with pytest.raises(TypeError, match="frame_time must be a real number of seconds, got timedelta64"):
+        dataclasses.replace(sample, frame_time=np.timedelta64(1, "s"))
+    # tuples where arrays were stored, frames of another shape, a negative frame time
+    clip.parents, clip.offsets, clip.end_sites = tuple(sample.parents), tuple(map(tuple, sample.offsets)), \
+        tuple(sample.end_sites)
+    assert bvh.resample(clip, 60).n_frames == 2 and clip.parents == tuple(sample.parents)
+    clip.joints = sample.joints[0]
+    for method in (lambda: clip.motion, clip.positions, clip.world, lambda: bvh.resample(clip, 60)):
+        with pytest.raises(ValueError, match=r"joints must have shape \(frames, 31\), got shape \(31,\)"):
+            method()
+    clip.joints, clip.frame_time = sample.joints[:4], -0.5
+    for method in (lambda: clip.fps, lambda: clip.duration, lambda: repr(clip), lambda: bvh.resample(clip, 60)):
+        with pytest.raises(ValueError, match="frame_time must be a positive number of seconds, got -0.5"):
+            method()
 
 
 def test_translations_accessor(isa):
