@@ -289,7 +289,9 @@ class Clip:
         beyond +-90 stays continuous, as a file's does); each value then moved by whole turns to
         within 180 degrees of the frame before, so that a curve does not jump by 360. A value
         that would reach +-CONTINUED_ANGLE_MAX is written as its own instead (within +-180: the
-        one whole-turn jump, at that frame) and the channel continues from it. Position
+        one whole-turn jump, at that frame) and the channel continues from it. At gimbal lock
+        (middle angle +-90) the third angle keeps its value from the frame before the lock and
+        the first takes the rest (quat_to_euler sets the third to 0 there). Position
         channels: translation - OFFSET. The frames of a clip as
         load() returned it whose joints are unchanged keep the file's values exactly (edit a few
         frames in place and only those are computed, continuing from their neighbours).
@@ -312,6 +314,7 @@ class Clip:
             motion = _motion_from_joints(self.joints, offsets, channels)
             edited = np.ones(self.n_frames, bool)
         columns = _rotation_columns(channels)
+        _continue_through_lock(motion, channels, edited)
         _nearest_solutions(motion, columns, edited)
         _continue_turns(motion, columns, edited)
         return motion
@@ -451,6 +454,40 @@ def _since_last_kept(counts, edited):
     edited = edited.reshape(len(edited), -1)
     last_kept = np.maximum.accumulate(np.where(edited, 0, np.arange(len(edited))[:, None]), axis=0)
     return total - np.take_along_axis(total, np.broadcast_to(last_kept, total.shape), axis=0)
+
+
+def _continue_through_lock(motion, channels, edited):
+    """In place: at gimbal lock (middle angle +-90) quat_to_euler sets the third angle to 0 and the
+    first carries the whole rotation about the two aligned axes, so a joint entering or holding a
+    lock would jump in both outer channels. In the edited frames at lock, each joint's third angle
+    becomes the one of its last frame before the lock and the first angle takes the rest (a +- c
+    is what the rotation fixes there: the sign whose angles give the same rotation, within 1e-6
+    rad, is used; a frame where neither does keeps its angles)."""
+    from ._euler import euler_to_quat
+
+    frames = np.arange(len(motion))[:, None]
+    for order, (_, columns) in _layout(channels)[0].items():
+        columns = np.asarray(columns)  # (n, 3)
+        angles = motion[:, columns].astype(np.float64)  # (F, n, 3)
+        lock = (np.abs(np.abs(angles[..., 1]) - 90) < 1e-4) & (angles[..., 2] == 0) & edited[:, None]
+        before = np.maximum.accumulate(np.where(lock, -1, frames), axis=0)  # the last frame not at lock
+        lock &= before >= 0
+        if not lock.any():
+            continue
+        frame, joint = np.nonzero(lock)
+        found = angles[frame, joint]
+        kept = angles[before[frame, joint], joint, 2]
+        q = euler_to_quat(found, order, degrees=True)
+        done = np.zeros(len(frame), bool)
+        for sign in (1.0, -1.0):
+            moved = found.copy()
+            moved[:, 0] -= sign * kept
+            moved[:, 2] = kept
+            moved_q = euler_to_quat(moved, order, degrees=True)
+            same = np.minimum(np.linalg.norm(moved_q - q, axis=-1), np.linalg.norm(moved_q + q, axis=-1)) < 5e-7
+            take = same & ~done
+            found[take], done = moved[take], done | take
+        motion[frame[:, None], columns[joint]] = _wrapped(found).astype(np.float32)
 
 
 def _nearest_solutions(motion, columns, edited):

@@ -239,6 +239,24 @@ def test_euler_curves_continue_through_the_other_solution(once, order):
     assert_same_motion(reload(clip)[0], clip)
 
 
+@pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
+@pytest.mark.parametrize("lock", [90.0, -90.0])
+def test_euler_curves_hold_a_gimbal_lock(once, order, lock):
+    """A joint whose middle angle rises to exactly +-90 degrees, holds there and leaves again,
+    the outer angles 30 and 40 all along: at lock quat_to_euler gives (70 or -10, +-90, 0), so the
+    written curves stepped by 40 degrees in both outer channels entering and leaving the hold;
+    now the third angle keeps its value from before the lock and the curves are the ones built
+    (float32 next to the lock: within 0.05 degrees). Saves and loads back within 1e-6 rad."""
+    middle = np.r_[np.linspace(lock - np.sign(lock) * 5, lock, 6), np.full(6, lock),
+                   np.linspace(lock, lock - np.sign(lock) * 5, 6)]
+    built = np.stack([np.full(18, 30.0), middle, np.full(18, 40.0)], -1)
+    q = ref.euler_to_quat(built, order, degrees=True).astype(np.float32)[:, None]
+    clip = bvh.Clip(names=["a"], parents=[-1], offsets=np.zeros((1, 3)),
+                    channels=[tuple(f"{axis}rotation" for axis in order)], frame_time=1 / 30, joints=jm.make_joints(q))
+    np.testing.assert_allclose(clip.motion, built, rtol=0, atol=0.05)
+    assert_same_motion(reload(clip)[0], clip)
+
+
 def test_shortest_decimals_read_back_exactly(once):
     rng = np.random.default_rng(7)
     bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
