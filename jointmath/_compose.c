@@ -357,7 +357,8 @@ static PyObject *py_positions64(PyObject *self, PyObject *args) {
     PyArrayObject *joints = jm_record_array(joints_arg, "joints", jm_joint_quat_descr, "JOINT_QUAT");
     if (!joints)
         return NULL;
-    PyArrayObject *src = NULL, *sites = NULL, *offsets = NULL, *out = NULL;
+    PyArrayObject *sites = NULL, *offsets = NULL, *out = NULL;
+    jm_walk src = {NULL, NULL, 0};
     intptr_t *parent = NULL;
     double *world = NULL;
     const int ndim = PyArray_NDIM(joints);
@@ -394,11 +395,14 @@ static PyObject *py_positions64(PyObject *self, PyObject *args) {
     for (int k = 0; k < ndim - 1; k++)
         dims[k] = PyArray_DIM(joints, k);
     dims[ndim - 1] = n_joints + n_sites, dims[ndim] = 3;
+    /* the records one after another at a float's alignment (a record dtype's own alignment is 1:
+       NumPy's ALIGNED flag would not see a misaligned array) */
     if (!(out = (PyArrayObject *)PyArray_SimpleNew(ndim + 1, dims, NPY_FLOAT64)) ||
-        !(src = (PyArrayObject *)PyArray_FromArray(joints, NULL, NPY_ARRAY_CARRAY_RO))) /* aligned too */
+        jm_walk_records(joints, jm_joint_quat_descr, 0, sizeof(jm_joint_quat), ndim, PyArray_DIMS(joints),
+                        JM_WALK_PACKED, &src) < 0)
         goto fail;
-    const npy_intp n = PyArray_SIZE(src);
-    const jm_joint_quat *local = (const jm_joint_quat *)PyArray_DATA(src);
+    const npy_intp n = PyArray_SIZE(joints);
+    const jm_joint_quat *local = (const jm_joint_quat *)src.base;
     double *position = (double *)PyArray_DATA(out);
     PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
     for (npy_intp frame = 0; frame < n; frame += n_joints, local += n_joints) {
@@ -426,7 +430,7 @@ static PyObject *py_positions64(PyObject *self, PyObject *args) {
     jm_restore_gil(saved);
     PyMem_Free(parent);
     PyMem_Free(world);
-    Py_DECREF(src);
+    jm_walk_release(&src);
     Py_DECREF(sites);
     Py_DECREF(offsets);
     Py_DECREF(joints);
@@ -434,7 +438,7 @@ static PyObject *py_positions64(PyObject *self, PyObject *args) {
 fail:
     PyMem_Free(parent);
     PyMem_Free(world);
-    Py_XDECREF(src);
+    jm_walk_release(&src);
     Py_XDECREF(sites);
     Py_XDECREF(offsets);
     Py_XDECREF(out);

@@ -346,12 +346,16 @@ def load_packed(path):
         packed = np.ascontiguousarray(raw).view(dtype)[..., 0]
         joints = unpack_joints(packed)
         joints["q"] = make_continuous(joints["q"], 0)
-        return bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
+        clip = bvh.Clip(names=[str(n) for n in arrays["names"]], parents=arrays["parents"], offsets=arrays["offsets"],
                         channels=[tuple(c) for c in json.loads(str(arrays["channels"]))],
                         end_sites=arrays["end_sites"], end_offsets=arrays["end_offsets"],
-                        frame_time=float(arrays["frame_time"]), joints=joints,
+                        frame_time=arrays["frame_time"], joints=joints,
                         name=os.path.splitext(os.path.basename(os.fspath(path)))[0]
                         if isinstance(path, (str, os.PathLike)) else "")
+        low, high = bvh.FRAME_TIME_RANGE
+        if not low <= clip.frame_time <= high:  # as bvh.load and save take them
+            raise ValueError(f"frame_time must be between {low:g} and {high:g} seconds, got {clip.frame_time!r}")
+        return clip
     except (TypeError, ValueError) as exc:  # json.JSONDecodeError too
         raise ValueError(f"path {str(path)!r} holds packed joints or a skeleton of a wrong size or type: "
                          f"{exc}") from exc

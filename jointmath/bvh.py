@@ -345,6 +345,8 @@ class Clip:
     def height(self, axis=1):
         """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
         1, Y, BVH's up axis). The unit that errors are reported in."""
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"axis must be an int, 0, 1 or 2 (X, Y or Z), got {type(axis).__name__}")
         if axis not in (0, 1, 2):
             raise ValueError(f"axis must be 0, 1 or 2 (X, Y or Z), got {axis!r}")
         along = self.rest_positions()[:, axis]
@@ -546,7 +548,8 @@ def _continue_turns(motion, columns, edited):
     columns, turns = columns[turning], turns[:, turning]
     values = motion[:, columns].astype(np.float64)
     continued = values - 360 * _since_last_kept(turns, edited)
-    for c in np.flatnonzero((np.abs(continued) >= CONTINUED_ANGLE_MAX).any(axis=0)):
+    # checked as written (float32): 255.99999 rounds to 256
+    for c in np.flatnonzero((np.abs(continued.astype(np.float32)) >= CONTINUED_ANGLE_MAX).any(axis=0)):
         continued[:, c] = _turned_back(values[:, c], turns[:, c], edited)
     motion[:, columns] = continued.astype(np.float32)
 
@@ -566,7 +569,7 @@ def _turned_back(values, turns, edited):
         count = turns[begin] + (0.0 if begins_stretch[begin] else count)
         run = values[begin:min(end, next_kept[begin])]  # a view: updated in place
         run -= 360 * count
-        beyond = np.flatnonzero(np.abs(run) >= CONTINUED_ANGLE_MAX)
+        beyond = np.flatnonzero(np.abs(run.astype(np.float32)) >= CONTINUED_ANGLE_MAX)  # as written
         if beyond.size:
             run[beyond[0]:] += 360 * count
             count = 0.0
@@ -811,8 +814,9 @@ def _file_bytes(path_or_file):
     """(data, source): the file's bytes, read into memory. A file at a path is read in one call
     into a buffer of its size (f.read()), never memory-mapped: reading a map faults (SIGBUS,
     which kills the process) where another program truncated the file meanwhile. A regular file
-    whose size or modification time changed while it was read (an exporter rewriting it in
-    place) is a ValueError, not a mix of two versions."""
+    whose size or modification time changed while it was read (an exporter truncating and
+    rewriting it) is a ValueError; one changed in place at the same size by a write already
+    under way when the read began can go unnoticed (a mix of two versions)."""
     if isinstance(path_or_file, (str, os.PathLike)):
         source = str(os.fspath(path_or_file))
         with open(path_or_file, "rb") as f:

@@ -10,6 +10,7 @@ __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save
 FRAME_TIME_RANGE: tuple[float, float]
 MAX_INDENT: int
 CONTINUED_ANGLE_MAX: float
+EULER_JUMP: float
 
 class BVHWarning(UserWarning): ...
 

@@ -257,6 +257,18 @@ def test_euler_curves_hold_a_gimbal_lock(once, order, lock):
     assert_same_motion(reload(clip)[0], clip)
 
 
+def test_continued_angles_stay_below_the_limit_as_written(once):
+    """A joint spinning 7 degrees a frame: every written value below CONTINUED_ANGLE_MAX on every
+    path (the check ran in float64, and 255.99999 was written as 256.0 on avx2 and avx512)."""
+    spin = np.radians(7.0 * np.arange(400))
+    q = np.zeros((400, 1, 4), np.float32)
+    q[:, 0, 2], q[:, 0, 3] = np.sin(spin / 2), np.cos(spin / 2)
+    clip = bvh.Clip(names=["a"], parents=[-1], offsets=np.zeros((1, 3)),
+                    channels=[("Zrotation", "Xrotation", "Yrotation")], frame_time=0.01, joints=jm.make_joints(q))
+    assert np.abs(clip.motion).max() < bvh.CONTINUED_ANGLE_MAX
+    assert_same_motion(reload(clip)[0], clip)
+
+
 def test_shortest_decimals_read_back_exactly(once):
     rng = np.random.default_rng(7)
     bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
@@ -532,6 +544,9 @@ def test_world_positions_and_height(isa, sample):
     assert 25 < sample.height() < 40
     with pytest.raises(ValueError, match="axis must be 0, 1 or 2"):
         sample.height(3)
+    for axis in (True, 1.0):  # True indexed as a mask: the extent over all three axes
+        with pytest.raises(TypeError, match=r"axis must be an int, 0, 1 or 2 \(X, Y or Z\), got (bool|float)"):
+            sample.height(axis)
 
 
 def test_clip_checks_its_fields(once, sample):

@@ -74,9 +74,12 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
     with pytest.raises(ValueError, match=r"odd.npz' holds packed joints or a skeleton of a wrong size"):
         jointmath.load_packed(tmp_path / "odd.npz")
     # the same bytes as another element type, a joint short of the skeleton, channels that are not JSON
+    # ... and frame times Clip or save refuse (True was taken as 1 s, 1e9 s loaded but did not save)
     for name, changed in (("float.npz", {"packed": fields["packed"].view(np.float32)}),
                           ("short.npz", {"packed": fields["packed"][:, :-1]}),
-                          ("channels.npz", {"channels": np.array("not json")})):
+                          ("channels.npz", {"channels": np.array("not json")}),
+                          ("bool_time.npz", {"frame_time": np.array(True)}),
+                          ("long_time.npz", {"frame_time": np.array(1e9)})):
         np.savez(tmp_path / name, **{**fields, **changed})
         with pytest.raises(ValueError, match=rf"{name}' holds packed joints or a skeleton of a wrong size or type"):
             jointmath.load_packed(tmp_path / name)
