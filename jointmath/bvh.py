@@ -893,13 +893,13 @@ def _check_names(clip):
 
 def _check_offsets(clip):
     """OFFSETs that load() would refuse (beyond float32's range) are refused before writing."""
-    for field, values, what in (("offsets", clip.offsets, "joint"), ("end_offsets", clip.end_offsets, "End Site")):
+    for attribute, values, what in (("offsets", clip.offsets, "joint"), ("end_offsets", clip.end_offsets, "End Site")):
         beyond = np.flatnonzero((np.abs(values) >= _FLOAT32_OVERFLOW).any(axis=1))
         if beyond.size:
             k = int(beyond[0])
             owner = f"joint {k} ({clip.names[k]!r})" if what == "joint" else f"End Site {k} of joint " \
                 f"{int(clip.end_sites[k])} ({clip.names[int(clip.end_sites[k])]!r})"
-            raise ValueError(f"clip.{field}[{k}] = {values[k].tolist()} ({owner}) is beyond float32's range "
+            raise ValueError(f"clip.{attribute}[{k}] = {values[k].tolist()} ({owner}) is beyond float32's range "
                              f"(|v| < 3.4e38): BVH cannot hold it as load() reads it")
 
 
