@@ -159,20 +159,7 @@ static int check_one_code_dtype(PyObject *seq, PyArray_Descr *d) {
                 return -1;
             continue;
         }
-        PyArray_Descr *found;
-        if (PyArray_Check(item)) {
-            found = PyArray_DESCR((PyArrayObject *)item);
-            Py_INCREF(found);
-        } else if (PyArray_IsScalar(item, Generic)) {
-            found = PyArray_DescrFromScalar(item);
-        } else { /* a Python bool or anything else NumPy converts: the dtype it gets */
-            PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(item, NULL, 0, 0, 0, NULL);
-            if (!a)
-                return -1;
-            found = PyArray_DESCR(a);
-            Py_INCREF(found);
-            Py_DECREF(a);
-        }
+        PyArray_Descr *found = PyArray_DescrFromObject(item, NULL); /* the dtype NumPy gives it on its own */
         if (!found)
             return -1;
         const int same = found->kind == d->kind && PyDataType_ELSIZE(found) == PyDataType_ELSIZE(d);
