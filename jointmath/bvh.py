@@ -991,8 +991,9 @@ def save(clip, path_or_file):
     A BVH file nests each joint in its parent, so it lists the joints depth-first (each root,
     then its first child's subtree, ...) and a joint's End Sites after its children. A clip in
     another order (any order with parents before children is a valid Clip: breadth-first, for
-    example) is written in that order, each joint with its own channel values, and loads back
-    in it. The End Sites load back in the order written (each joint's after its children's),
+    example) is written depth-first, each joint with its own channel values, and loads back in
+    that depth-first order: match the joints of the clip loaded back by name, not by position.
+    The End Sites load back in the order written (each joint's after its children's),
     which is load()'s own order: a clip that lists them otherwise gets them back reordered,
     each with its OFFSET (positions() lists End Site tips in that order).
 
