@@ -515,9 +515,13 @@ static PyArrayObject *array_like(PyObject *obj, const char *arg) {
 
 /* NULL with the TypeError for an array `a` (dropped) that holds no real numbers. */
 static PyArrayObject *not_real_error(PyArrayObject *a, const char *arg) {
+    /* long double is refused, not computed in float64: that would drop the precision it was
+       chosen for without a word */
     PyErr_Format(PyExc_TypeError,
-                 "%s must be an array_like of real numbers (float32, float64, float16, integers or bools), got dtype %S",
-                 arg, (PyObject *)PyArray_DESCR(a));
+                 "%s must be an array_like of real numbers (float32, float64, float16, integers or bools), got dtype "
+                 "%S%s", arg, (PyObject *)PyArray_DESCR(a),
+                 PyArray_TYPE(a) == NPY_LONGDOUBLE ? " (no kernel computes in long double: pass .astype(numpy.float64))"
+                                                   : "");
     Py_DECREF(a);
     return NULL;
 }
@@ -705,11 +709,17 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {
     return descr ? jm_new_array_descr(ndim, shape, descr) : NULL;
 }
 
-PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr) {
-    const npy_intp itemsize = PyDataType_ELSIZE(descr);
+/* the bytes of an array of `shape` and itemsize, in a double (no overflow) */
+static double array_bytes(int ndim, const npy_intp *shape, npy_intp itemsize) {
     double bytes = (double)itemsize;
     for (int d = 0; d < ndim; d++)
         bytes *= (double)shape[d];
+    return bytes;
+}
+
+PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr) {
+    const npy_intp itemsize = PyDataType_ELSIZE(descr);
+    const double bytes = array_bytes(ndim, shape, itemsize);
     /* more than an intp counts (the double's rounding is far below the margin to 2^63); from 2^62
        bytes on no allocation succeeds anyway */
     const int overflow = bytes >= 4611686018427387904.0; /* 2^62 */
@@ -721,13 +731,17 @@ PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr
     if (a || (!overflow && !PyErr_ExceptionMatches(PyExc_MemoryError)))
         return a;
     PyErr_Clear();
+    jm_too_large_error(ndim, shape, itemsize);
+    return NULL;
+}
+
+void jm_too_large_error(int ndim, const npy_intp *shape, npy_intp itemsize) {
     PyObject *dims = PyArray_IntTupleFromIntp(ndim, shape);
     char text[32];
-    snprintf(text, sizeof text, "%.4g", bytes);
+    snprintf(text, sizeof text, "%.4g", array_bytes(ndim, shape, itemsize));
     PyErr_Format(PyExc_ValueError, "an array of shape %R (%zd-byte elements) needs %s bytes, more than can be allocated",
                  dims, (Py_ssize_t)itemsize, text);
     Py_XDECREF(dims);
-    return NULL;
 }
 
 int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, PyArrayObject **out) {

@@ -186,6 +186,9 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
 /* The same of dtype `descr` (a reference to it is stolen, as PyArray_NewFromDescr does). */
 PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr);
 
+/* Sets that ValueError for an array or block of `shape` and itemsize bytes per element. */
+void jm_too_large_error(int ndim, const npy_intp *shape, npy_intp itemsize);
+
 /* `out` checked for a plain-array function: None -> NULL (no error); else an ndarray of dtype
    `type` (float32/float64) and exactly `shape`, writeable; -1 with an error set otherwise. */
 int jm_float_out(PyObject *out_obj, int type, int ndim, const npy_intp *shape, PyArrayObject **out);

@@ -106,7 +106,7 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         if (jm_parse_real(tol_obj, "tol", "a real number", &tol) < 0)
             return NULL;
         if (!(tol >= 0 && tol <= 1e30)) /* NaN fails too */
-            return PyErr_Format(PyExc_ValueError, "tol must be finite and >= 0, got %R", tol_obj);
+            return PyErr_Format(PyExc_ValueError, "tol must be in [0, 1e30], got %R", tol_obj);
     }
     const int return_iterations = slots[5] ? PyObject_IsTrue(slots[5]) : 0;
     if (return_iterations < 0)

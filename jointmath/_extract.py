@@ -95,7 +95,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     Raises TypeError for complex, object or string a or q0 (naming it), a masked array, out of
     the wrong type or dtype, a non-str method (None included), a non-integer max_iter or a
     non-real tol (bools are neither); ValueError for wrong shapes, batch shapes that do not
-    broadcast, an unknown method, max_iter or tol out of range (tol must be finite, <= 1e30;
+    broadcast, an unknown method, max_iter or tol out of range (tol must be in [0, 1e30];
     either reported as given), a read-only out, or a result too large to allocate (saying how
     large).
     """

@@ -136,9 +136,8 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
         return -1;
     }
     PyArrayObject *raw;
-    if (PyArray_Check(obj)) { /* (Py_NewRef is 3.10+; the package supports 3.9) */
-        Py_INCREF(obj);
-        raw = (PyArrayObject *)obj;
+    if (PyArray_Check(obj)) {
+        raw = (PyArrayObject *)Py_NewRef(obj);
     } else if (!(raw = (PyArrayObject *)PyArray_FROM_O(obj))) {
         return -1;
     }
@@ -163,7 +162,7 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
             v = buffer;
         } else if (!(v = out->heap = PyMem_Malloc((size_t)m * sizeof(npy_intp)))) {
             Py_DECREF(raw);
-            PyErr_NoMemory();
+            jm_too_large_error(1, &m, sizeof(npy_intp));
             return -1;
         }
         increasing = jm_active->copy_index((const intptr_t *)PyArray_DATA(raw), (intptr_t *)v, (size_t)m,
@@ -171,10 +170,11 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
         Py_DECREF(raw);
     } else { /* values, not bytes: a new array */
         from_unsigned = PyArray_ISUNSIGNED(raw); /* values beyond intp's range read back as negative */
-        out->owner = PyArray_FROMANY((PyObject *)raw, NPY_INTP, 1, 1,
-                                     NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST | NPY_ARRAY_ENSURECOPY);
+        PyArrayObject *converted = jm_new_array(1, &m, NPY_INTP);
+        if (converted && PyArray_CopyInto(converted, raw) < 0)
+            Py_CLEAR(converted);
         Py_DECREF(raw);
-        if (!out->owner)
+        if (!(out->owner = (PyObject *)converted))
             return -1;
         v = (npy_intp *)PyArray_DATA((PyArrayObject *)out->owner);
         increasing = jm_active->copy_index((const intptr_t *)v, (intptr_t *)v, (size_t)m, (size_t)n_joints);
@@ -367,8 +367,10 @@ static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_
     if (v && size)
         memcpy(v->values, checked.values, (size_t)size * sizeof(npy_intp));
     release_index(&checked);
-    if (!v)
-        return PyErr_NoMemory();
+    if (!v) {
+        jm_too_large_error(1, &size, sizeof(npy_intp));
+        return NULL;
+    }
     v->size = size;
     PyObject *capsule = PyCapsule_New(v, VALIDATED_INDEX, free_validated_index);
     if (!capsule) {

@@ -35,9 +35,17 @@ def translations(joints):
     return checked_joints(joints)["t"][..., :3]
 
 
+def refuse_masked(value, name):
+    """A TypeError for a masked array: its mask would be lost and the masked values used."""
+    if isinstance(value, np.ma.MaskedArray):
+        raise TypeError(f"{name} must not be a masked array (numpy.ma.MaskedArray): jointmath ignores masks, so the "
+                        f"masked values would be used and the mask lost; pass {name}.filled(value) or {name}.data")
+
+
 def checked_joints(joints, name="joints"):
     """`joints` itself if it is an ndarray of dtype JOINT_QUAT (one record of one: as a 0-d array),
-    else a TypeError naming `name`."""
+    else a TypeError naming `name` (a masked array too)."""
+    refuse_masked(joints, name)
     if isinstance(joints, np.void) and joints.dtype == JOINT_QUAT:
         return np.asarray(joints)
     if not isinstance(joints, np.ndarray) or joints.dtype != JOINT_QUAT:

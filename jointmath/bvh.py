@@ -31,7 +31,7 @@ import numpy as np
 
 from . import _core
 from ._files import write_atomic
-from ._records import JOINT_QUAT, checked_joints
+from ._records import JOINT_QUAT, checked_joints, refuse_masked
 
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
@@ -77,16 +77,9 @@ def _empty_end_offsets():
 
 
 
-def _refuse_masked(value, name):
-    """A TypeError for a masked array: its mask would be lost and the masked values used."""
-    if isinstance(value, np.ma.MaskedArray):
-        raise TypeError(f"{name} must not be a masked array (numpy.ma.MaskedArray): jointmath ignores masks, so the "
-                        f"masked values would be used and the mask lost; pass {name}.filled(value) or {name}.data")
-
-
 def _real_array(value, name, dtype=np.float64):
     """value as an array of `dtype`, after refusing masked arrays and values that are not real numbers."""
-    _refuse_masked(value, name)
+    refuse_masked(value, name)
     array = np.asarray(value)
     if array.size and array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
@@ -119,7 +112,7 @@ def _checked_channels(channels, names=None):
 
 def _checked_parents(parents, n_joints):
     """parents as an int64 (J,) array, after checking parents-before-children (-1 for a root)."""
-    _refuse_masked(parents, "parents")
+    refuse_masked(parents, "parents")
     array = np.asarray(parents)
     if array.ndim != 1 or array.shape[0] != n_joints:
         raise ValueError(f"parents must hold one index per joint ({n_joints}), got shape {array.shape}")
@@ -149,7 +142,7 @@ def _checked_skeleton(clip):
         raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {offsets.shape}")
     if not np.isfinite(offsets).all():
         raise ValueError("offsets must be finite")
-    _refuse_masked(clip.end_sites, "end_sites")
+    refuse_masked(clip.end_sites, "end_sites")
     end_sites = np.asarray(clip.end_sites)
     if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
         raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
@@ -184,7 +177,6 @@ def _frame_seconds(value):
 
 def _checked_frames(clip):
     """clip.joints checked as Clip() checks it: a JOINT_QUAT array of shape (frames, joints)."""
-    _refuse_masked(clip.joints, "joints")
     checked_joints(clip.joints)
     if clip.joints.ndim != 2 or clip.joints.shape[1] != len(clip.names):
         raise ValueError(f"joints must have shape (frames, {len(clip.names)}), got shape {clip.joints.shape}")

@@ -60,7 +60,8 @@ def test_array_like_follows_numpy(name):
     np.testing.assert_array_equal(func(ints), func(ints.astype(np.float64)))
     for bad, dtype in [(x.astype(np.complex128), "complex128"), (x.astype(object), "object"),
                        (x.astype(str), "<U"), (np.zeros(x.shape, "M8[s]"), "datetime64"),
-                       (x.astype(np.longdouble), "float128")]:
+                       (x.astype(np.longdouble), rf"{np.dtype(np.longdouble)} \(no kernel computes in long double: pass "
+                                                 rf"\.astype\(numpy\.float64\)\)")]:
         with pytest.raises(TypeError, match=rf"{arg} must be an array_like of real numbers .*got dtype {dtype}"):
             func(bad)
     with pytest.raises(TypeError, match=rf"{arg} must be an array_like of real numbers"):
@@ -132,7 +133,7 @@ def test_degrees_default_is_radians_as_scipy():
 
 def test_extract_rotation_huge_arguments_name_themselves():
     a = np.eye(3, dtype=np.float32)
-    with pytest.raises(ValueError, match=r"tol must be finite and >= 0, got 1000000000"):
+    with pytest.raises(ValueError, match=r"tol must be in \[0, 1e30\], got 1000000000"):
         jm.extract_rotation(a, tol=10**400)
     with pytest.raises(ValueError, match=r"max_iter must be in \[0, 2\*\*24\], got 1000000000"):
         jm.extract_rotation(a, max_iter=10**400)
@@ -447,7 +448,7 @@ def test_real_and_integer_arguments_as_numpy_reads_them(rng):
                       (np.array([1e-3]), r"an array of shape \(1,\)"), (np.array(1e-3, complex), "a 0-d array of dtype")):
         with pytest.raises(TypeError, match=f"tol must be a real number, got {what}"):
             jm.extract_rotation(a, tol=bad)
-    with pytest.raises(ValueError, match=r"tol must be finite and >= 0, got Fraction\(-1, 3\)"):
+    with pytest.raises(ValueError, match=r"tol must be in \[0, 1e30\], got Fraction\(-1, 3\)"):
         jm.extract_rotation(a, tol=Fraction(-1, 3))
     for bad, what in ((np.array(3.0), "a 0-d array of dtype float64"), (np.array([3]), r"an array of shape \(1,\)"),
                       (np.array(True), "a 0-d array of dtype bool"), (np.True_, "bool"), (3.0, "float")):
@@ -500,6 +501,10 @@ def test_every_result_too_large_to_allocate_says_how_large():
         "slerp_joints": lambda: jm.slerp_joints(joints, joints, 0.5),
         "lerp_joints": lambda: jm.lerp_joints(joints[:, 0], joints[:, 0], 0.5),
         "slerp_joints indexed": lambda: jm.slerp_joints(joints, joints, 0.5, index=[1]),
+        # the copy of an index (thread safety) or joint_index's: 10^13 positions broadcast from one
+        "slerp_joints index copy": lambda: jm.slerp_joints(joint, joint, 0.5, index=np.broadcast_to(np.intp(0), many)),
+        "lerp_joints index copy": lambda: jm.lerp_joints(joint, joint, 0.5, index=np.broadcast_to(np.int32(0), many)),
+        "joint_index": lambda: jm.joint_index(np.broadcast_to(np.intp(0), many), 1),
         "pack_joints": lambda: jm.pack_joints(joints),
         "extract_rotation JOINT_MAT": lambda: jm.extract_rotation(mats),
         "euler_to_quat orders": lambda: jm.euler_to_quat(angles, ["XYZ", "ZYX"]),
@@ -601,6 +606,9 @@ def test_masked_arrays_are_refused_naming_the_argument(rng):
         with pytest.raises(TypeError, match=rf"^{arg} must not be a masked array \(numpy.ma.MaskedArray\): .*; pass "
                                             rf"{arg}.filled\(value\) or {arg}.data$"):
             call()
+    # translations(), the view to read and write them through (it returned a MaskedArray)
+    with pytest.raises(TypeError, match=r"^joints must not be a masked array \(numpy.ma.MaskedArray\)"):
+        jm.translations(np.ma.masked_array(joints, mask=True))
     np.testing.assert_array_equal(jm.quat_to_matrix(masked.filled(0)[:1]), jm.quat_to_matrix(q[:1]))
 
     class Subclass(np.ndarray):
