@@ -16,7 +16,39 @@ from ._core import mats_to_joints as mats_to_joints
 from ._core import slerp_joints as slerp_joints
 
 __version__: str
-__all__: list[str]
+__all__ = [
+    "JOINT_MAT",
+    "JOINT_QUAT",
+    "PACKED_JOINT",
+    "PACKED_JOINT64",
+    "available_isas",
+    "bvh",
+    "compose_mats",
+    "euler_to_quat",
+    "extract_rotation",
+    "forward_kinematics",
+    "isa",
+    "joint_index",
+    "joints_to_mats",
+    "lerp_joints",
+    "load_packed",
+    "make_continuous",
+    "make_joints",
+    "matrix_to_quat",
+    "mats_to_joints",
+    "nlerp",
+    "pack_joints",
+    "pack_quats",
+    "quat_to_euler",
+    "quat_to_matrix",
+    "reference",
+    "resample_joints",
+    "slerp",
+    "slerp_joints",
+    "translations",
+    "unpack_joints",
+    "unpack_quats",
+]
 
 _Floats = NDArray[np.floating]  # results: float32 or float64, as the input
 _Records = NDArray[np.void]

@@ -1,5 +1,6 @@
 """The type stubs (jointmath/*.pyi, py.typed): mypy checks a small typed program against them,
 and each public module exports what its __all__ lists and nothing it merely imports."""
+import ast
 import dataclasses
 import importlib
 import os
@@ -21,6 +22,7 @@ import dataclasses
 
 import numpy as np
 import jointmath as jm
+from jointmath import *
 from jointmath import bvh
 
 q = np.array([[0.0, 0.0, 0.0, 1.0]], np.float32)
@@ -52,6 +54,8 @@ hand = bvh.Clip(names=["root"], parents=[-1], offsets=[[0.0, 0.0, 0.0]],
                 channels=[("Zrotation", "Xrotation", "Yrotation")], frame_time=0.01, joints=joints, name="hand")
 edited = dataclasses.replace(clip, joints=clip.joints[:1].copy())
 same: bool = edited == clip
+# the names of `from jointmath import *`
+star = quat_to_matrix(q), make_joints(q), bvh.Clip
 '''
 
 BAD = '''
@@ -85,6 +89,16 @@ def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
     # each wrong call in bad.py is caught, by line: str for int, list for str, bits 12, no arguments,
     # a list of ints as codes (the dtype says the code format: refused at run time too)
     assert sorted({int(e.split(":")[1]) for e in errors if e.startswith("bad.py")}) == [6, 8, 9, 10, 11], done.stdout
+
+
+@pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh"])
+def test_stub_all_is_the_runtime_all(once_per_module, name):
+    """A stub's __all__ is what `from module import *` gives a type checker: the runtime's list."""
+    module = importlib.import_module(name)
+    stub = ast.parse(Path(module.__file__).with_suffix(".pyi").read_text())
+    (value,) = [node.value for node in stub.body if isinstance(node, ast.Assign)
+                and [getattr(t, "id", None) for t in node.targets] == ["__all__"]]
+    assert ast.literal_eval(value) == module.__all__
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
