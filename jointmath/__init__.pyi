@@ -1,19 +1,34 @@
 from os import PathLike
-from typing import Literal, Optional, Sequence, SupportsFloat, SupportsIndex, Union, overload
+from typing import Literal, Optional, SupportsFloat, SupportsIndex, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import bvh as bvh
 from . import reference as reference
+from ._core import _Floats, _Records
 from ._core import available_isas as available_isas
 from ._core import compose_mats as compose_mats
+from ._core import euler_to_quat as euler_to_quat
+from ._core import forward_kinematics as forward_kinematics
 from ._core import isa as isa
 from ._core import joint_index as joint_index
 from ._core import joints_to_mats as joints_to_mats
 from ._core import lerp_joints as lerp_joints
+from ._core import make_continuous as make_continuous
+from ._core import make_joints as make_joints
+from ._core import matrix_to_quat as matrix_to_quat
 from ._core import mats_to_joints as mats_to_joints
+from ._core import nlerp as nlerp
+from ._core import pack_joints as pack_joints
+from ._core import pack_quats as pack_quats
+from ._core import quat_to_euler as quat_to_euler
+from ._core import quat_to_matrix as quat_to_matrix
+from ._core import resample_joints as resample_joints
+from ._core import slerp as slerp
 from ._core import slerp_joints as slerp_joints
+from ._core import unpack_joints as unpack_joints
+from ._core import unpack_quats as unpack_quats
 
 __version__: str
 __all__ = [
@@ -50,23 +65,12 @@ __all__ = [
     "unpack_quats",
 ]
 
-_Floats = NDArray[np.floating]  # results: float32 or float64, as the input
-_Records = NDArray[np.void]
-_Orders = Union[str, Sequence[str], NDArray[np.str_]]  # one order, or one per joint
-
 JOINT_QUAT: np.dtype[np.void]
 JOINT_MAT: np.dtype[np.void]
 PACKED_JOINT: np.dtype[np.void]
 PACKED_JOINT64: np.dtype[np.void]
 
-def make_joints(q: ArrayLike, t: Optional[ArrayLike] = None) -> _Records: ...
 def translations(joints: _Records) -> NDArray[np.float32]: ...
-def quat_to_matrix(q: ArrayLike, out: Optional[_Floats] = None) -> _Floats: ...
-def matrix_to_quat(m: ArrayLike, out: Optional[_Floats] = None) -> _Floats: ...
-def pack_quats(q: ArrayLike, bits: Literal[10, 20] = 10) -> NDArray[np.unsignedinteger]: ...
-def unpack_quats(p: Union[NDArray[np.unsignedinteger], np.unsignedinteger, Sequence[np.unsignedinteger]]) -> NDArray[np.float32]: ...
-def pack_joints(joints: _Records, bits: Literal[10, 20] = 10) -> _Records: ...
-def unpack_joints(packed: _Records) -> _Records: ...
 @overload
 def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: str = "newton",
                      max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
@@ -75,11 +79,4 @@ def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: st
 def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: str = "newton",
                      max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
                      return_iterations: Literal[True]) -> tuple[_Floats, Union[NDArray[np.int32], np.int32]]: ...
-def euler_to_quat(angles: ArrayLike, order: _Orders, degrees: bool = False, out: Optional[_Floats] = None) -> _Floats: ...
-def quat_to_euler(q: ArrayLike, order: _Orders, degrees: bool = False, out: Optional[_Floats] = None) -> _Floats: ...
-def forward_kinematics(joints: _Records, parents: ArrayLike) -> _Records: ...
-def make_continuous(q: ArrayLike, axis: int = 0, prev: Optional[ArrayLike] = None) -> _Floats: ...
-def resample_joints(joints: _Records, frame_time: SupportsFloat, fps: SupportsFloat) -> _Records: ...
-def slerp(q0: ArrayLike, q1: ArrayLike, t: Union[float, ArrayLike], out: Optional[_Floats] = None) -> _Floats: ...
-def nlerp(q0: ArrayLike, q1: ArrayLike, t: Union[float, ArrayLike], out: Optional[_Floats] = None) -> _Floats: ...
 def load_packed(path: Union[str, PathLike[str]]) -> bvh.Clip: ...

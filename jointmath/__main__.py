@@ -244,7 +244,7 @@ def _check_out(out):
 
 def _tqdm():
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type information
     except ImportError:
         return None
     return tqdm

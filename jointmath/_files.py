@@ -53,4 +53,4 @@ def umask():
     return _UMASK[0]
 
 
-_UMASK = []
+_UMASK: list[int] = []  # filled once by umask()

@@ -1,5 +1,6 @@
 """The type stubs (jointmath/*.pyi, py.typed): mypy checks a small typed program against them,
-and each public module exports what its __all__ lists and nothing it merely imports."""
+stubtest checks them against the runtime, and each public module exports what its __all__ lists
+and nothing it merely imports."""
 import ast
 import dataclasses
 import importlib
@@ -78,17 +79,23 @@ def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
     pytest.importorskip("mypy")
     (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
     (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
-    env = dict(os.environ)
-    if str(PACKAGE.parent) not in site.getsitepackages() + [site.getusersitepackages()]:
-        env["MYPYPATH"] = str(PACKAGE.parent)  # a checkout built in place (an installed one is found as it is)
     done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
-                           sys.executable, "good.py", "bad.py"], cwd=tmp_path, env=env, capture_output=True,
+                           sys.executable, "good.py", "bad.py"], cwd=tmp_path, env=_env_for_mypy(), capture_output=True,
                           text=True, timeout=600)
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]
     assert not [e for e in errors if e.startswith("good.py")], done.stdout
     # each wrong call in bad.py is caught, by line: str for int, list for str, bits 12, no arguments,
     # a list of ints as codes (the dtype says the code format: refused at run time too)
     assert sorted({int(e.split(":")[1]) for e in errors if e.startswith("bad.py")}) == [6, 8, 9, 10, 11], done.stdout
+
+
+def test_stubtest_finds_the_stubs_true_to_the_runtime(once_per_module, tmp_path):
+    """mypy's stubtest: every public name of every module is in its stub, with the runtime's
+    signature, and each stub's __all__ is the runtime's."""
+    pytest.importorskip("mypy")
+    done = subprocess.run([sys.executable, "-m", "mypy.stubtest", "jointmath"], cwd=tmp_path, env=_env_for_mypy(),
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh"])
@@ -135,6 +142,15 @@ def test_stubs_name_what_the_package_has(once_per_module):
         assert f"def {name}(" in clip_stub, name
     assert (PACKAGE / "py.typed").exists()
     assert jointmath.__version__.count(".") >= 2
+
+
+def _env_for_mypy():
+    """The environment in which mypy and stubtest find this jointmath, its stubs and its sources."""
+    env = dict(os.environ)
+    if str(PACKAGE.parent) not in site.getsitepackages() + [site.getusersitepackages()]:
+        # a checkout built in place (an installed one is found as it is)
+        env["MYPYPATH"] = env["PYTHONPATH"] = str(PACKAGE.parent)
+    return env
 
 
 @pytest.fixture
