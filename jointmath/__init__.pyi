@@ -70,6 +70,8 @@ JOINT_MAT: np.dtype[np.void]
 PACKED_JOINT: np.dtype[np.void]
 PACKED_JOINT64: np.dtype[np.void]
 
+_WithCounts = tuple[_Floats, Union[NDArray[np.int32], np.int32]]  # return_iterations=True: the update counts too
+
 def translations(joints: _Records) -> NDArray[np.float32]: ...
 @overload
 def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: str = "newton",
@@ -78,5 +80,9 @@ def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: st
 @overload
 def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: str = "newton",
                      max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
-                     return_iterations: Literal[True]) -> tuple[_Floats, Union[NDArray[np.int32], np.int32]]: ...
+                     return_iterations: Literal[True]) -> _WithCounts: ...
+@overload
+def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: str = "newton",
+                     max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
+                     return_iterations: bool) -> Union[_Floats, _WithCounts]: ...
 def load_packed(path: Union[str, PathLike[str]]) -> bvh.Clip: ...
