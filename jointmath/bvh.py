@@ -808,7 +808,8 @@ def _file_bytes(path_or_file):
     which kills the process) where another program truncated the file meanwhile. A regular file
     whose size or modification time changed while it was read (an exporter truncating and
     rewriting it) is a ValueError; one changed in place at the same size by a write already
-    under way when the read began can go unnoticed (a mix of two versions)."""
+    under way when the read began can go unnoticed (a mix of two versions). A Traversable that
+    is not a path (zipfile.Path, a resource of a zipped package) is read by its read_bytes()."""
     if isinstance(path_or_file, (str, os.PathLike)):
         source = str(os.fspath(path_or_file))
         with open(path_or_file, "rb") as f:
@@ -819,23 +820,28 @@ def _file_bytes(path_or_file):
             raise ValueError(f"{source}: the file changed while it was read (another program writing it?); "
                              f"load it again once it is complete")
         return data, source
-    if not hasattr(path_or_file, "read"):
+    if hasattr(path_or_file, "read"):
+        data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
+    elif hasattr(path_or_file, "read_bytes"):
+        data, source = path_or_file.read_bytes(), path_or_file
+    else:
         raise TypeError(f"path_or_file must be a path or an open file, got {type(path_or_file).__name__}")
-    data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     elif not isinstance(data, bytes):
-        raise TypeError(f"path_or_file.read() must return str or bytes, got {type(data).__name__}")
+        raise TypeError(f"reading path_or_file must give str or bytes, got {type(data).__name__}")
     return data, str(source)
 
 
 def load(path_or_file):
-    """Read a BVH file (a path, or a file opened in text or binary mode) into a Clip.
+    """Read a BVH file (a path, a file opened in text or binary mode, or an importlib.resources
+    Traversable such as resources.files(...) / "clip.bvh" or a zipfile.Path) into a Clip.
 
     Raises ValueError with the file name and line number for a malformed or truncated file,
     and naming the file for one that another program changed while it was read (a path is read
-    into memory, never memory-mapped); TypeError for an argument that is neither a path nor a file. Warns (BVHWarning) and goes on
-    for extra frame lines and for names that are not UTF-8 (read as cp1252).
+    into memory, never memory-mapped); TypeError for an argument that is none of these. Warns
+    (BVHWarning) and goes on for extra frame lines and for names that are not UTF-8 (read as
+    cp1252).
     """
     notes = []
     try:

@@ -1,9 +1,15 @@
+import sys
 from dataclasses import dataclass
 from os import PathLike
 from typing import IO, Any, Sequence, SupportsFloat, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+if sys.version_info >= (3, 11):
+    from importlib.resources.abc import Traversable
+else:
+    from importlib.abc import Traversable
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
 
@@ -48,7 +54,7 @@ class Clip:
     def height(self, axis: Union[int, np.integer[Any]] = 1) -> float: ...
     def __eq__(self, other: object) -> bool: ...
 
-def load(path_or_file: Union[str, PathLike[str], IO[str], IO[bytes]]) -> Clip: ...
+def load(path_or_file: Union[str, PathLike[str], Traversable, IO[str], IO[bytes]]) -> Clip: ...
 def save(clip: Clip, path_or_file: Union[str, PathLike[str], IO[str], IO[bytes]]) -> None: ...
 def resample(clip: Clip, fps: SupportsFloat) -> Clip: ...
 def joints_from_motion(motion: ArrayLike, offsets: ArrayLike, channels: Sequence[Sequence[str]]) -> NDArray[np.void]: ...

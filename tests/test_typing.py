@@ -10,17 +10,24 @@ import subprocess
 import sys
 import textwrap
 import types
+import zipfile
 from pathlib import Path
 
 import pytest
 
 import jointmath
+from jointmath import bvh
 
 PACKAGE = Path(jointmath.__file__).resolve().parent
+README = Path(__file__).resolve().parents[1] / "README.md"
+# the README's own line that loads the embedded sample (an importlib.resources Traversable)
+README_LOAD = next(line.split("  #")[0] for line in README.read_text(encoding="utf-8").splitlines()
+                   if line.startswith("clip = bvh.load(resources.files("))
 
 GOOD = '''
 import dataclasses
 from fractions import Fraction
+from importlib import resources
 
 import numpy as np
 import jointmath as jm
@@ -73,7 +80,7 @@ angle = jm.reference.angle_between(q, jm.reference.slerp(q, q, 0.5))
 polar = jm.reference.extract_rotation(m, max_iter=3)
 counted, updates = jm.reference.extract_rotation(m, return_iterations=True)
 world64 = jm.reference.forward_kinematics(joints, [-1])
-'''
+''' + README_LOAD + "\n"
 
 BAD = '''
 import numpy as np
@@ -123,6 +130,18 @@ def test_stub_all_is_the_runtime_all(once_per_module, name):
     (value,) = [node.value for node in stub.body if isinstance(node, ast.Assign)
                 and [getattr(t, "id", None) for t in node.targets] == ["__all__"]]
     assert ast.literal_eval(value) == module.__all__
+
+
+def test_load_reads_a_traversable_that_is_no_path(tmp_path):
+    """bvh.load takes the README's resources.files(...) / "file.bvh" (typed as an importlib
+    Traversable) and so any Traversable, also one that is not os.PathLike: a zipfile.Path."""
+    sample = PACKAGE / "data" / "sample_01_01.bvh"
+    with zipfile.ZipFile(tmp_path / "clips.zip", "w") as archive:
+        archive.write(sample, "clips/walk.bvh")
+    member = zipfile.Path(tmp_path / "clips.zip", "clips/walk.bvh")
+    assert not isinstance(member, os.PathLike)
+    clip = bvh.load(member)
+    assert clip == dataclasses.replace(bvh.load(sample), name="walk")
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
