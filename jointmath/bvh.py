@@ -336,7 +336,10 @@ class Clip:
 
     def height(self, axis=1):
         """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
-        1, Y, BVH's up axis). The unit that errors are reported in."""
+        1, Y, BVH's up axis; a Python or NumPy integer or a 0-d integer array). The unit that
+        errors are reported in."""
+        if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
+            axis = int(axis)
         if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
             raise TypeError(f"axis must be an int, 0, 1 or 2 (X, Y or Z), got {type(axis).__name__}")
         if axis not in (0, 1, 2):
@@ -825,7 +828,7 @@ def _file_bytes(path_or_file):
     elif hasattr(path_or_file, "read_bytes"):
         data, source = path_or_file.read_bytes(), path_or_file
     else:
-        raise TypeError(f"path_or_file must be a path or an open file, got {type(path_or_file).__name__}")
+        raise TypeError(f"path_or_file must be a path, an open file or a Traversable, got {type(path_or_file).__name__}")
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     elif not isinstance(data, bytes):

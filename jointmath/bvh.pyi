@@ -1,15 +1,11 @@
-import sys
 from dataclasses import dataclass
 from os import PathLike
-from typing import IO, Any, Sequence, SupportsFloat, Union
+from typing import IO, Sequence, SupportsFloat, SupportsIndex, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-if sys.version_info >= (3, 11):
-    from importlib.resources.abc import Traversable
-else:
-    from importlib.abc import Traversable
+from importlib.resources.abc import Traversable
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
 
@@ -51,7 +47,7 @@ class Clip:
     def world(self) -> NDArray[np.void]: ...
     def positions(self, end_sites: bool = True) -> NDArray[np.float32]: ...
     def rest_positions(self) -> NDArray[np.float64]: ...
-    def height(self, axis: Union[int, np.integer[Any]] = 1) -> float: ...
+    def height(self, axis: SupportsIndex = 1) -> float: ...
     def __eq__(self, other: object) -> bool: ...
 
 def load(path_or_file: Union[str, PathLike[str], Traversable, IO[str], IO[bytes]]) -> Clip: ...

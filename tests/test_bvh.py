@@ -194,7 +194,7 @@ def test_extra_frame_lines_warn_and_are_dropped():
 
 
 def test_bad_arguments(tmp_path):
-    with pytest.raises(TypeError, match="path_or_file must be a path or an open file, got int"):
+    with pytest.raises(TypeError, match="path_or_file must be a path, an open file or a Traversable, got int"):
         bvh.load(3)
     with pytest.raises(FileNotFoundError):
         bvh.load(tmp_path / "missing.bvh")

@@ -544,9 +544,11 @@ def test_world_positions_and_height(isa, sample):
     assert 25 < sample.height() < 40
     with pytest.raises(ValueError, match="axis must be 0, 1 or 2"):
         sample.height(3)
-    for axis in (True, 1.0):  # True indexed as a mask: the extent over all three axes
-        with pytest.raises(TypeError, match=r"axis must be an int, 0, 1 or 2 \(X, Y or Z\), got (bool|float)"):
+    for axis in (True, 1.0, np.array(True), np.array([1])):  # True indexed as a mask: the extent over all axes
+        with pytest.raises(TypeError, match=r"axis must be an int, 0, 1 or 2 \(X, Y or Z\), got (bool|float|ndarray)"):
             sample.height(axis)
+    for axis in (np.int64(1), np.array(1, np.uint8), np.array(1, ">i4")):  # NumPy integers as ints
+        assert sample.height(axis) == sample.height()
 
 
 def test_clip_checks_its_fields(once, sample):

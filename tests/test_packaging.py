@@ -42,7 +42,8 @@ def test_sdist_holds_the_tests_their_data_and_the_licence(once, tmp_path):
         metadata = tar.extractfile(prefix + "PKG-INFO").read().decode()
     needed = _files_under("tests") + _files_under("csrc") + _files_under("examples") + [
         "LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "jointmath/py.typed",
-        "jointmath/__init__.pyi", "jointmath/_core.pyi", "jointmath/bvh.pyi", "jointmath/data/sample_01_01.bvh"]
+        "jointmath/__init__.pyi", "jointmath/_core.pyi", "jointmath/bvh.pyi", "jointmath/reference.pyi",
+        "jointmath/data/sample_01_01.bvh"]
     needed += [str(p.relative_to(ROOT)) for p in (ROOT / "jointmath").glob("*.[ch]")]
     assert {"tests/conftest.py", "tests/adversarial.py", "tests/data/01_01.bvh"} <= set(needed)
     assert sorted(set(needed) - names) == []
