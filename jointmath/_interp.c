@@ -104,7 +104,7 @@ static int compare_positions(const void *a, const void *b) {
  * sequence, a strided view) is converted into a new array and checked there. One pass copies and
  * checks (jm_copy_index: the check is made on the values copied). An index in another order is
  * sorted (the kernels need that, and which joints are selected does not depend on the order). An
- * empty sequence of any dtype is accepted.
+ * empty sequence is accepted; an array must be of integers, empty or not.
  */
 /* entries (8 KB) of the copy on the stack: 4,096 (every index of a call that keeps the GIL) took
    32 KB of a thread stack that may be as small as 32 KB (threading.stack_size), for ~80 ns a call
@@ -148,7 +148,9 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
         Py_DECREF(raw);
         return -1;
     }
-    if (PyArray_SIZE(raw) && !PyArray_ISINTEGER(raw)) {
+    /* an array must be of integers, even empty (as NumPy's indexing asks); an empty sequence
+       ([], ()) is accepted whatever dtype NumPy gives it */
+    if (!PyArray_ISINTEGER(raw) && (PyArray_SIZE(raw) || PyArray_Check(obj))) {
         PyErr_Format(PyExc_TypeError, "index must be an array of integers, got dtype %S", (PyObject *)PyArray_DESCR(raw));
         Py_DECREF(raw);
         return -1;
@@ -205,7 +207,8 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
         unsigned char *seen = PyMem_Calloc((size_t)top + 1, 1);
         if (!seen) {
             release_index(out);
-            PyErr_NoMemory();
+            const npy_intp positions = top + 1;
+            jm_too_large_error(1, &positions, 1);
             return -1;
         }
         for (npy_intp k = 0; k < m && repeated < 0; k++) {

@@ -338,6 +338,7 @@ class Clip:
         """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
         1, Y, BVH's up axis; a Python or NumPy integer or a 0-d integer array). The unit that
         errors are reported in."""
+        refuse_masked(axis, "axis")
         if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
             axis = int(axis)
         if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
@@ -858,6 +859,9 @@ def _read(path_or_file, notes):
     """load() with the reader's warnings appended to the list `notes` as text instead of given:
     what process_file uses, in threads that must not share the warnings module's state."""
     data, source = _file_bytes(path_or_file)
+    # a Traversable that is no path has its file name as .name (its str() need not be a path)
+    named = source if isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "read") else str(
+        getattr(path_or_file, "name", source))
     lines = _Lines(data, source, notes)
     # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
     if data[:3] == b"\xef\xbb\xbf":
@@ -869,7 +873,7 @@ def _read(path_or_file, notes):
     clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
                 frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
                 end_sites=np.array(end_sites, np.int64), end_offsets=np.array(end_offsets, np.float64).reshape(-1, 3),
-                name=os.path.splitext(os.path.basename(source))[0])
+                name=os.path.splitext(os.path.basename(named))[0])
     clip._loaded_motion = motion  # see Clip.motion: used only while it gives exactly these joints
     return clip
 

@@ -549,6 +549,9 @@ def test_world_positions_and_height(isa, sample):
             sample.height(axis)
     for axis in (np.int64(1), np.array(1, np.uint8), np.array(1, ">i4")):  # NumPy integers as ints
         assert sample.height(axis) == sample.height()
+    for axis in (np.ma.array(1), np.ma.array(1, mask=True)):  # masked: refused, as every argument
+        with pytest.raises(TypeError, match="axis must not be a masked array"):
+            sample.height(axis)
 
 
 def test_clip_checks_its_fields(once, sample):

@@ -1232,6 +1232,18 @@ def test_zero_length(rng):
         assert jm.slerp_joints(empty, empty, 0.5).shape == shape
         assert jm.lerp_joints(empty, empty, 0.5, out=empty.copy()).shape == shape
     assert jm.slerp_joints(np.zeros((3, 0), jm.JOINT_QUAT), np.zeros((3, 0), jm.JOINT_QUAT), 0.5, index=[]).shape == (3, 0)
+    # an empty list or tuple is an empty index; an array must hold integers, empty or not (as
+    # NumPy's indexing asks: an empty float, complex or record array was taken, or raised NumPy's
+    # cast error without naming index)
+    joints = jm.make_joints(np.tile([0, 0, 0, 1.0], (3, 1)))
+    for empty in ([], (), np.array([], np.int8), np.array([], ">u8")):
+        np.testing.assert_array_equal(jm.slerp_joints(joints, joints, 0.5, index=empty), joints)
+    for empty in (np.array([]), np.array([], complex), np.array([], bool), np.zeros(0, jm.JOINT_QUAT)):
+        for func in (jm.slerp_joints, jm.lerp_joints):
+            with pytest.raises(TypeError, match="index must be an array of integers, got dtype"):
+                func(joints, joints, 0.5, index=empty)
+        with pytest.raises(TypeError, match="index must be an array of integers, got dtype"):
+            jm.joint_index(empty, 3)
     assert jm.slerp_joints(np.zeros((0, 4), jm.JOINT_QUAT), np.zeros((0, 4), jm.JOINT_QUAT), 0.5, index=[3]).shape == (0, 4)
     assert jm.slerp(np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32), 0.5).shape == (0, 4)
     assert jm.nlerp(random_unit_quats(rng, 1), np.zeros((0, 4), np.float32), 0.5).shape == (0, 4)

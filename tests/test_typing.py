@@ -4,6 +4,7 @@ and nothing it merely imports."""
 import ast
 import dataclasses
 import importlib
+import importlib.resources.abc
 import os
 import site
 import subprocess
@@ -80,6 +81,8 @@ angle = jm.reference.angle_between(q, jm.reference.slerp(q, q, 0.5))
 polar = jm.reference.extract_rotation(m, max_iter=3)
 counted, updates = jm.reference.extract_rotation(m, return_iterations=True)
 world64 = jm.reference.forward_kinematics(joints, [-1])
+tight = jm.reference.extract_rotation(m, tol=np.float32(1e-6)), jm.reference.extract_rotation(m, tol=Fraction(1, 10**6))
+codes64 = jm.reference.pack_quats(q, bits=np.int64(20))
 ''' + README_LOAD + "\n"
 
 BAD = '''
@@ -142,6 +145,21 @@ def test_load_reads_a_traversable_that_is_no_path(tmp_path):
     assert not isinstance(member, os.PathLike)
     clip = bvh.load(member)
     assert clip == dataclasses.replace(bvh.load(sample), name="walk")
+
+    class Resource(importlib.resources.abc.Traversable):  # a Traversable whose str() is no path
+        name = "run.bvh"
+
+        def read_bytes(self):
+            return sample.read_bytes()
+
+        def iterdir(self): return iter(())  # noqa: E704
+        def is_dir(self): return False  # noqa: E704
+        def is_file(self): return True  # noqa: E704
+        def joinpath(self, *parts): raise FileNotFoundError(parts)  # noqa: E704
+        def open(self, mode="r", *args, **kwargs): raise NotImplementedError  # noqa: E704
+        __truediv__ = joinpath
+
+    assert bvh.load(Resource()).name == "run"  # the file's stem, from .name (it was str(obj)'s)
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
