@@ -807,9 +807,11 @@ def _parse_motion(lines, n_channels):
 
 
 def _file_bytes(path_or_file):
-    """(data, source): the file's bytes, read into memory. A file at a path is read in one call
-    into a buffer of its size (f.read()), never memory-mapped: reading a map faults (SIGBUS,
-    which kills the process) where another program truncated the file meanwhile. A regular file
+    """(data, source, file name): the file's bytes, read into memory, the name messages give it
+    and the name its clip takes the stem of (a Traversable's .name: its str() need not be a
+    path). A file at a path is read in one call into a buffer of its size (f.read()), never
+    memory-mapped: reading a map faults (SIGBUS, which kills the process) where another program
+    truncated the file meanwhile. A regular file
     whose size or modification time changed while it was read (an exporter truncating and
     rewriting it) is a ValueError; one changed in place at the same size by a write already
     under way when the read began can go unnoticed (a mix of two versions). A Traversable that
@@ -823,18 +825,20 @@ def _file_bytes(path_or_file):
         if stat.S_ISREG(before.st_mode) and (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns):
             raise ValueError(f"{source}: the file changed while it was read (another program writing it?); "
                              f"load it again once it is complete")
-        return data, source
+        return data, source, source
     if hasattr(path_or_file, "read"):
         data, source = path_or_file.read(), getattr(path_or_file, "name", "<file>")
+        file_name = source
     elif hasattr(path_or_file, "read_bytes"):
         data, source = path_or_file.read_bytes(), path_or_file
+        file_name = getattr(path_or_file, "name", source)
     else:
         raise TypeError(f"path_or_file must be a path, an open file or a Traversable, got {type(path_or_file).__name__}")
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     elif not isinstance(data, bytes):
         raise TypeError(f"reading path_or_file must give str or bytes, got {type(data).__name__}")
-    return data, str(source)
+    return data, str(source), str(file_name)
 
 
 def load(path_or_file):
@@ -858,10 +862,7 @@ def load(path_or_file):
 def _read(path_or_file, notes):
     """load() with the reader's warnings appended to the list `notes` as text instead of given:
     what process_file uses, in threads that must not share the warnings module's state."""
-    data, source = _file_bytes(path_or_file)
-    # a Traversable that is no path has its file name as .name (its str() need not be a path)
-    named = source if isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "read") else str(
-        getattr(path_or_file, "name", source))
+    data, source, file_name = _file_bytes(path_or_file)
     lines = _Lines(data, source, notes)
     # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
     if data[:3] == b"\xef\xbb\xbf":
@@ -873,7 +874,7 @@ def _read(path_or_file, notes):
     clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
                 frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
                 end_sites=np.array(end_sites, np.int64), end_offsets=np.array(end_offsets, np.float64).reshape(-1, 3),
-                name=os.path.splitext(os.path.basename(named))[0])
+                name=os.path.splitext(os.path.basename(file_name))[0])
     clip._loaded_motion = motion  # see Clip.motion: used only while it gives exactly these joints
     return clip
 
