@@ -20,6 +20,38 @@ def run_python(*arguments, env=None):
     return subprocess.run([sys.executable, *arguments], capture_output=True, text=True, cwd=PACKAGE_PARENT,
                           env=env if env is not None else os.environ.copy(), timeout=300)
 
+# the memory limit of run_under_memory_limit, in the child after its setup
+_MEMORY_LIMIT = """
+import re, resource
+size = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
+limit = size + ({headroom} << 20)  # as ulimit -v or a batch scheduler sets it
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    np.empty(100 << 20, np.uint8)  # more than the limit leaves
+    print("RLIMIT_AS not enforced")  # an emulator (qemu-user) keeps the guest's memory in its own space
+    raise SystemExit
+except MemoryError:
+    pass
+"""
+
+
+def run_under_memory_limit(setup, calls, headroom_mb):
+    """What `calls` print in a fresh interpreter (numpy as np, jointmath as jm) run after `setup`
+    under RLIMIT_AS, headroom_mb above what the process then holds; skips the test where the
+    limit cannot be set or is not enforced (not Linux, AddressSanitizer's reserved address space,
+    qemu-user)."""
+    import pytest
+
+    if not sys.platform.startswith("linux") or "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("needs Linux's /proc and RLIMIT_AS (AddressSanitizer reserves terabytes of address space)")
+    script = "import numpy as np\nimport jointmath as jm\n" + setup + _MEMORY_LIMIT.format(headroom=headroom_mb) + calls
+    done = run_python("-c", script)
+    assert done.returncode == 0, done.stderr
+    if done.stdout.startswith("RLIMIT_AS not enforced"):
+        pytest.skip("RLIMIT_AS is not enforced here (an emulator)")
+    return done.stdout
+
+
 #: counts around every vector width (1, 4, 8, 16 lanes) and a long run with a tail
 SIZES = [0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 33, 1000]
 

@@ -1,8 +1,6 @@
 """The NumPy boundary of the plain-array functions: array_like inputs as NumPy's ufuncs take them,
 one return form for single elements, errors of the right kind naming the argument."""
-import os
 import re
-import sys
 import tracemalloc
 
 import numpy as np
@@ -11,7 +9,7 @@ import pytest
 import jointmath as jm
 from jointmath import reference as ref
 
-from adversarial import random_unit_quats, run_python
+from adversarial import random_unit_quats, run_under_memory_limit
 
 # every plain-array function, called on one array argument of its core shape
 UNARY = {
@@ -527,42 +525,18 @@ def test_every_result_too_large_to_allocate_says_how_large():
         jm.forward_kinematics(np.zeros((0, 2**40), jm.JOINT_QUAT), [-1])
 
 
-UNSORTED_INDEX_UNDER_A_MEMORY_LIMIT = r"""
-import re, resource
-import numpy as np
-import jointmath as jm
-m = 1 << 20  # entries: their copy (8 MB) fits, the table of positions up to 64 m (64 MB) does not
-index = np.broadcast_to(np.intp(64 * m), (m,))  # not increasing: checked with a table of positions
-size = int(re.search(r"VmSize:\s+(\d+) kB", open("/proc/self/status").read()).group(1)) << 10
-limit = size + (40 << 20)
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-try:
-    np.empty(100 << 20, np.uint8)
-    print("RLIMIT_AS not enforced")  # an emulator (qemu-user) keeps the guest's memory in its own space
-    raise SystemExit
-except MemoryError:
-    pass
-try:
-    jm.joint_index(index, 64 * m + 1)
-except ValueError as e:
-    print(e)
-"""
-
-
 def test_an_index_check_too_large_to_allocate_says_how_large(isa):
     """An index in another order is checked with a table of one byte per position up to its
     largest; a table too large to allocate (joint_index's n_joints may be any size) raises the
     ValueError saying how large (it was a bare MemoryError). Under RLIMIT_AS in a subprocess."""
     if isa != jm.available_isas()[-1]:
         pytest.skip("boundary code: tested on the best path")
-    if not sys.platform.startswith("linux") or "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("needs Linux's /proc and RLIMIT_AS (AddressSanitizer reserves terabytes of address space)")
-    done = run_python("-c", UNSORTED_INDEX_UNDER_A_MEMORY_LIMIT)
-    assert done.returncode == 0, done.stderr
-    if done.stdout.startswith("RLIMIT_AS not enforced"):
-        pytest.skip("RLIMIT_AS is not enforced here (an emulator)")
+    # 2^20 entries: their copy (8 MB) fits, the table of positions up to 2^26 (64 MB) does not
+    printed = run_under_memory_limit("index = np.broadcast_to(np.intp(1 << 26), (1 << 20,))  # not increasing\n",
+                                     "try:\n    jm.joint_index(index, (1 << 26) + 1)\nexcept ValueError as e:\n"
+                                     "    print(e)\n", 40)
     assert re.fullmatch(r"an array of shape \(67108865,\) \(1-byte elements\) needs [0-9.e+]+ bytes, more than can be "
-                        r"allocated\s*", done.stdout), done.stdout
+                        r"allocated\s*", printed), printed
 
 
 def test_orders_as_any_sequence_of_str(rng):

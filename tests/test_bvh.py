@@ -15,7 +15,7 @@ import jointmath as jm
 from jointmath import bvh
 from jointmath import reference as ref
 
-from adversarial import run_python
+from adversarial import run_python, run_under_memory_limit
 
 DATA = Path(__file__).resolve().parent / "data"
 Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
@@ -366,23 +366,13 @@ def test_per_joint_orders(rng):
     assert ref.angle_between(jm.euler_to_quat(back, orders), q).max() < 1e-12
 
 
-PER_JOINT_ORDERS_UNDER_A_MEMORY_LIMIT = """
-import re, resource
-import numpy as np
-import jointmath as jm
+PER_JOINT_ORDERS_SETUP = """
 angles = np.random.default_rng(0).uniform(-180, 180, (100_000, 31, 3)).astype(np.float32)  # 37 MB
 orders = ["ZYX", "XYZ"] * 15 + ["YZX"]
 expected = jm.euler_to_quat(angles, orders)  # 50 MB; a group of 15 joints: 18 MB of angles, 24 MB of quaternions
 out = np.empty_like(expected)
-size = int(re.search(r"VmSize:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) << 10
-limit = size + (55 << 20)  # as ulimit -v or a batch scheduler sets it
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-try:
-    np.empty(100 << 20, np.uint8)  # more than the limit leaves
-    print("RLIMIT_AS not enforced")  # an emulator (qemu-user) keeps the guest's memory in its own space
-    raise SystemExit
-except MemoryError:
-    pass
+"""
+PER_JOINT_ORDERS_CALLS = """
 try:
     jm.euler_to_quat(angles, orders)
 except ValueError as e:
@@ -401,14 +391,9 @@ def test_per_joint_orders_allocate_as_the_package_does(isa):
     In a subprocess (the limit is the process's); run on the best path (boundary code)."""
     if isa != jm.available_isas()[-1]:
         pytest.skip("boundary code: tested on the best path")
-    if not sys.platform.startswith("linux") or "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("needs Linux's /proc and RLIMIT_AS (AddressSanitizer reserves terabytes of address space)")
-    done = run_python("-c", PER_JOINT_ORDERS_UNDER_A_MEMORY_LIMIT)
-    assert done.returncode == 0, done.stderr
-    if done.stdout.startswith("RLIMIT_AS not enforced"):
-        pytest.skip("RLIMIT_AS is not enforced here (an emulator)")
+    printed = run_under_memory_limit(PER_JOINT_ORDERS_SETUP, PER_JOINT_ORDERS_CALLS, 55)
     assert re.fullmatch(r"an array of shape \(100000, \d+, [34]\) \(4-byte elements\) needs [0-9.e+]+ bytes, more than "
-                        r"can be allocated\s*", done.stdout), done.stdout
+                        r"can be allocated\s*", printed), printed
 
 
 PROP = """HIERARCHY
