@@ -164,8 +164,8 @@ int jm_parse_real(PyObject *obj, const char *name, const char *expected, double 
     if (PyArray_Check(obj)) {
         const char kind = PyArray_DESCR((PyArrayObject *)obj)->kind;
         real = PyArray_NDIM((PyArrayObject *)obj) == 0 && (kind == 'f' || kind == 'i' || kind == 'u');
-    } else if (PyArray_IsScalar(obj, Generic)) {
-        real = PyArray_IsScalar(obj, Integer) || PyArray_IsScalar(obj, Floating);
+    } else if (PyArray_IsScalar(obj, Generic)) { /* (NumPy counts a timedelta64 an integer: not a number here) */
+        real = (PyArray_IsScalar(obj, Integer) && !PyArray_IsScalar(obj, Timedelta)) || PyArray_IsScalar(obj, Floating);
     } else { /* as float(obj) reads it, strings aside */
         const PyNumberMethods *nb = Py_TYPE(obj)->tp_as_number;
         real = !PyBool_Check(obj) && !PyComplex_Check(obj) && nb && (nb->nb_float || nb->nb_index);

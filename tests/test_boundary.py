@@ -446,7 +446,8 @@ def test_real_and_integer_arguments_as_numpy_reads_them(rng):
         np.testing.assert_array_equal(jm.extract_rotation(a, tol=1e-3, max_iter=max_iter), expected)
     for bad, what in ((True, "bool"), (np.True_, "bool"), (np.array(False), "a 0-d array of dtype bool"),
                       (1e-3 + 0j, "complex"), (np.complex128(1e-3), "complex128"), ("1e-3", "str"), (b"1", "bytes"),
-                      (np.array([1e-3]), r"an array of shape \(1,\)"), (np.array(1e-3, complex), "a 0-d array of dtype")):
+                      (np.array([1e-3]), r"an array of shape \(1,\)"), (np.array(1e-3, complex), "a 0-d array of dtype"),
+                      (np.timedelta64(1, "s"), "timedelta64"), (np.timedelta64(0), "timedelta64")):
         with pytest.raises(TypeError, match=f"tol must be a real number, got {what}"):
             jm.extract_rotation(a, tol=bad)
     with pytest.raises(ValueError, match=r"tol must be in \[0, 1e30\], got Fraction\(-1, 3\)"):

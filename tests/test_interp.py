@@ -1157,6 +1157,9 @@ def test_joints_bad_input():
                 func(joints, joints, flag)
         with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got an array of shape \(4,\)"):
             func(joints, joints, np.full(4, 0.5))
+        for span in (np.timedelta64(0), np.timedelta64(1, "s")):  # NumPy's integers: 0 was taken as t = 0
+            with pytest.raises(TypeError, match=r"t must be a float in \[0, 1\], got timedelta64"):
+                func(joints, joints, span)
         with pytest.raises(TypeError, match="index must be an array of integers, got dtype float64"):
             func(joints, joints, 0.5, index=[1.0, 2.0])
         with pytest.raises(TypeError, match="index must be an array of integers, got dtype bool"):
