@@ -1,11 +1,10 @@
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from os import PathLike
 from typing import IO, Sequence, SupportsFloat, SupportsIndex, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-
-from importlib.resources.abc import Traversable
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
 

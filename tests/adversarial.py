@@ -1,12 +1,14 @@
 """Adversarial inputs shared by the tests: sizes around the vector widths, awkward memory
 layouts, and the numerically hard quaternions and matrices; and a fresh interpreter to run code
-in (run_python), for calls that may crash or must start clean."""
+in (run_python), for calls that may crash or must start clean, also under a memory limit
+(run_under_memory_limit)."""
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import jointmath
 
@@ -40,8 +42,6 @@ def run_under_memory_limit(setup, calls, headroom_mb):
     under RLIMIT_AS, headroom_mb above what the process then holds; skips the test where the
     limit cannot be set or is not enforced (not Linux, AddressSanitizer's reserved address space,
     qemu-user)."""
-    import pytest
-
     if not sys.platform.startswith("linux") or "libasan" in os.environ.get("LD_PRELOAD", ""):
         pytest.skip("needs Linux's /proc and RLIMIT_AS (AddressSanitizer reserves terabytes of address space)")
     script = "import numpy as np\nimport jointmath as jm\n" + setup + _MEMORY_LIMIT.format(headroom=headroom_mb) + calls
