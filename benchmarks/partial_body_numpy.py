@@ -1,0 +1,122 @@
+"""Partial-body blending kernels of several builds side by side, called from Python on NumPy
+arrays (x86-64 or arm64, gcc):
+
+    python benchmarks/partial_body_numpy.py JOINTS ROUNDS NAME=TREE [NAME=TREE ...]
+
+TREE is a checkout holding csrc/ (this one, or one made by `git worktree add DIR COMMIT`, or a
+copy of csrc/ with a change to try); NAME labels it. Each tree's csrc/interp.c is compiled for
+every path this CPU runs with setup.py's flags into a shared object, and its kernels are called
+through ctypes on the joint lists as the public call gets them: NumPy arrays of JOINT_QUAT (made
+by make_joints, in the huge pages NumPy asks for), indexes as intp arrays. Per path, every
+round times each build's calls (every second joint, a random half, the first half and the full
+call; in place and with a separate out) each right after the first build's full call of the same
+kind, in thread CPU time, and prints the medians of the ratios. Example, this checkout against a
+changed copy of its csrc/:
+
+    cp -r csrc /tmp/try/csrc   # then edit /tmp/try/csrc/interp.c
+    PYTHONPATH=. python benchmarks/partial_body_numpy.py 1048576 21 base=. try=/tmp/try
+"""
+
+import ctypes
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+
+import numpy as np
+
+import jointmath as jm
+
+FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno",
+         "-g0", "-DNDEBUG", "-fPIC"]
+ISA_FLAGS = {"scalar": ("0", ["-fno-tree-vectorize"]), "sse": ("1", ["-msse4.1"]), "avx2": ("2", ["-mavx2", "-mfma"]),
+             "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"]),
+             "neon": ("4", [])}
+T = 0.3
+
+
+def build(tree, paths, work):
+    """A shared object of tree's csrc/interp.c for the paths, its internal calls bound to itself."""
+    python_flags = [f for f in sysconfig.get_config_var("CFLAGS").split() if f in ("-fwrapv", "-fno-wrapv")]
+    objects = []
+    for isa in paths:
+        value, flags = ISA_FLAGS[isa]
+        obj = os.path.join(work, f"{isa}.o")
+        subprocess.run(["gcc", *python_flags, *FLAGS, f"-I{tree}/csrc", f"-DJM_ISA={value}", *flags, "-c",
+                        f"{tree}/csrc/interp.c", "-o", obj], check=True)
+        objects.append(obj)
+    shared = os.path.join(work, "interp.so")
+    subprocess.run(["gcc", "-shared", "-Wl,-Bsymbolic", *objects, "-lm", "-o", shared], check=True)
+    return ctypes.CDLL(shared)
+
+
+def kernels(lib, isa):
+    p, s, z = ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_size_t
+    full, indexed = getattr(lib, f"jm_slerp_joints_{isa}"), getattr(lib, f"jm_slerp_joints_indexed_{isa}")
+    full.argtypes = [p, s, p, s, p, s, z, ctypes.c_float]
+    indexed.argtypes = [p, s, p, s, p, s, z, z, p, z, ctypes.c_float]
+    return full, indexed
+
+
+def main():
+    if len(sys.argv) < 4 or platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"):
+        sys.exit(__doc__)
+    n, rounds = int(sys.argv[1]), int(sys.argv[2])
+    trees = dict(spec.split("=", 1) for spec in sys.argv[3:])
+    paths = jm.available_isas()
+    rng = np.random.default_rng(0)
+
+    def joint_list():
+        q = rng.standard_normal((n, 4))
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
+
+    joints, blend, out = joint_list(), joint_list(), np.empty(n, jm.JOINT_QUAT)
+    in_place = joints.copy()
+    indexes = {"every 2nd": np.arange(0, n, 2), "random half": np.sort(rng.choice(n, n // 2, replace=False)),
+               "first half": np.arange(n // 2)}
+    offsets = ", ".join(str(x.ctypes.data % 64) for x in (joints, blend, out, in_place))
+    print(f"{n:,} joints, byte offsets from 64-byte lines (joints, blend, out, in place) {offsets}; "
+          f"medians of {rounds} rounds, each call over the first build's full call of its kind")
+    with tempfile.TemporaryDirectory() as work:
+        libs = {}
+        for name, tree in trees.items():
+            os.mkdir(os.path.join(work, name))
+            libs[name] = build(tree, paths, os.path.join(work, name))
+        b = blend.ctypes.data
+        for isa in paths:
+            calls = {}  # (build, label, in place) -> call
+            for name, lib in libs.items():
+                full, indexed = kernels(lib, isa)
+                for in_place_call in (False, True):
+                    a, o = (in_place, in_place) if in_place_call else (joints, out)
+                    a, o = a.ctypes.data, o.ctypes.data
+                    for label, index in indexes.items():
+                        calls[name, label, in_place_call] = (
+                            lambda f=indexed, a=a, o=o, i=index: f(a, 32, b, 32, o, 32, 1, n, i.ctypes.data, len(i), T))
+                    calls[name, "full", in_place_call] = lambda f=full, a=a, o=o: f(a, 32, b, 32, o, 32, n, T)
+            first = next(iter(libs))
+            ratios = {key: [] for key in calls}
+            for _ in range(rounds):
+                for key, call in calls.items():
+                    base = calls[first, "full", key[2]]
+                    start = time.thread_time()
+                    base()
+                    base_time = time.thread_time() - start
+                    start = time.thread_time()
+                    call()
+                    ratios[key].append((time.thread_time() - start) / base_time)
+            print(isa)
+            for name in libs:
+                for in_place_call in (False, True):
+                    row = "  ".join(f"{label} {statistics.median(ratios[name, label, in_place_call]):.3f}"
+                                    for label in (*indexes, "full"))
+                    print(f"  {name:<10} {'in place' if in_place_call else 'out=    '}  {row}")
+
+
+if __name__ == "__main__":
+    main()
