@@ -859,10 +859,11 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
  * both paths (no estimate instruction), so the results are bit-identical either way.
  */
 /* up to RUNS_SAMPLE blocks, evenly spread, decide: reading every block's ends (every second cache
-   line of the index) before the kernel reads the index again cost a long call 10-15 % (every second
-   joint of 1,048,576 in place, kernels side by side, 15 rounds: 1.13 -> 0.95 of the full call in
-   place; with out= 0.97 -> 0.92), and the vectorised loop over the 32 blocks of 512 entries
-   0.01-0.03 of a 1,024-joint call (benchmarks/README.md). Either kernel gives the same results. */
+   line of the index) before the kernel reads the index again cost a long call 10-20 % (every second
+   joint of 1,048,576 in place, kernels side by side in huge pages, 15 rounds: 1.24 -> 1.04 of the
+   full call in place; with out= 0.84 -> 0.77), and the vectorised loop over the 32 blocks of 512
+   entries 0.01-0.03 of a 1,024-joint call (benchmarks/README.md). Either kernel gives the same
+   results. */
 #define RUNS_SAMPLE 16
 static int runs_dominate(const intptr_t *index, size_t n) {
     const size_t blocks = n / JM_W, step = blocks > RUNS_SAMPLE ? blocks / RUNS_SAMPLE : 1;
