@@ -263,7 +263,8 @@ def test_make_joints_any_layout_dtype_and_byte_order(rng):
         assert (q_view.tobytes(), t_view.tobytes()) == before, f"{name_q} input written"
     # other dtypes and byte orders: each value cast to float32 once, as NumPy's assignment does
     for dtype in (">f4", ">f8", np.float64, np.float16, np.longdouble, np.int64, ">i2", np.uint8, bool):
-        qd, td = (q * 100).astype(dtype), (t * 100).astype(dtype)
+        sign = np.abs if np.dtype(dtype).kind == "u" else np.positive  # a negative float to uint8: undefined in C
+        qd, td = sign(q * 100).astype(dtype), sign(t * 100).astype(dtype)
         _same_bytes(jm.make_joints(qd, td), _joints_by_numpy(qd, td))
     # an int64 that float64 cannot hold: rounded once to float32 (through float64 it would round twice)
     big = jm.make_joints([[2**60 + 2**36 + 1, 0, 0, 1]])
