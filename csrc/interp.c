@@ -851,12 +851,13 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
  * Whether an index of n joints runs on this path's own indexed slerp: when it has blocks of 16 and
  * at least half of them (of a sample, below) are runs of consecutive joints (one 512-bit move per
  * two records, as the full call). Else (and for fewer than 16 entries) the AVX2 kernel runs: a
- * scattered block of 16 reads and writes every record on its own, and on a CPU that executes 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16
- * inserts and 8 extracts beside the transposes made such a block cost ~1.4 full blocks, where an
- * AVX2 block of 8 scattered records costs about one full AVX2 block (measured on the EPYC of
- * benchmarks/README.md: every second joint of 1,024, in place 0.76 of the full AVX-512 call on
- * this kernel, ~0.65 on AVX2's). The fixed-t slerp computes the same FMAs in the same order on
- * both paths (no estimate instruction), so the results are bit-identical either way.
+ * scattered block of 16 reads and writes every record on its own, and on a CPU that executes
+ * 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16 inserts and 8 extracts beside the
+ * transposes made such a block cost ~1.4 full blocks, where an AVX2 block of 8 scattered records
+ * costs about one full AVX2 block (measured on the EPYC of benchmarks/README.md: every second joint
+ * of 1,024, in place 0.76 of the full AVX-512 call on this kernel, ~0.65 on AVX2's). The fixed-t
+ * slerp computes the same FMAs in the same order on both paths (no estimate instruction), so the
+ * results are bit-identical either way.
  */
 /* up to RUNS_SAMPLE blocks, evenly spread, decide: reading every block's ends (every second cache
    line of the index) before the kernel reads the index again cost a long call 10-20 % (every second

@@ -291,14 +291,14 @@ def load_packed(path):
     each quaternion's largest component positive, which would leave neighbouring frames on
     opposite hemispheres wherever that component changes, a jump in q for anything that
     differences, blends or averages them (the rotations are the same either way). Clip.motion
-    is computed from them, so the clip saves as BVH like any other. Its name is the file's stem,
-    as bvh.load gives. Raises ValueError naming the file for an archive of another format version (PACK_FORMAT), e.g. one
-    written before packing fields became mid-tread, or a record size (packed_dtype) other than
-    the two it defines, '16' and '20', and for a file that is not a complete packed clip: empty,
-    truncated or corrupt, not an .npz archive, without one of the arrays a packed clip holds (the
-    error lists the missing ones), or with one of the wrong type or size (packed joints that are
-    not the records' bytes, a skeleton that does not fit them). A file that does not exist raises
-    FileNotFoundError, as open() does.
+    is computed from them, so the clip saves as BVH like any other. Its name is the file's stem, as
+    bvh.load gives. Raises ValueError naming the file for an archive of another format version
+    (PACK_FORMAT), e.g. one written before packing fields became mid-tread, or a record size
+    (packed_dtype) other than the two it defines, '16' and '20', and for a file that is not a
+    complete packed clip: empty, truncated or corrupt, not an .npz archive, without one of the
+    arrays a packed clip holds (the error lists the missing ones), or with one of the wrong type or
+    size (packed joints that are not the records' bytes, a skeleton that does not fit them). A file
+    that does not exist raises FileNotFoundError, as open() does.
     """
     import pickle
     import zipfile

@@ -4,7 +4,6 @@ import mmap
 import os
 import pickle
 import re
-import sys
 import warnings
 from pathlib import Path
 
