@@ -6,8 +6,8 @@
 # x86 paths with setup.py's flags, its symbols prefixed with NAME_, and linked into the driver
 # partial_body_kernels.c, which times every build's kernels round by round against the first
 # build's full call. Example, this checkout against commit 44eb6fa:
-#   git worktree add /tmp/base 44eb6fa
-#   benchmarks/partial_body_kernels.sh 1024 sse,avx2,avx512 61 base=/tmp/base new=.
+#   git worktree add ../base 44eb6fa
+#   benchmarks/partial_body_kernels.sh 1024 sse,avx2,avx512 61 base=../base new=.
 # OFFSET=16 in the environment shifts every list by 16 bytes from 64-byte alignment; OFFSET=48,0,16
 # shifts joints, blend and out each by its own offset (NumPy places small arrays 16 bytes apart).
 # FRAME_JOINTS=31 makes the lists frames of 31 joints, the indexes selecting within each frame.

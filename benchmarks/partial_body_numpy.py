@@ -13,8 +13,8 @@ call; in place and with a separate out) each right after the first build's full 
 kind, in thread CPU time, and prints the medians of the ratios. Example, this checkout against a
 changed copy of its csrc/:
 
-    cp -r csrc /tmp/try/csrc   # then edit /tmp/try/csrc/interp.c
-    PYTHONPATH=. python benchmarks/partial_body_numpy.py 1048576 21 base=. try=/tmp/try
+    mkdir ../try && cp -r csrc ../try/   # then edit ../try/csrc/interp.c
+    PYTHONPATH=. python benchmarks/partial_body_numpy.py 1048576 21 base=. try=../try
 """
 
 import ctypes
