@@ -807,14 +807,15 @@ def _parse_motion(lines, n_channels):
 
 
 def _file_bytes(path_or_file):
-    """(data, source, file name): the file's bytes, read into memory, the name messages give it
-    and the name its clip takes the stem of (a Traversable's .name: its str() need not be a
-    path). A file at a path is read in one call into a buffer of its size (f.read()), never
-    memory-mapped: reading a map faults (SIGBUS, which kills the process) where another program
-    truncated the file meanwhile. A regular file whose size or modification time changed while
-    it was read (an exporter truncating and rewriting it) is a ValueError; one changed in place at the same size by a write already
-    under way when the read began can go unnoticed (a mix of two versions). A Traversable that
-    is not a path (zipfile.Path, a resource of a zipped package) is read by its read_bytes()."""
+    """(data, source, file name): the file's bytes, read into memory, the name messages give it and
+    the name its clip takes the stem of (a Traversable's .name: its str() need not be a path). A
+    file at a path is read in one call into a buffer of its size (f.read()), never memory-mapped:
+    reading a map faults (SIGBUS, which kills the process) where another program truncated the file
+    meanwhile. A regular file whose size or modification time changed while it was read (an exporter
+    truncating and rewriting it) is a ValueError; one changed in place at the same size by a write
+    already under way when the read began can go unnoticed (a mix of two versions). A Traversable
+    that is not a path (zipfile.Path, a resource of a zipped package) is read by its
+    read_bytes()."""
     if isinstance(path_or_file, (str, os.PathLike)):
         source = str(os.fspath(path_or_file))
         with open(path_or_file, "rb") as f:
