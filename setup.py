@@ -93,4 +93,7 @@ core = Extension(
     depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],
 )
 
-setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})
+# only when run (pip's build backend and `python setup.py ...` run it as __main__): the benchmarks that
+# compile csrc/ beside the extension import this file for COMMON_FLAGS and ISA_TARGETS
+if __name__ == "__main__":
+    setup(ext_modules=[core], cmdclass={"build_ext": BuildPerIsa})

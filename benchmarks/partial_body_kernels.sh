@@ -21,8 +21,21 @@ joints=$1 paths=$2 rounds=$3
 shift 3
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-flags=(-O3 -std=c11 -Wall -Wextra -fno-strict-aliasing -ffp-contract=off -fno-math-errno)
-isa_flags=("0 -fno-tree-vectorize" "1 -msse4.1" "2 -mavx2 -mfma" "3 -mavx2 -mfma -mavx512f -mavx512dq -mavx512bw -mavx512vl")
+# setup.py's flags, read from it (its setup() runs only as __main__): the common ones, then per x86
+# path its JM_ISA value and target flags
+mapfile -t setup_flags < <(python - "$here/../setup.py" <<'EOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("jointmath_setup", sys.argv[1])
+setup = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(setup)
+print(*setup.COMMON_FLAGS)
+for isa in ("scalar", "sse", "avx2", "avx512"):
+    value, flags, _ = setup.ISA_TARGETS[isa]
+    print(value, *flags)
+EOF
+)
+read -ra flags <<< "${setup_flags[0]}"
+isa_flags=("${setup_flags[@]:1}")
 builds="" objects=()
 for spec in "$@"; do
     name=${spec%%=*} tree=${spec#*=}

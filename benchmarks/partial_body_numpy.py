@@ -5,19 +5,20 @@ arrays (x86-64 or arm64, gcc):
 
 TREE is a checkout holding csrc/ (this one, or one made by `git worktree add DIR COMMIT`, or a
 copy of csrc/ with a change to try); NAME labels it. Each tree's csrc/interp.c is compiled for
-every path this CPU runs with setup.py's flags into a shared object, and its kernels are called
-through ctypes on the joint lists as the public call gets them: NumPy arrays of JOINT_QUAT (made
-by make_joints, in the huge pages NumPy asks for), indexes as intp arrays. Per path, every
-round times each build's calls (every second joint, a random half, the first half and the full
-call; in place and with a separate out) each right after the first build's full call of the same
-kind, in thread CPU time, and prints the medians of the ratios. Example, this checkout against a
-changed copy of its csrc/:
+every path this CPU runs with the flags of this checkout's setup.py into a shared object, and its
+kernels are called through ctypes on the joint lists as the public call gets them: NumPy arrays of
+JOINT_QUAT (made by make_joints, in the huge pages NumPy asks for), indexes as intp arrays. Per
+path, every round times each build's calls (every second joint, a random half, the first half and
+the full call; in place and with a separate out) each right after the first build's full call of
+the same kind, in thread CPU time, and prints the medians of the ratios. Example, this checkout
+against a changed copy of its csrc/:
 
     mkdir ../try && cp -r csrc ../try/   # then edit ../try/csrc/interp.c
     PYTHONPATH=. python benchmarks/partial_body_numpy.py 1048576 21 base=. try=../try
 """
 
 import ctypes
+import importlib.util
 import os
 import platform
 import statistics
@@ -31,23 +32,31 @@ import numpy as np
 
 import jointmath as jm
 
-FLAGS = ["-O3", "-std=c11", "-Wall", "-Wextra", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno",
-         "-g0", "-DNDEBUG", "-fPIC"]
-ISA_FLAGS = {"scalar": ("0", ["-fno-tree-vectorize"]), "sse": ("1", ["-msse4.1"]), "avx2": ("2", ["-mavx2", "-mfma"]),
-             "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"]),
-             "neon": ("4", [])}
 T = 0.3
 
 
+def setup_module():
+    """This checkout's setup.py as a module (its setup() runs only as __main__): the flags it
+    compiles the kernels with."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "setup.py")
+    spec = importlib.util.spec_from_file_location("jointmath_setup", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def build(tree, paths, work):
-    """A shared object of tree's csrc/interp.c for the paths, its internal calls bound to itself."""
+    """A shared object of tree's csrc/interp.c for the paths, its internal calls bound to itself,
+    compiled as setup.py's release build compiles it (with Python's -fwrapv, -DNDEBUG and -fPIC)."""
+    setup = setup_module()
     python_flags = [f for f in sysconfig.get_config_var("CFLAGS").split() if f in ("-fwrapv", "-fno-wrapv")]
+    common = [*python_flags, "-DNDEBUG", "-fPIC", *setup.COMMON_FLAGS, *setup.RELEASE_CFLAGS]
     objects = []
     for isa in paths:
-        value, flags = ISA_FLAGS[isa]
+        value, flags, _ = setup.ISA_TARGETS[isa]
         obj = os.path.join(work, f"{isa}.o")
-        subprocess.run(["gcc", *python_flags, *FLAGS, f"-I{tree}/csrc", f"-DJM_ISA={value}", *flags, "-c",
-                        f"{tree}/csrc/interp.c", "-o", obj], check=True)
+        subprocess.run(["gcc", *common, f"-I{tree}/csrc", f"-DJM_ISA={value}", *flags, "-c", f"{tree}/csrc/interp.c",
+                        "-o", obj], check=True)
         objects.append(obj)
     shared = os.path.join(work, "interp.so")
     subprocess.run(["gcc", "-shared", "-Wl,-Bsymbolic", *objects, "-lm", "-o", shared], check=True)
