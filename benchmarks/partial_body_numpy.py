@@ -10,8 +10,11 @@ kernels are called through ctypes on the joint lists as the public call gets the
 JOINT_QUAT (made by make_joints, in the huge pages NumPy asks for), indexes as intp arrays. Per
 path, every round times each build's calls (every second joint, a random half, the first half and
 the full call; in place and with a separate out) each right after the first build's full call of
-the same kind, in thread CPU time, and prints the medians of the ratios. Example, this checkout
-against a changed copy of its csrc/:
+the same kind, in thread CPU time, and prints the medians of the ratios. Environment:
+PATHS=avx2,avx512 times only those paths; IN_PLACE_ONLY=1 only the calls in place; GAP_KIB=K puts
+the list blended in place K KiB after the end of `blend`, both in one NumPy buffer (the ratios in
+place move with where the two lists lie: benchmarks/partial_body_placement.py). Example, this
+checkout against a changed copy of its csrc/:
 
     mkdir ../try && cp -r csrc ../try/   # then edit ../try/csrc/interp.c
     PYTHONPATH=. python benchmarks/partial_body_numpy.py 1048576 21 base=. try=../try
@@ -76,7 +79,8 @@ def main():
         sys.exit(__doc__)
     n, rounds = int(sys.argv[1]), int(sys.argv[2])
     trees = dict(spec.split("=", 1) for spec in sys.argv[3:])
-    paths = jm.available_isas()
+    paths = os.environ.get("PATHS", ",".join(jm.available_isas())).split(",")
+    modes = (True,) if os.environ.get("IN_PLACE_ONLY") == "1" else (False, True)
     rng = np.random.default_rng(0)
 
     def joint_list():
@@ -85,7 +89,13 @@ def main():
         return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
 
     joints, blend, out = joint_list(), joint_list(), np.empty(n, jm.JOINT_QUAT)
-    in_place = joints.copy()
+    if "GAP_KIB" in os.environ:  # blend and the list blended in place in one buffer, gap KiB apart
+        gap = int(os.environ["GAP_KIB"]) * 1024 // jm.JOINT_QUAT.itemsize
+        buffer = np.empty(2 * n + gap, jm.JOINT_QUAT)
+        buffer[:n], buffer[n + gap:] = blend, joints
+        blend, in_place = buffer[:n], buffer[n + gap:]
+    else:
+        in_place = joints.copy()
     indexes = {"every 2nd": np.arange(0, n, 2), "random half": np.sort(rng.choice(n, n // 2, replace=False)),
                "first half": np.arange(n // 2)}
     offsets = ", ".join(str(x.ctypes.data % 64) for x in (joints, blend, out, in_place))
@@ -101,7 +111,7 @@ def main():
             calls = {}  # (build, label, in place) -> call
             for name, lib in libs.items():
                 full, indexed = kernels(lib, isa)
-                for in_place_call in (False, True):
+                for in_place_call in modes:
                     a, o = (in_place, in_place) if in_place_call else (joints, out)
                     a, o = a.ctypes.data, o.ctypes.data
                     for label, index in indexes.items():
@@ -121,7 +131,7 @@ def main():
                     ratios[key].append((time.thread_time() - start) / base_time)
             print(isa)
             for name in libs:
-                for in_place_call in (False, True):
+                for in_place_call in modes:
                     row = "  ".join(f"{label} {statistics.median(ratios[name, label, in_place_call]):.3f}"
                                     for label in (*indexes, "full"))
                     print(f"  {name:<10} {'in place' if in_place_call else 'out=    '}  {row}")
