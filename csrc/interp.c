@@ -396,20 +396,46 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
 #define PREFETCH_FAR 0
 #endif
 
+/*
+ * An index in place (contiguous_blocks' span requests) requests `blend`'s lines into L2
+ * PREFETCH_FAR_BLEND_LEAD records further ahead than those of `joints` (the list it reads and
+ * writes). Every second joint of 1,048,576 in place over the full call in place (the full call
+ * unchanged), 28 runs of benchmarks/partial_body_numpy.py (21 or 11 rounds, the two lists in one
+ * buffer 0, 64 or 1,024 KiB apart and as NumPy places them; benchmarks/README.md's machine): avx2
+ * 0.89-1.30 (median 1.14) -> 0.85-1.23 (1.05), lower in 27 runs of 28; avx512 0.92-1.19 (1.06) ->
+ * 0.73-1.05 (0.97), lower in 26. A random half in the same runs: avx2 0.88-1.30 (1.13) ->
+ * 0.92-1.48 (1.12), the paired difference +0.04 (lower in 12); avx512 1.00 -> 1.00, +0.01; the
+ * first half unchanged. 256 or 1,024 records lead: less gain (8 runs); 2,048: less; 8,192 or a
+ * lead for `joints` instead: none. In place, where the two lists lie moves these ratios by up to
+ * 0.3 (benchmarks/partial_body_placement.py).
+ */
+#define PREFETCH_FAR_BLEND_LEAD 512
+
+/* requests the cache line at p into L1, or into L2 (to_l2) */
+JM_INLINE void prefetch_line(const char *p, int to_l2) {
+    if (to_l2)
+        JM_PREFETCH_L2(p);
+    else
+        JM_PREFETCH(p);
+}
+
 /* requests the cache lines of the records [from, to) of both lists (records of 32 bytes, two a
    line) into L1, or into L2 (to_l2); returns the position after the last record requested (from
    when to <= from) */
 JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to, int to_l2) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     for (; from < to; from += 2) {
-        if (to_l2) {
-            JM_PREFETCH_L2(a + (ptrdiff_t)from * rec);
-            JM_PREFETCH_L2(b + (ptrdiff_t)from * rec);
-        } else {
-            JM_PREFETCH(a + (ptrdiff_t)from * rec);
-            JM_PREFETCH(b + (ptrdiff_t)from * rec);
-        }
+        prefetch_line(a + (ptrdiff_t)from * rec, to_l2);
+        prefetch_line(b + (ptrdiff_t)from * rec, to_l2);
     }
+    return from;
+}
+
+/* prefetch_records for one list */
+JM_INLINE size_t prefetch_list(const char *x, size_t from, size_t to, int to_l2) {
+    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
+    for (; from < to; from += 2)
+        prefetch_line(x + (ptrdiff_t)from * rec, to_l2);
     return from;
 }
 
@@ -497,7 +523,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * joint sse 0.75 -> 0.69, avx2 0.91 -> 0.88, avx512 0.80 -> 0.76; random half 0.82 -> 0.81, 0.92
  * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
  * In place on AVX2 and AVX-512 the span is also requested PREFETCH_FAR records ahead into L2, as
- * the full call in place does (figures at PREFETCH_FAR).
+ * the full call in place does, and `blend`'s lines PREFETCH_FAR_BLEND_LEAD further (figures
+ * there and at PREFETCH_FAR).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
@@ -580,15 +607,16 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                                    const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
                                    int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    size_t k = 0, prefetched = (size_t)index[0], far = prefetched, done = *next;
+    size_t k = 0, prefetched = (size_t)index[0], far = prefetched, far_blend = prefetched, done = *next;
     for (; k + JM_W <= n_index; k += JM_W) {
         if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
             prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
             if (PREFETCH_FAR && in_place) {
-                const size_t far_ahead = last + PREFETCH_FAR;
-                far = prefetch_records(fa, fb, far, far_ahead < n_joints ? far_ahead : n_joints, 1);
+                const size_t far_ahead = last + PREFETCH_FAR, blend_ahead = far_ahead + PREFETCH_FAR_BLEND_LEAD;
+                far = prefetch_list(fa, far, far_ahead < n_joints ? far_ahead : n_joints, 1);
+                far_blend = prefetch_list(fb, far_blend, blend_ahead < n_joints ? blend_ahead : n_joints, 1);
             }
         } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
             for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
