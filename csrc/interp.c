@@ -397,19 +397,24 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
 #endif
 
 /*
- * An index in place (contiguous_blocks' span requests) requests `blend`'s lines into L2
- * PREFETCH_FAR_BLEND_LEAD records further ahead than those of `joints` (the list it reads and
- * writes). Every second joint of 1,048,576 in place over the full call in place (the full call
- * unchanged), 28 runs of benchmarks/partial_body_numpy.py (21 or 11 rounds, the two lists in one
- * buffer 0, 64 or 1,024 KiB apart and as NumPy places them; benchmarks/README.md's machine): avx2
- * 0.89-1.30 (median 1.14) -> 0.85-1.23 (1.05), lower in 27 runs of 28; avx512 0.92-1.19 (1.06) ->
- * 0.73-1.05 (0.97), lower in 26. A random half in the same runs: avx2 0.88-1.30 (1.13) ->
- * 0.92-1.48 (1.12), the paired difference +0.04 (lower in 12); avx512 1.00 -> 1.00, +0.01; the
- * first half unchanged. 256 or 1,024 records lead: less gain (8 runs); 2,048: less; 8,192 or a
- * lead for `joints` instead: none. In place, where the two lists lie moves these ratios by up to
- * 0.3 (benchmarks/partial_body_placement.py).
+ * An index in place on AVX2 / AVX-512 (contiguous_blocks' span requests) requests `blend`'s lines
+ * ahead of those of `joints` (the list it reads and writes): into L2 PREFETCH_FAR_BLEND_LEAD
+ * records further, into L1 PREFETCH_BLEND_LEAD further. In place, over the full call in place (the
+ * full call unchanged), runs of benchmarks/partial_body_numpy.py (11-21 rounds, the two lists in
+ * one buffer 0, 64 or 1,024 KiB apart and as NumPy places them; benchmarks/README.md's machine),
+ * ranges (medians):
+ *   the L2 lead of 512, 28 runs: every second joint avx2 0.89-1.30 (1.14) -> 0.85-1.23 (1.05),
+ *   lower in 27 runs; avx512 0.92-1.19 (1.06) -> 0.73-1.05 (0.97), lower in 26; a random half
+ *   avx2 0.88-1.30 (1.13) -> 0.92-1.48 (1.12), the paired difference +0.04; avx512 +0.01. 256 or
+ *   1,024: less; 2,048: less; 8,192 or a lead for `joints` instead: none.
+ *   then the L1 lead of 32, 12 runs: a random half avx2 0.99-1.32 (1.13) -> 0.99-1.10 (1.02),
+ *   lower in 10; avx512 0.84-1.25 (0.99) -> 0.84-1.02 (0.94), lower in 11; every second joint
+ *   avx2 0.94-1.08 (1.04) -> 0.94-1.11 (1.07), avx512 0.82-1.15 (0.98) -> 0.79-1.10 (0.99). The
+ *   worse of the two indexes in each run: avx2 1.04-1.32 (1.13) -> 1.02-1.11 (1.08).
+ * Where the two lists lie moves these ratios by up to 0.3 (benchmarks/partial_body_placement.py).
  */
 #define PREFETCH_FAR_BLEND_LEAD 512
+#define PREFETCH_BLEND_LEAD 32
 
 /* requests the cache line at p into L1, or into L2 (to_l2) */
 JM_INLINE void prefetch_line(const char *p, int to_l2) {
@@ -523,8 +528,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * joint sse 0.75 -> 0.69, avx2 0.91 -> 0.88, avx512 0.80 -> 0.76; random half 0.82 -> 0.81, 0.92
  * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
  * In place on AVX2 and AVX-512 the span is also requested PREFETCH_FAR records ahead into L2, as
- * the full call in place does, and `blend`'s lines PREFETCH_FAR_BLEND_LEAD further (figures
- * there and at PREFETCH_FAR).
+ * the full call in place does, and `blend`'s lines further ahead than those of `joints` (figures
+ * at PREFETCH_FAR_BLEND_LEAD and PREFETCH_FAR).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
@@ -607,16 +612,21 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                                    const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
                                    int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    size_t k = 0, prefetched = (size_t)index[0], far = prefetched, far_blend = prefetched, done = *next;
+    size_t k = 0, prefetched = (size_t)index[0], done = *next;
+    size_t near_blend = prefetched, far = prefetched, far_blend = prefetched; /* in place on AVX2 / AVX-512 */
     for (; k + JM_W <= n_index; k += JM_W) {
         if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
-            prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
-            if (PREFETCH_FAR && in_place) {
-                const size_t far_ahead = last + PREFETCH_FAR, blend_ahead = far_ahead + PREFETCH_FAR_BLEND_LEAD;
+            if (PREFETCH_FAR && in_place) { /* blend's requests lead (PREFETCH_BLEND_LEAD) */
+                const size_t blend_ahead = ahead + PREFETCH_BLEND_LEAD, far_ahead = last + PREFETCH_FAR;
+                const size_t far_blend_ahead = far_ahead + PREFETCH_FAR_BLEND_LEAD;
+                prefetched = prefetch_list(fa, prefetched, ahead < n_joints ? ahead : n_joints, 0);
+                near_blend = prefetch_list(fb, near_blend, blend_ahead < n_joints ? blend_ahead : n_joints, 0);
                 far = prefetch_list(fa, far, far_ahead < n_joints ? far_ahead : n_joints, 1);
-                far_blend = prefetch_list(fb, far_blend, blend_ahead < n_joints ? blend_ahead : n_joints, 1);
+                far_blend = prefetch_list(fb, far_blend, far_blend_ahead < n_joints ? far_blend_ahead : n_joints, 1);
+            } else {
+                prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
             }
         } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
             for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
