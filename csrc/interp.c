@@ -618,7 +618,7 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
         if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
-            if (PREFETCH_FAR && in_place) { /* blend's requests lead (PREFETCH_BLEND_LEAD) */
+            if (PREFETCH_FAR && in_place) { /* blend's requests lead (see PREFETCH_FAR_BLEND_LEAD) */
                 const size_t blend_ahead = ahead + PREFETCH_BLEND_LEAD, far_ahead = last + PREFETCH_FAR;
                 const size_t far_blend_ahead = far_ahead + PREFETCH_FAR_BLEND_LEAD;
                 prefetched = prefetch_list(fa, prefetched, ahead < n_joints ? ahead : n_joints, 0);
