@@ -34,6 +34,7 @@ import time
 import numpy as np
 
 import jointmath as jm
+from partial_body_placement import joint_list, placed
 
 T = 0.3
 
@@ -82,18 +83,9 @@ def main():
     paths = os.environ.get("PATHS", ",".join(jm.available_isas())).split(",")
     modes = (True,) if os.environ.get("IN_PLACE_ONLY") == "1" else (False, True)
     rng = np.random.default_rng(0)
-
-    def joint_list():
-        q = rng.standard_normal((n, 4))
-        q /= np.linalg.norm(q, axis=1, keepdims=True)
-        return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
-
-    joints, blend, out = joint_list(), joint_list(), np.empty(n, jm.JOINT_QUAT)
+    joints, blend, out = joint_list(rng, n), joint_list(rng, n), np.empty(n, jm.JOINT_QUAT)
     if "GAP_KIB" in os.environ:  # blend and the list blended in place in one buffer, gap KiB apart
-        gap = int(os.environ["GAP_KIB"]) * 1024 // jm.JOINT_QUAT.itemsize
-        buffer = np.empty(2 * n + gap, jm.JOINT_QUAT)
-        buffer[:n], buffer[n + gap:] = blend, joints
-        blend, in_place = buffer[:n], buffer[n + gap:]
+        in_place, blend, _ = placed(os.environ["GAP_KIB"], joints, blend)
     else:
         in_place = joints.copy()
     indexes = {"every 2nd": np.arange(0, n, 2), "random half": np.sort(rng.choice(n, n // 2, replace=False)),
