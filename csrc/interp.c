@@ -444,20 +444,6 @@ JM_INLINE size_t prefetch_list(const char *x, size_t from, size_t to, int to_l2)
     return from;
 }
 
-/* requests into L2 the cache lines of x's records at index[k] + shift (k < JM_W, increasing; those
-   below end), each line once: last_line is the line (address / 64) requested before them, 0 for
-   none; returns the last one */
-JM_INLINE uintptr_t prefetch_shifted_lines(const char *x, const intptr_t *index, size_t shift, size_t end,
-                                           uintptr_t last_line) {
-    for (int k = 0; k < JM_W && (size_t)index[k] + shift < end; k++) {
-        const char *p = x + (ptrdiff_t)((size_t)index[k] + shift) * (ptrdiff_t)sizeof(jm_joint_quat);
-        if ((uintptr_t)p / 64 != last_line)
-            JM_PREFETCH_L2(p);
-        last_line = (uintptr_t)p / 64;
-    }
-    return last_line;
-}
-
 /* the loop position below which the records `ahead` .. ahead + JM_W - 1 further on exist (of n),
    or 0 (no prefetch) when the call has fewer than PREFETCH_MIN_RECORDS records */
 JM_INLINE size_t prefetch_end(size_t n, size_t records, size_t ahead) {
@@ -547,37 +533,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
-enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN, PREFETCH_SPAN_SPARSE_BLEND };
-
-/*
- * Many frames with a separate out on AVX2 and AVX-512 (blend_frames_flat): an index that leaves
- * whole cache lines of `blend` unread (sparse_blend_lines: the first half of every frame, every
- * fourth joint) also requests into L2 the lines of `blend` that its entries read SPARSE_BLEND_FAR
- * records further on, rounded up to whole frames, each line once (PREFETCH_SPAN_SPARSE_BLEND).
- * `blend` read in bursts with gaps between them is a stream the hardware prefetchers follow
- * poorly, and the near span requests alone come late. Frames of 31 joints, 1,109,056 records
- * with out=, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31 OFFSET=16, medians
- * of 11 rounds, five runs; benchmarks/README.md's machine): the first half avx2 1.15-1.57 ->
- * 1.03-1.27, avx512 0.98-1.09 -> 0.88-0.97, lower in every run; every fourth joint 1.08-1.44 ->
- * 1.04-1.25 and 0.90-1.12 -> 0.90-0.98; the calls in place after them no slower.
- * Requesting every line of `blend`'s span far ahead instead (the lines the index skips too) gained
- * more in the call itself, but the calls in place after it ran ~0.1 slower, though their own code
- * and requests were unchanged; for an index that reads every line (every second joint) or about
- * three in four (a random half), far requests made the call itself slower: those keep the near
- * requests only (benchmarks/README.md).
- */
-#define SPARSE_BLEND_FAR 512
-
-/* 1 when index[0..n) (strictly increasing) reads at most 5 in 8 of the cache lines of a frame of
-   n_joints records, counting a line as two records (a frame's start may shift them by one): the
-   first half of 31 joints or every fourth joint reads 1 in 2, every third joint 11 of 16, a
-   random half about 3 in 4, every second joint every line */
-static int sparse_blend_lines(const intptr_t *index, size_t n, size_t n_joints) {
-    size_t read = 1;
-    for (size_t k = 1; k < n; k++)
-        read += index[k] >> 1 != index[k - 1] >> 1;
-    return 8 * read <= 5 * ((n_joints + 1) / 2);
-}
+enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN };
 
 /* 1 when the JM_W entries at index are every second joint from index[0] (one test for the block,
    no branch per entry; called for blocks spanning 2 (JM_W - 1) joints only) */
@@ -650,18 +606,16 @@ JM_INLINE size_t every_second_joint_block(int mode, const char *fa, const char *
  * (paired runs against main 19bd4e7); three copies (one per mode) made a run of joints on sse
  * ~6 % slower instead (first half of 1,024: 0.77 of the full call against main's 0.72; 0.71 so).
  * Without prefetch it is also called with the constant halves 1 on AVX2 / AVX-512 (the copies
- * of every_second_joint_block by 128-bit halves, see gap_copies_cross). far_shift: the distance in
- * records of the far requests of PREFETCH_SPAN_SPARSE_BLEND (whole frames), else unused.
+ * of every_second_joint_block by 128-bit halves, see gap_copies_cross).
  */
 JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const char *fb, char *fo, size_t n_joints,
-                                   const intptr_t *index, size_t n_index, size_t prefetch_below, size_t far_shift,
-                                   int in_place, int long_index, int halves, const fixed_t *ft, size_t *next) {
+                                   const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
+                                   int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t k = 0, prefetched = (size_t)index[0], done = *next;
     size_t near_blend = prefetched, far = prefetched, far_blend = prefetched; /* in place on AVX2 / AVX-512 */
-    uintptr_t far_line = 0; /* PREFETCH_SPAN_SPARSE_BLEND */
     for (; k + JM_W <= n_index; k += JM_W) {
-        if (prefetch == PREFETCH_SPAN || prefetch == PREFETCH_SPAN_SPARSE_BLEND) {
+        if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
             if (PREFETCH_FAR && in_place) { /* blend's requests lead (see PREFETCH_FAR_BLEND_LEAD) */
@@ -673,8 +627,6 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                 far_blend = prefetch_list(fb, far_blend, far_blend_ahead < n_joints ? far_blend_ahead : n_joints, 1);
             } else {
                 prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
-                if (PREFETCH_FAR && prefetch == PREFETCH_SPAN_SPARSE_BLEND)
-                    far_line = prefetch_shifted_lines(fb, index + k, far_shift, n_joints, far_line);
             }
         } else if (prefetch == PREFETCH_ENTRIES && k < prefetch_below) {
             for (size_t p = k + PREFETCH_AHEAD; p < k + PREFETCH_AHEAD + JM_W; p++) {
@@ -704,28 +656,24 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
 /*
  * The blocks of one frame (fa, fb, fo; n_joints records) for index[0..n_index), its records from
  * `next` on (the ones before are done); returns the position after the last one done (with a
- * separate out the rest of the frame is the caller's to copy). span_prefetch (PREFETCH_SPAN,
- * PREFETCH_SPAN_SPARSE_BLEND or NO_PREFETCH), prefetch_below, far_shift: as contiguous_blocks, for
- * contiguous lists.
+ * separate out the rest of the frame is the caller's to copy). prefetch_span / prefetch_below: as
+ * contiguous_blocks, for contiguous lists.
  */
 JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char *fb, ptrdiff_t bs, char *fo,
                               ptrdiff_t os, size_t n_joints, const intptr_t *index, size_t n_index, int contiguous,
-                              int in_place, int span_prefetch, size_t prefetch_below, size_t far_shift,
-                              int long_index, const fixed_t *ft, size_t next) {
+                              int in_place, int prefetch_span, size_t prefetch_below, int long_index,
+                              const fixed_t *ft, size_t next) {
     size_t k = 0;
     if (contiguous) { /* the offsets are shifts of the index */
-        if (PREFETCH_FAR && span_prefetch == PREFETCH_SPAN_SPARSE_BLEND) /* a loop of its own, never in place */
-            k = contiguous_blocks(mode, PREFETCH_SPAN_SPARSE_BLEND, fa, fb, fo, n_joints, index, n_index, 0, far_shift,
-                                  0, long_index, 0, ft, &next);
-        else if (span_prefetch || prefetch_below)
-            k = contiguous_blocks(mode, span_prefetch ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
-                                  n_index, prefetch_below, 0, in_place, long_index, 0, ft, &next);
+        if (prefetch_span || prefetch_below)
+            k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
+                                  n_index, prefetch_below, in_place, long_index, 0, ft, &next);
         else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
-            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, 0, in_place, long_index,
-                                  1, ft, &next);
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 1,
+                                  ft, &next);
         else
-            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, 0, in_place, long_index,
-                                  0, ft, &next);
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 0,
+                                  ft, &next);
     }
     for (; k + JM_W <= n_index; k += JM_W) {
         if (!in_place)
@@ -765,12 +713,11 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
 #define FLAT_CHUNK 256
 #define FLAT_LOOKAHEAD (PREFETCH_AHEAD + JM_W - 1) /* entries the prefetch by entry reads beyond a block */
 JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o, size_t n_frames, size_t n_joints,
-                                 const intptr_t *index, size_t n_index, int in_place, int span_prefetch,
-                                 int entry_prefetch, int long_index, const fixed_t *ft) {
+                                 const intptr_t *index, size_t n_index, int in_place, int span, int prefetch,
+                                 int long_index, const fixed_t *ft) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const size_t n = n_frames * n_joints;
-    const size_t lookahead = entry_prefetch ? FLAT_LOOKAHEAD : 0;
-    const size_t far_shift = (SPARSE_BLEND_FAR + n_joints - 1) / n_joints * n_joints; /* whole frames */
+    const size_t lookahead = prefetch && !span ? FLAT_LOOKAHEAD : 0;
     intptr_t flat[FLAT_CHUNK + FLAT_LOOKAHEAD + JM_W + FLAT_CHUNK];
     size_t next = 0, filled = 0, frame = 0;
     while (frame < n_frames || filled) {
@@ -787,8 +734,8 @@ JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o
         size_t prefetch_below = 0; /* none where the call takes no prefetch by entry */
         if (lookahead)
             prefetch_below = frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
-        next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, span_prefetch, prefetch_below,
-                            far_shift, long_index, ft, next);
+        next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, prefetch && span, prefetch_below,
+                            long_index, ft, next);
         memmove(flat, flat + ready, (filled - ready) * sizeof(intptr_t));
         filled -= ready;
     }
@@ -811,13 +758,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, long_index = n_index >= SPAN_COPY_MIN_INDEX;
     const int prefetch = n_frames * n_joints >= PREFETCH_MIN_RECORDS;
     if (contiguous && n_frames > 1 && n_index < FLAT_CHUNK) {
-        int span_prefetch = NO_PREFETCH; /* the requests by span of a long call (contiguous_blocks) */
-        if (span && prefetch)
-            span_prefetch = PREFETCH_FAR && !in_place && sparse_blend_lines(index, n_index, n_joints)
-                                ? PREFETCH_SPAN_SPARSE_BLEND
-                                : PREFETCH_SPAN;
-        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span_prefetch, prefetch && !span,
-                          long_index, &ft);
+        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span, prefetch, long_index, &ft);
         return;
     }
     const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
@@ -825,8 +766,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
         const size_t next = frame_blocks(mode, fa, as, fb, bs, fo, os, n_joints, index, n_index, contiguous, in_place,
-                                         span && prefetch ? PREFETCH_SPAN : NO_PREFETCH, prefetch_below, 0,
-                                         long_index, &ft, 0);
+                                         span && prefetch, prefetch_below, long_index, &ft, 0);
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }
