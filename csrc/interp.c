@@ -412,6 +412,11 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  *   avx2 0.94-1.08 (1.04) -> 0.94-1.11 (1.07), avx512 0.82-1.15 (0.98) -> 0.79-1.10 (0.99). The
  *   worse of the two indexes in each run: avx2 1.04-1.32 (1.13) -> 1.02-1.11 (1.08).
  * Where the two lists lie moves these ratios by up to 0.3 (benchmarks/partial_body_placement.py).
+ * Each horizon is one loop over both lists (prefetch_records_lead): with a loop per list and
+ * horizon, four short loops per block, an index in place over a clip in L3 (2,752 frames of 31
+ * joints, 85,312 records; partial_body_kernels.sh with FRAME_JOINTS=31, two runs) cost, every
+ * second joint, 1.19 of the full call on avx2 and 1.29-1.49 on avx512, against 0.86-0.90 and
+ * 0.93-1.22 so (0.79-0.82 and 0.84-1.05 without the leads).
  */
 #define PREFETCH_FAR_BLEND_LEAD 512
 #define PREFETCH_BLEND_LEAD 32
@@ -436,11 +441,16 @@ JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, siz
     return from;
 }
 
-/* prefetch_records for one list */
-JM_INLINE size_t prefetch_list(const char *x, size_t from, size_t to, int to_l2) {
+/* prefetch_records with b's requests `lead` records ahead of a's (those below n): one loop for
+   both lists, as prefetch_records (see PREFETCH_FAR_BLEND_LEAD) */
+JM_INLINE size_t prefetch_records_lead(const char *a, const char *b, size_t from, size_t to, size_t lead, size_t n,
+                                       int to_l2) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    for (; from < to; from += 2)
-        prefetch_line(x + (ptrdiff_t)from * rec, to_l2);
+    for (; from < to; from += 2) {
+        prefetch_line(a + (ptrdiff_t)from * rec, to_l2);
+        if (from + lead < n)
+            prefetch_line(b + (ptrdiff_t)(from + lead) * rec, to_l2);
+    }
     return from;
 }
 
@@ -613,18 +623,17 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                                    int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t k = 0, prefetched = (size_t)index[0], done = *next;
-    size_t near_blend = prefetched, far = prefetched, far_blend = prefetched; /* in place on AVX2 / AVX-512 */
+    size_t far = prefetched; /* in place on AVX2 / AVX-512 */
     for (; k + JM_W <= n_index; k += JM_W) {
         if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
             if (PREFETCH_FAR && in_place) { /* blend's requests lead (see PREFETCH_FAR_BLEND_LEAD) */
-                const size_t blend_ahead = ahead + PREFETCH_BLEND_LEAD, far_ahead = last + PREFETCH_FAR;
-                const size_t far_blend_ahead = far_ahead + PREFETCH_FAR_BLEND_LEAD;
-                prefetched = prefetch_list(fa, prefetched, ahead < n_joints ? ahead : n_joints, 0);
-                near_blend = prefetch_list(fb, near_blend, blend_ahead < n_joints ? blend_ahead : n_joints, 0);
-                far = prefetch_list(fa, far, far_ahead < n_joints ? far_ahead : n_joints, 1);
-                far_blend = prefetch_list(fb, far_blend, far_blend_ahead < n_joints ? far_blend_ahead : n_joints, 1);
+                const size_t far_ahead = last + PREFETCH_FAR;
+                prefetched = prefetch_records_lead(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints,
+                                                   PREFETCH_BLEND_LEAD, n_joints, 0);
+                far = prefetch_records_lead(fa, fb, far, far_ahead < n_joints ? far_ahead : n_joints,
+                                            PREFETCH_FAR_BLEND_LEAD, n_joints, 1);
             } else {
                 prefetched = prefetch_records(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints, 0);
             }
