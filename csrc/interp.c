@@ -416,7 +416,9 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * horizon, four short loops per block, an index in place over a clip in L3 (2,752 frames of 31
  * joints, 85,312 records; partial_body_kernels.sh with FRAME_JOINTS=31, two runs) cost, every
  * second joint, 1.19 of the full call on avx2 and 1.29-1.49 on avx512, against 0.86-0.90 and
- * 0.93-1.22 so (0.79-0.82 and 0.84-1.05 without the leads).
+ * 0.93-1.22 so (0.79-0.82 and 0.84-1.05 without the leads). At 1,048,576 joints in one frame the
+ * one loop costs every second joint in place ~0.1 of the full call more and a random half ~0.05
+ * less (benchmarks/README.md): the clip, the usual case, decided.
  */
 #define PREFETCH_FAR_BLEND_LEAD 512
 #define PREFETCH_BLEND_LEAD 32
