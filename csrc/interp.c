@@ -431,20 +431,10 @@ JM_INLINE void prefetch_line(const char *p, int to_l2) {
         JM_PREFETCH(p);
 }
 
-/* requests the cache lines of the records [from, to) of both lists (records of 32 bytes, two a
-   line) into L1, or into L2 (to_l2); returns the position after the last record requested (from
-   when to <= from) */
-JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to, int to_l2) {
-    const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
-    for (; from < to; from += 2) {
-        prefetch_line(a + (ptrdiff_t)from * rec, to_l2);
-        prefetch_line(b + (ptrdiff_t)from * rec, to_l2);
-    }
-    return from;
-}
-
-/* prefetch_records with b's requests `lead` records ahead of a's (those below n): one loop for
-   both lists, as prefetch_records (see PREFETCH_FAR_BLEND_LEAD) */
+/* requests the cache lines of a's records [from, to) and of b's `lead` records further on (those
+   below n) into L1, or into L2 (to_l2), one loop for both lists (records of 32 bytes, two a line;
+   see PREFETCH_FAR_BLEND_LEAD); returns the position after the last record requested (from when
+   to <= from) */
 JM_INLINE size_t prefetch_records_lead(const char *a, const char *b, size_t from, size_t to, size_t lead, size_t n,
                                        int to_l2) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
@@ -454,6 +444,11 @@ JM_INLINE size_t prefetch_records_lead(const char *a, const char *b, size_t from
             prefetch_line(b + (ptrdiff_t)(from + lead) * rec, to_l2);
     }
     return from;
+}
+
+/* prefetch_records_lead with no lead: both lists' records [from, to) */
+JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to, int to_l2) {
+    return prefetch_records_lead(a, b, from, to, 0, to, to_l2);
 }
 
 /* the loop position below which the records `ahead` .. ahead + JM_W - 1 further on exist (of n),
