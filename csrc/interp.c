@@ -432,15 +432,15 @@ JM_INLINE void prefetch_line(const char *p, int to_l2) {
 }
 
 /* requests the cache lines of a's records [from, to) and of b's `lead` records further on (those
-   below n) into L1, or into L2 (to_l2), one loop for both lists (records of 32 bytes, two a line;
-   see PREFETCH_FAR_BLEND_LEAD); returns the position after the last record requested (from when
-   to <= from) */
+   below n; none when b is NULL) into L1, or into L2 (to_l2), one loop for both lists (records of
+   32 bytes, two a line; see PREFETCH_FAR_BLEND_LEAD); returns the position after the last record
+   requested (from when to <= from) */
 JM_INLINE size_t prefetch_records_lead(const char *a, const char *b, size_t from, size_t to, size_t lead, size_t n,
                                        int to_l2) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     for (; from < to; from += 2) {
         prefetch_line(a + (ptrdiff_t)from * rec, to_l2);
-        if (from + lead < n)
+        if (b && from + lead < n)
             prefetch_line(b + (ptrdiff_t)(from + lead) * rec, to_l2);
     }
     return from;
@@ -449,6 +449,19 @@ JM_INLINE size_t prefetch_records_lead(const char *a, const char *b, size_t from
 /* prefetch_records_lead with no lead: both lists' records [from, to) */
 JM_INLINE size_t prefetch_records(const char *a, const char *b, size_t from, size_t to, int to_l2) {
     return prefetch_records_lead(a, b, from, to, 0, to, to_l2);
+}
+
+/* requests into L1, or into L2 (to_l2), the cache lines of x's records at index[k] + shift (k <
+   JM_W; index increasing; those below n), each line once: *last_line is the line (address / 64)
+   requested last, 0 for none, and is updated */
+JM_INLINE void prefetch_shifted_lines(const char *x, const intptr_t *index, size_t shift, size_t n,
+                                      uintptr_t *last_line, int to_l2) {
+    for (int k = 0; k < JM_W && (size_t)index[k] + shift < n; k++) {
+        const char *p = x + (ptrdiff_t)((size_t)index[k] + shift) * (ptrdiff_t)sizeof(jm_joint_quat);
+        if ((uintptr_t)p / 64 != *last_line)
+            prefetch_line(p, to_l2);
+        *last_line = (uintptr_t)p / 64;
+    }
 }
 
 /* the loop position below which the records `ahead` .. ahead + JM_W - 1 further on exist (of n),
@@ -540,7 +553,40 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
-enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN };
+enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN, PREFETCH_SPARSE_BLEND };
+
+/*
+ * Many frames with a separate out on AVX2 and AVX-512, lists of SPARSE_BLEND_MIN_RECORDS records
+ * or more (16 MiB a list, three lists beyond a 32 MiB L3), an index that leaves whole cache lines
+ * of `blend` unread (sparse_blend_lines: the first half of every frame, every fourth joint): the
+ * span requests take `joints` only, and the lines of `blend` that the index reads are requested
+ * by entry, whole frames ahead: PREFETCH_SPAN_AHEAD records rounded up to frames into L1,
+ * SPARSE_BLEND_FAR records so into L2 (PREFETCH_SPARSE_BLEND). The span requests of both lists
+ * fetched `blend`'s unread lines too (the call moved as many bytes as the full call), and a list
+ * read in bursts is a stream the hardware prefetchers follow poorly. 35,776 frames of 31 joints
+ * with out=, over the full call (partial_body_kernels.sh with FRAME_JOINTS=31 OFFSET=16, medians of
+ * 11 rounds, 8 runs; benchmarks/README.md), ranges (medians): the first half avx2 1.03-1.43 (1.27)
+ * -> 0.96-1.17 (1.06), lower in 7 runs; avx512 0.96-1.13 (1.08) -> 0.78-1.07 (0.90), lower in 8;
+ * every fourth joint avx2 1.00-1.32 (1.19) -> 0.85-1.19 (1.02), avx512 0.89-1.21 (0.98) ->
+ * 0.73-0.95 (0.87). `blend`'s read lines into L2 beside the span requests of both lists (2 runs):
+ * the first half avx2 1.24-1.26; the same without `blend`'s span: 1.19-1.28. A clip in L3 (2,752
+ * frames) lost with such far requests (the first half 0.87-0.90 -> 1.00-1.04 of the full call):
+ * the size threshold keeps them from it. Indexes that read every line or three in four (every
+ * second joint, a random half) gained nothing from requests by entry: they keep the span.
+ */
+#define SPARSE_BLEND_MIN_RECORDS 524288
+#define SPARSE_BLEND_FAR 512
+
+/* 1 when index[0..n) (strictly increasing) reads at most 5 in 8 of the cache lines of a frame of
+   n_joints records, counting a line as two records (a frame's start may shift them by one): the
+   first half of 31 joints or every fourth joint reads 1 in 2, every third joint 11 of 16, a
+   random half about 3 in 4, every second joint every line */
+static int sparse_blend_lines(const intptr_t *index, size_t n, size_t n_joints) {
+    size_t read = 1;
+    for (size_t k = 1; k < n; k++)
+        read += index[k] >> 1 != index[k - 1] >> 1;
+    return 8 * read <= 5 * ((n_joints + 1) / 2);
+}
 
 /* 1 when the JM_W entries at index are every second joint from index[0] (one test for the block,
    no branch per entry; called for blocks spanning 2 (JM_W - 1) joints only) */
@@ -613,16 +659,26 @@ JM_INLINE size_t every_second_joint_block(int mode, const char *fa, const char *
  * (paired runs against main 19bd4e7); three copies (one per mode) made a run of joints on sse
  * ~6 % slower instead (first half of 1,024: 0.77 of the full call against main's 0.72; 0.71 so).
  * Without prefetch it is also called with the constant halves 1 on AVX2 / AVX-512 (the copies
- * of every_second_joint_block by 128-bit halves, see gap_copies_cross).
+ * of every_second_joint_block by 128-bit halves, see gap_copies_cross). frame: the frame length
+ * in records of the flat lists of PREFETCH_SPARSE_BLEND (see blend_frames_flat), else unused.
  */
 JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const char *fb, char *fo, size_t n_joints,
-                                   const intptr_t *index, size_t n_index, size_t prefetch_below, int in_place,
-                                   int long_index, int halves, const fixed_t *ft, size_t *next) {
+                                   const intptr_t *index, size_t n_index, size_t prefetch_below, size_t frame,
+                                   int in_place, int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t k = 0, prefetched = (size_t)index[0], done = *next;
     size_t far = prefetched; /* in place on AVX2 / AVX-512 */
+    /* PREFETCH_SPARSE_BLEND: how far ahead (whole frames) and the last lines requested of blend */
+    const size_t near_shift = prefetch == PREFETCH_SPARSE_BLEND ? (PREFETCH_SPAN_AHEAD + frame - 1) / frame * frame : 0;
+    const size_t far_shift = prefetch == PREFETCH_SPARSE_BLEND ? (SPARSE_BLEND_FAR + frame - 1) / frame * frame : 0;
+    uintptr_t near_line = 0, far_line = 0;
     for (; k + JM_W <= n_index; k += JM_W) {
-        if (prefetch == PREFETCH_SPAN) {
+        if (prefetch == PREFETCH_SPARSE_BLEND) { /* (see SPARSE_BLEND_MIN_RECORDS) */
+            const size_t ahead = (size_t)index[k + JM_W - 1] + PREFETCH_SPAN_AHEAD;
+            prefetched = prefetch_records_lead(fa, NULL, prefetched, ahead < n_joints ? ahead : n_joints, 0, 0, 0);
+            prefetch_shifted_lines(fb, index + k, near_shift, n_joints, &near_line, 0);
+            prefetch_shifted_lines(fb, index + k, far_shift, n_joints, &far_line, 1);
+        } else if (prefetch == PREFETCH_SPAN) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
             if (PREFETCH_FAR && in_place) { /* blend's requests lead (see PREFETCH_FAR_BLEND_LEAD) */
@@ -662,24 +718,28 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
 /*
  * The blocks of one frame (fa, fb, fo; n_joints records) for index[0..n_index), its records from
  * `next` on (the ones before are done); returns the position after the last one done (with a
- * separate out the rest of the frame is the caller's to copy). prefetch_span / prefetch_below: as
- * contiguous_blocks, for contiguous lists.
+ * separate out the rest of the frame is the caller's to copy). For contiguous lists: span_prefetch
+ * (PREFETCH_SPAN, PREFETCH_SPARSE_BLEND, or NO_PREFETCH for none or the requests by entry below
+ * prefetch_below) and frame as contiguous_blocks.
  */
 JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char *fb, ptrdiff_t bs, char *fo,
                               ptrdiff_t os, size_t n_joints, const intptr_t *index, size_t n_index, int contiguous,
-                              int in_place, int prefetch_span, size_t prefetch_below, int long_index,
+                              int in_place, int span_prefetch, size_t prefetch_below, size_t frame, int long_index,
                               const fixed_t *ft, size_t next) {
     size_t k = 0;
     if (contiguous) { /* the offsets are shifts of the index */
-        if (prefetch_span || prefetch_below)
-            k = contiguous_blocks(mode, prefetch_span ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
-                                  n_index, prefetch_below, in_place, long_index, 0, ft, &next);
+        if (PREFETCH_FAR && span_prefetch == PREFETCH_SPARSE_BLEND) /* a loop of its own, never in place */
+            k = contiguous_blocks(mode, PREFETCH_SPARSE_BLEND, fa, fb, fo, n_joints, index, n_index, 0, frame, 0,
+                                  long_index, 0, ft, &next);
+        else if (span_prefetch || prefetch_below)
+            k = contiguous_blocks(mode, span_prefetch ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
+                                  n_index, prefetch_below, 0, in_place, long_index, 0, ft, &next);
         else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
-            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 1,
-                                  ft, &next);
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, 0, in_place, long_index,
+                                  1, ft, &next);
         else
-            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, in_place, long_index, 0,
-                                  ft, &next);
+            k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, 0, in_place, long_index,
+                                  0, ft, &next);
     }
     for (; k + JM_W <= n_index; k += JM_W) {
         if (!in_place)
@@ -719,11 +779,11 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
 #define FLAT_CHUNK 256
 #define FLAT_LOOKAHEAD (PREFETCH_AHEAD + JM_W - 1) /* entries the prefetch by entry reads beyond a block */
 JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o, size_t n_frames, size_t n_joints,
-                                 const intptr_t *index, size_t n_index, int in_place, int span, int prefetch,
-                                 int long_index, const fixed_t *ft) {
+                                 const intptr_t *index, size_t n_index, int in_place, int span_prefetch,
+                                 int entry_prefetch, int long_index, const fixed_t *ft) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const size_t n = n_frames * n_joints;
-    const size_t lookahead = prefetch && !span ? FLAT_LOOKAHEAD : 0;
+    const size_t lookahead = entry_prefetch ? FLAT_LOOKAHEAD : 0;
     intptr_t flat[FLAT_CHUNK + FLAT_LOOKAHEAD + JM_W + FLAT_CHUNK];
     size_t next = 0, filled = 0, frame = 0;
     while (frame < n_frames || filled) {
@@ -740,8 +800,8 @@ JM_INLINE void blend_frames_flat(int mode, const char *a, const char *b, char *o
         size_t prefetch_below = 0; /* none where the call takes no prefetch by entry */
         if (lookahead)
             prefetch_below = frame < n_frames ? ready : filled > lookahead ? filled - lookahead : 0;
-        next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, prefetch && span, prefetch_below,
-                            long_index, ft, next);
+        next = frame_blocks(mode, a, rec, b, rec, o, rec, n, flat, ready, 1, in_place, span_prefetch, prefetch_below,
+                            n_joints, long_index, ft, next);
         memmove(flat, flat + ready, (filled - ready) * sizeof(intptr_t));
         filled -= ready;
     }
@@ -764,7 +824,14 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, long_index = n_index >= SPAN_COPY_MIN_INDEX;
     const int prefetch = n_frames * n_joints >= PREFETCH_MIN_RECORDS;
     if (contiguous && n_frames > 1 && n_index < FLAT_CHUNK) {
-        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span, prefetch, long_index, &ft);
+        int span_prefetch = NO_PREFETCH; /* the requests by span of a long call (contiguous_blocks) */
+        if (span && prefetch)
+            span_prefetch = PREFETCH_FAR && !in_place && n_frames * n_joints >= SPARSE_BLEND_MIN_RECORDS &&
+                                    sparse_blend_lines(index, n_index, n_joints)
+                                ? PREFETCH_SPARSE_BLEND
+                                : PREFETCH_SPAN;
+        blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span_prefetch, prefetch && !span,
+                          long_index, &ft);
         return;
     }
     const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
@@ -772,7 +839,8 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
         const size_t next = frame_blocks(mode, fa, as, fb, bs, fo, os, n_joints, index, n_index, contiguous, in_place,
-                                         span && prefetch, prefetch_below, long_index, &ft, 0);
+                                         span && prefetch ? PREFETCH_SPAN : NO_PREFETCH, prefetch_below, 0, long_index,
+                                         &ft, 0);
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }

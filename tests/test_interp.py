@@ -657,24 +657,36 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
 FLAT_CHUNK = 256  # csrc/interp.c: an index of fewer entries over several frames runs as one over the flat lists
 
 
-@pytest.mark.parametrize("n_joints, kind", [(31, "first half"), (31, "every second"), (31, "random 13"),
-                                            (31, "one joint"), (31, "all joints"), (8, "every second"),
-                                            (1, "all joints"), (300, f"random {FLAT_CHUNK - 1}"),
-                                            (300, f"random {FLAT_CHUNK}")])
-@pytest.mark.parametrize("records", [3000, PREFETCH_MIN_RECORDS + 1000])
+SPARSE_BLEND_MIN_RECORDS = 524288  # csrc/interp.c: with out=, lists this long and an index leaving lines of
+#                                   blend unread request its read lines by entry (AVX2 / AVX-512)
+SHORT_FRAME_CASES = [(31, "first half"), (31, "every second"), (31, "random 13"), (31, "one joint"),
+                     (31, "all joints"), (8, "every second"), (1, "all joints"), (300, f"random {FLAT_CHUNK - 1}"),
+                     (300, f"random {FLAT_CHUNK}")]
+
+
+@pytest.mark.parametrize("n_joints, kind, records",
+                         [(*case, records) for records in (3000, PREFETCH_MIN_RECORDS + 1000)
+                          for case in SHORT_FRAME_CASES]
+                         + [(31, "first half", SPARSE_BLEND_MIN_RECORDS + 1000),
+                            (600, "first third", SPARSE_BLEND_MIN_RECORDS + 1000),
+                            (31, "every second", SPARSE_BLEND_MIN_RECORDS + 1000)])
 def test_index_over_many_short_frames(rng, n_joints, kind, records):
     """Many frames of a clip-like length with an index of under FLAT_CHUNK entries: the frames'
     entries run one after another over the flat lists (blocks across frame ends, built in chunks,
     the rest of a chunk carried to the next); with and without the prefetch, a dense and a sparse
-    index, the threshold's both sides; in place and with a separate out, t = 0.6 and the arc's end
-    t = 1: the selected joints of every frame as the unindexed call, the others copied bit for bit."""
+    index, the threshold's both sides; beyond SPARSE_BLEND_MIN_RECORDS with a separate out, the
+    first half of 31 joints and the first third of 600 (blend's read lines requested whole frames
+    ahead, up to the lists' end: frames of 31 two and 17 ahead, of 600 one) and every second joint
+    (the span requests); in place and with a separate out, t = 0.6 and the arc's end t = 1: the
+    selected joints of every frame as the unindexed call, the others copied bit for bit."""
     frames = -(-records // n_joints)
     joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
     if kind.startswith("random"):
         idx = np.sort(rng.choice(n_joints, int(kind.split()[1]), replace=False))
     else:
-        idx = {"first half": np.arange(n_joints // 2), "every second": np.arange(0, n_joints, 2),
-               "one joint": [n_joints - 1], "all joints": np.arange(n_joints)}[kind]
+        idx = {"first half": np.arange(n_joints // 2), "first third": np.arange(n_joints // 3),
+               "every second": np.arange(0, n_joints, 2), "one joint": [n_joints - 1],
+               "all joints": np.arange(n_joints)}[kind]
     for func in (jm.slerp_joints, jm.lerp_joints):
         for t in (0.6, 1.0):
             full = func(joints, blend, t)
