@@ -549,7 +549,9 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
  * In place on AVX2 and AVX-512 the span is also requested PREFETCH_FAR records ahead into L2, as
  * the full call in place does, and `blend`'s lines further ahead than those of `joints` (figures
- * at PREFETCH_FAR_BLEND_LEAD and PREFETCH_FAR).
+ * at PREFETCH_FAR_BLEND_LEAD and PREFETCH_FAR). With a separate out over many frames of long
+ * lists, an index that leaves lines of `blend` unread requests instead the lines of `blend` it
+ * reads, by entry (SPARSE_BLEND_MIN_RECORDS).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
