@@ -389,12 +389,23 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * of a call with out= speeds the full call (avx2 4.2-5.2 -> 3.2-3.6 ns) but not the indexed
  * ones (every second joint 3.5-4.3 -> 3.4-4.1), which then cost more than the full call: left
  * as it was (benchmarks/README.md).
+ * Only lists of PREFETCH_FAR_MIN_RECORDS records or more take them (4 MiB a list). Over a clip
+ * in L3 they cost more than they hid: 2,752 frames of 31 joints (85,312 records, 2.7 MB a list;
+ * partial_body_kernels.sh with FRAME_JOINTS=31, both builds in both orders, 4 runs) without them,
+ * the full call in place 0.88-0.96 of its time with them, every second joint in place 0.76-0.91
+ * of its time, and over the full call: avx2 0.89-1.07 -> 0.83-0.92, avx512 0.87-1.22 -> 0.85-1.06;
+ * a random half 0.68-0.83 -> 0.60-0.66 and 0.71-0.98 -> 0.59-0.81. At 131,072 records in one
+ * frame every second joint in place cost more without them (avx2 1.03-1.29 of the full call
+ * against 0.89-0.96, avx512 1.15-1.45 against 0.92-1.09; the sparser indexes less), at 262,144
+ * more still (avx2 1.31-1.41 against 1.12-1.15): lists from 4 MiB on keep them (two runs each,
+ * benchmarks/README.md).
  */
 #if JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512
 #define PREFETCH_FAR 256
 #else
 #define PREFETCH_FAR 0
 #endif
+#define PREFETCH_FAR_MIN_RECORDS 131072
 
 /*
  * An index in place on AVX2 / AVX-512 (contiguous_blocks' span requests) requests `blend`'s lines
@@ -505,7 +516,8 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) { /* contiguous: constant offsets free the registers */
         const size_t prefetch_below = prefetch_end(n, n, PREFETCH_AHEAD);
-        const size_t far_below = PREFETCH_FAR && a == o ? prefetch_end(n, n, PREFETCH_FAR) : 0;
+        const int far = PREFETCH_FAR && a == o && n >= PREFETCH_FAR_MIN_RECORDS; /* (see PREFETCH_FAR) */
+        const size_t far_below = far ? prefetch_end(n, n, PREFETCH_FAR) : 0;
         i = far_below ? contiguous_full_blocks(mode, a, b, o, n, prefetch_below, far_below, &ft)
                       : contiguous_full_blocks(mode, a, b, o, n, prefetch_below, 0, &ft);
     }
@@ -549,13 +561,14 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
  * -> 0.89, 0.82 -> 0.80; 128: no better), with a separate out= the two were within 0.02 there.
  * In place on AVX2 and AVX-512 the span is also requested PREFETCH_FAR records ahead into L2, as
  * the full call in place does, and `blend`'s lines further ahead than those of `joints` (figures
- * at PREFETCH_FAR_BLEND_LEAD and PREFETCH_FAR). With a separate out over many frames of long
- * lists, an index that leaves lines of `blend` unread requests instead the lines of `blend` it
- * reads, by entry (SPARSE_BLEND_MIN_RECORDS).
+ * at PREFETCH_FAR_BLEND_LEAD and PREFETCH_FAR; PREFETCH_SPAN_FAR, lists of PREFETCH_FAR_MIN_RECORDS
+ * or more). With a separate out over many frames of lists beyond L3, an index that leaves lines
+ * of `blend` unread requests instead the lines of `blend` it reads, by entry (see
+ * SPARSE_BLEND_MIN_RECORDS).
  */
 #define PREFETCH_SPAN_MAX_GAP 4
 #define PREFETCH_SPAN_AHEAD 32
-enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN, PREFETCH_SPARSE_BLEND };
+enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN, PREFETCH_SPAN_FAR, PREFETCH_SPARSE_BLEND };
 
 /*
  * Many frames with a separate out on AVX2 and AVX-512, lists of SPARSE_BLEND_MIN_RECORDS records
@@ -573,8 +586,9 @@ enum { NO_PREFETCH, PREFETCH_ENTRIES, PREFETCH_SPAN, PREFETCH_SPARSE_BLEND };
  * 0.73-0.95 (0.87). `blend`'s read lines into L2 beside the span requests of both lists (2 runs):
  * the first half avx2 1.24-1.26; the same without `blend`'s span: 1.19-1.28. A clip in L3 (2,752
  * frames) lost with such far requests (the first half 0.87-0.90 -> 1.00-1.04 of the full call):
- * the size threshold keeps them from it. Indexes that read every line or three in four (every
- * second joint, a random half) gained nothing from requests by entry: they keep the span.
+ * the size threshold keeps them from it; so did this form at 4,500 frames (139,500 records, two runs:
+ * the first half avx2 0.90, 1.12 -> 1.01, 1.07). Indexes that read every line or three in four
+ * (every second joint, a random half) gained nothing from requests by entry: they keep the span.
  */
 #define SPARSE_BLEND_MIN_RECORDS 524288
 #define SPARSE_BLEND_FAR 512
@@ -669,21 +683,21 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
                                    int in_place, int long_index, int halves, const fixed_t *ft, size_t *next) {
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     size_t k = 0, prefetched = (size_t)index[0], done = *next;
-    size_t far = prefetched; /* in place on AVX2 / AVX-512 */
+    size_t far = prefetched; /* PREFETCH_SPAN_FAR */
     /* PREFETCH_SPARSE_BLEND: how far ahead (whole frames) and the last lines requested of blend */
     const size_t near_shift = prefetch == PREFETCH_SPARSE_BLEND ? (PREFETCH_SPAN_AHEAD + frame - 1) / frame * frame : 0;
     const size_t far_shift = prefetch == PREFETCH_SPARSE_BLEND ? (SPARSE_BLEND_FAR + frame - 1) / frame * frame : 0;
     uintptr_t near_line = 0, far_line = 0;
     for (; k + JM_W <= n_index; k += JM_W) {
-        if (prefetch == PREFETCH_SPARSE_BLEND) { /* (see SPARSE_BLEND_MIN_RECORDS) */
+        if (prefetch == PREFETCH_SPARSE_BLEND) {
             const size_t ahead = (size_t)index[k + JM_W - 1] + PREFETCH_SPAN_AHEAD;
             prefetched = prefetch_records_lead(fa, NULL, prefetched, ahead < n_joints ? ahead : n_joints, 0, 0, 0);
             prefetch_shifted_lines(fb, index + k, near_shift, n_joints, &near_line, 0);
             prefetch_shifted_lines(fb, index + k, far_shift, n_joints, &far_line, 1);
-        } else if (prefetch == PREFETCH_SPAN) {
+        } else if (prefetch == PREFETCH_SPAN || prefetch == PREFETCH_SPAN_FAR) {
             const size_t last = (size_t)index[k + JM_W - 1];
             const size_t ahead = last + (in_place ? PREFETCH_AHEAD : PREFETCH_SPAN_AHEAD);
-            if (PREFETCH_FAR && in_place) { /* blend's requests lead (see PREFETCH_FAR_BLEND_LEAD) */
+            if (PREFETCH_FAR && prefetch == PREFETCH_SPAN_FAR) { /* in place; blend's lead (PREFETCH_FAR_BLEND_LEAD) */
                 const size_t far_ahead = last + PREFETCH_FAR;
                 prefetched = prefetch_records_lead(fa, fb, prefetched, ahead < n_joints ? ahead : n_joints,
                                                    PREFETCH_BLEND_LEAD, n_joints, 0);
@@ -721,8 +735,8 @@ JM_INLINE size_t contiguous_blocks(int mode, int prefetch, const char *fa, const
  * The blocks of one frame (fa, fb, fo; n_joints records) for index[0..n_index), its records from
  * `next` on (the ones before are done); returns the position after the last one done (with a
  * separate out the rest of the frame is the caller's to copy). For contiguous lists: span_prefetch
- * (PREFETCH_SPAN, PREFETCH_SPARSE_BLEND, or NO_PREFETCH for none or the requests by entry below
- * prefetch_below) and frame as contiguous_blocks.
+ * (PREFETCH_SPAN, PREFETCH_SPAN_FAR, PREFETCH_SPARSE_BLEND, or NO_PREFETCH for none or the
+ * requests by entry below prefetch_below) and frame as contiguous_blocks.
  */
 JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char *fb, ptrdiff_t bs, char *fo,
                               ptrdiff_t os, size_t n_joints, const intptr_t *index, size_t n_index, int contiguous,
@@ -734,7 +748,7 @@ JM_INLINE size_t frame_blocks(int mode, const char *fa, ptrdiff_t as, const char
             k = contiguous_blocks(mode, PREFETCH_SPARSE_BLEND, fa, fb, fo, n_joints, index, n_index, 0, frame, 0,
                                   long_index, 0, ft, &next);
         else if (span_prefetch || prefetch_below)
-            k = contiguous_blocks(mode, span_prefetch ? PREFETCH_SPAN : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
+            k = contiguous_blocks(mode, span_prefetch ? span_prefetch : PREFETCH_ENTRIES, fa, fb, fo, n_joints, index,
                                   n_index, prefetch_below, 0, in_place, long_index, 0, ft, &next);
         else if (HALF_COPIES && !in_place && gap_copies_cross(fo, index[0]))
             k = contiguous_blocks(mode, NO_PREFETCH, fa, fb, fo, n_joints, index, n_index, 0, 0, in_place, long_index,
@@ -825,13 +839,17 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         JM_UNREACHABLE();
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, long_index = n_index >= SPAN_COPY_MIN_INDEX;
     const int prefetch = n_frames * n_joints >= PREFETCH_MIN_RECORDS;
-    if (contiguous && n_frames > 1 && n_index < FLAT_CHUNK) {
-        int span_prefetch = NO_PREFETCH; /* the requests by span of a long call (contiguous_blocks) */
-        if (span && prefetch)
-            span_prefetch = PREFETCH_FAR && !in_place && n_frames * n_joints >= SPARSE_BLEND_MIN_RECORDS &&
-                                    sparse_blend_lines(index, n_index, n_joints)
-                                ? PREFETCH_SPARSE_BLEND
-                                : PREFETCH_SPAN;
+    const int flat = contiguous && n_frames > 1 && n_index < FLAT_CHUNK;
+    int span_prefetch = NO_PREFETCH; /* the requests by span of a long call (contiguous_blocks) */
+    if (span && prefetch) {
+        span_prefetch = PREFETCH_SPAN;
+        if (PREFETCH_FAR && in_place && n_frames * n_joints >= PREFETCH_FAR_MIN_RECORDS)
+            span_prefetch = PREFETCH_SPAN_FAR;
+        else if (PREFETCH_FAR && !in_place && flat && n_frames * n_joints >= SPARSE_BLEND_MIN_RECORDS &&
+                 sparse_blend_lines(index, n_index, n_joints))
+            span_prefetch = PREFETCH_SPARSE_BLEND;
+    }
+    if (flat) {
         blend_frames_flat(mode, a, b, o, n_frames, n_joints, index, n_index, in_place, span_prefetch, prefetch && !span,
                           long_index, &ft);
         return;
@@ -841,8 +859,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
         const size_t next = frame_blocks(mode, fa, as, fb, bs, fo, os, n_joints, index, n_index, contiguous, in_place,
-                                         span && prefetch ? PREFETCH_SPAN : NO_PREFETCH, prefetch_below, 0, long_index,
-                                         &ft, 0);
+                                         span_prefetch, prefetch_below, 0, long_index, &ft, 0);
         copy_records(fa + (ptrdiff_t)next * as, as, fo + (ptrdiff_t)next * os, os, n_joints - next);
     }
 }

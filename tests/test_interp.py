@@ -622,18 +622,22 @@ def test_long_irregular_index(rng, in_place):
 
 PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
 PREFETCH_SPAN_MAX_GAP = 4  # csrc/interp.c: an index over >= 1/4 of the joints prefetches whole spans
+PREFETCH_FAR_MIN_RECORDS = 131072  # csrc/interp.c: from this many records on, in place, AVX2 and AVX-512 also
+#                                   request lines far ahead
 
 
+@pytest.mark.parametrize("records", [PREFETCH_MIN_RECORDS, PREFETCH_FAR_MIN_RECORDS])
 @pytest.mark.parametrize("spacing", [2, 2 * PREFETCH_SPAN_MAX_GAP])
 @pytest.mark.parametrize("n_index", [65, 68, 72, 80, 81, 20_000])
-def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing):
+def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing, records):
     """Calls large enough for the kernels' software prefetch: index lengths at its edge on every
     vector width (64 + 1, 4, 8, 16 entries) over many frames, and one long frame; a dense index
     (about every second joint: the span prefetch, up to the frame's end) and a sparse one (about
-    every eighth: by entry); full lists, in place and with a separate out (in place, AVX2 and
-    AVX-512 also request lines far ahead), against the float64 reference and the unindexed call."""
+    every eighth: by entry); full lists, in place and with a separate out (in place from
+    PREFETCH_FAR_MIN_RECORDS on, AVX2 and AVX-512 also request lines far ahead), against the
+    float64 reference and the unindexed call."""
     n_joints = max(100 * spacing // 2, spacing * n_index)
-    frames = -(-PREFETCH_MIN_RECORDS // n_joints)
+    frames = -(-records // n_joints)
     joints, blend = (random_joints(rng, frames * n_joints).reshape(frames, n_joints) for _ in range(2))
     if n_index < 100:
         idx = np.sort(np.r_[rng.choice(n_joints - 1, n_index - 1, replace=False), n_joints - 1])
