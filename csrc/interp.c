@@ -391,10 +391,10 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * as it was (benchmarks/README.md).
  * Only lists of PREFETCH_FAR_MIN_RECORDS records or more take them (4 MiB a list). Over a clip
  * in L3 they cost more than they hid: 2,752 frames of 31 joints (85,312 records, 2.7 MB a list;
- * partial_body_kernels.sh with FRAME_JOINTS=31, both builds in both orders, 4 runs) without them,
+ * partial_body_kernels.sh with FRAME_JOINTS=31, both builds in both orders, 6 runs) without them,
  * the full call in place 0.88-0.96 of its time with them, every second joint in place 0.76-0.91
- * of its time, and over the full call: avx2 0.89-1.07 -> 0.83-0.92, avx512 0.87-1.22 -> 0.85-1.06;
- * a random half 0.68-0.83 -> 0.60-0.66 and 0.71-0.98 -> 0.59-0.81. At 131,072 records in one
+ * of its time, and over the full call: avx2 0.83-1.07 -> 0.71-0.92, avx512 0.85-1.22 -> 0.72-1.06;
+ * a random half (4 runs) 0.68-0.83 -> 0.60-0.66 and 0.71-0.98 -> 0.59-0.81. At 131,072 records in one
  * frame every second joint in place cost more without them (avx2 1.03-1.29 of the full call
  * against 0.89-0.96, avx512 1.15-1.45 against 0.92-1.09; the sparser indexes less), at 262,144
  * more still (avx2 1.31-1.41 against 1.12-1.15): lists from 4 MiB on keep them (two runs each,
