@@ -407,6 +407,11 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
 #endif
 #define PREFETCH_FAR_MIN_RECORDS 131072
 
+/* 1 when a call over `records` records of contiguous lists takes the far requests (see PREFETCH_FAR) */
+JM_INLINE int far_requests(int in_place, size_t records) {
+    return PREFETCH_FAR && in_place && records >= PREFETCH_FAR_MIN_RECORDS;
+}
+
 /*
  * An index in place on AVX2 / AVX-512 (contiguous_blocks' span requests) requests `blend`'s lines
  * ahead of those of `joints` (the list it reads and writes): into L2 PREFETCH_FAR_BLEND_LEAD
@@ -516,7 +521,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) { /* contiguous: constant offsets free the registers */
         const size_t prefetch_below = prefetch_end(n, n, PREFETCH_AHEAD);
-        const int far = PREFETCH_FAR && a == o && n >= PREFETCH_FAR_MIN_RECORDS; /* (see PREFETCH_FAR) */
+        const int far = far_requests(a == o, n);
         const size_t far_below = far ? prefetch_end(n, n, PREFETCH_FAR) : 0;
         i = far_below ? contiguous_full_blocks(mode, a, b, o, n, prefetch_below, far_below, &ft)
                       : contiguous_full_blocks(mode, a, b, o, n, prefetch_below, 0, &ft);
@@ -830,6 +835,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     const fixed_t ft = fixed_t_for(t);
     const ptrdiff_t rec = (ptrdiff_t)sizeof(jm_joint_quat);
     const int contiguous = as == rec && bs == rec && os == rec, in_place = a == o && as == os;
+    const size_t records = n_frames * n_joints;
     if (t <= 0.0f || !n_index) {
         for (size_t f = 0; f < n_frames; f++)
             copy_records(a + (ptrdiff_t)(f * n_joints) * as, as, o + (ptrdiff_t)(f * n_joints) * os, os, n_joints);
@@ -838,14 +844,14 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     if (!index) /* tells the compiler which branch of JM_REC runs */
         JM_UNREACHABLE();
     const int span = PREFETCH_SPAN_MAX_GAP * n_index >= n_joints, long_index = n_index >= SPAN_COPY_MIN_INDEX;
-    const int prefetch = n_frames * n_joints >= PREFETCH_MIN_RECORDS;
+    const int prefetch = records >= PREFETCH_MIN_RECORDS;
     const int flat = contiguous && n_frames > 1 && n_index < FLAT_CHUNK;
     int span_prefetch = NO_PREFETCH; /* the requests by span of a long call (contiguous_blocks) */
     if (span && prefetch) {
         span_prefetch = PREFETCH_SPAN;
-        if (PREFETCH_FAR && in_place && n_frames * n_joints >= PREFETCH_FAR_MIN_RECORDS)
+        if (far_requests(in_place, records))
             span_prefetch = PREFETCH_SPAN_FAR;
-        else if (PREFETCH_FAR && !in_place && flat && n_frames * n_joints >= SPARSE_BLEND_MIN_RECORDS &&
+        else if (PREFETCH_FAR && !in_place && flat && records >= SPARSE_BLEND_MIN_RECORDS &&
                  sparse_blend_lines(index, n_index, n_joints))
             span_prefetch = PREFETCH_SPARSE_BLEND;
     }
@@ -854,7 +860,7 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
                           long_index, &ft);
         return;
     }
-    const size_t prefetch_below = span ? 0 : prefetch_end(n_index, n_frames * n_joints, PREFETCH_AHEAD);
+    const size_t prefetch_below = span ? 0 : prefetch_end(n_index, records, PREFETCH_AHEAD);
     for (size_t f = 0; f < n_frames; f++) {
         const char *fa = a + (ptrdiff_t)(f * n_joints) * as, *fb = b + (ptrdiff_t)(f * n_joints) * bs;
         char *fo = o + (ptrdiff_t)(f * n_joints) * os;
