@@ -39,7 +39,8 @@ static inline void record(size_t r, int whole) {
     _mm256_storeu_ps(a + 8 * r, _mm256_max_ps(x, y));
 }
 
-/* lines 64 records (L1) and 256 records (a; b 512 further, into L2) ahead of record r */
+/* the lines 64 records ahead of record r into L1 and 256 ahead into L2, those of b 32 and 512
+   records further ahead (as the kernels' in-place requests lead `blend`) */
 static inline void request(size_t r) {
     if (r + 1024 < RECORDS) {
         _mm_prefetch((const char *)(a + 8 * (r + 64)), _MM_HINT_T0);
