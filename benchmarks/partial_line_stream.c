@@ -2,7 +2,7 @@
  * How fast one core streams two lists in place when it reads only one 32-byte record of each
  * 64-byte line (every second joint of a joint list) instead of the whole line, with no math
  * (x86-64 with AVX2, gcc):
- *   gcc -O2 -mavx2 benchmarks/partial_line_stream.c -o /tmp/partial_line_stream && /tmp/partial_line_stream
+ *   mkdir -p build && gcc -O2 -mavx2 benchmarks/partial_line_stream.c -o build/partial_line_stream && build/partial_line_stream
  * Two lists of 1,048,576 records (32 MiB each, in transparent huge pages where the kernel gives
  * them); each loop writes max(a, b) into a record by record, and prints the median time of 31
  * rounds (the loops interleaved round by round) over the loop over every record:
