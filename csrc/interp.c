@@ -521,8 +521,7 @@ JM_INLINE void blend_joints(int mode, const char *a, ptrdiff_t as, const char *b
     size_t i = 0;
     if (as == rec && bs == rec && os == rec) { /* contiguous: constant offsets free the registers */
         const size_t prefetch_below = prefetch_end(n, n, PREFETCH_AHEAD);
-        const int far = far_requests(a == o, n);
-        const size_t far_below = far ? prefetch_end(n, n, PREFETCH_FAR) : 0;
+        const size_t far_below = far_requests(a == o, n) ? prefetch_end(n, n, PREFETCH_FAR) : 0;
         i = far_below ? contiguous_full_blocks(mode, a, b, o, n, prefetch_below, far_below, &ft)
                       : contiguous_full_blocks(mode, a, b, o, n, prefetch_below, 0, &ft);
     }
