@@ -31,31 +31,17 @@
  * starting at the next loop) in ns per record and over the full loop's with the same MATH.
  */
 #include <immintrin.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
+
+#include "probe_common.h"
 
 #define FRAME 31
 static size_t frames = 35776, records; /* records = FRAME * frames */
 #define MAX_ROUNDS 101
 static float *joints, *blend, *out;
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static float *new_list(size_t offset) {
-    const size_t huge = (size_t)2 << 20, bytes = (records * 32 + 64 + huge - 1) / huge * huge;
-    char *p = aligned_alloc(huge, bytes);
-    if (!p)
-        exit(1);
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without huge pages the lists still work */
-    memset(p, 0, bytes);
-    float *list = (float *)(p + offset);
+    float *list = (float *)((char *)huge_page_block(records * 32 + 64, (size_t)2 << 20) + offset);
     for (size_t i = 0; i < records * 8; i++)
         list[i] = 0.5f + (float)(i % 7) * 0.01f;
     return list;
@@ -166,11 +152,6 @@ static void index_loop(const int *index, int n, int depth, int sparse) {
         for (; next < base + FRAME; next++)
             copy_record(next);
     }
-}
-
-static int by_value(const void *x, const void *y) {
-    const double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
 }
 
 int main(int argc, char **argv) {

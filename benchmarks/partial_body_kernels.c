@@ -27,11 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <sys/mman.h>
 
 #include <immintrin.h>
+
+#include "probe_common.h"
 
 typedef void (*full_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, float);
 typedef void (*indexed_kernel)(const char *, ptrdiff_t, const char *, ptrdiff_t, char *, ptrdiff_t, size_t, size_t,
@@ -117,17 +116,6 @@ typedef void (*indexed_movement_kernel)(const char *, const char *, char *, cons
 static const indexed_movement_kernel INDEXED_MOVEMENT_OF_PATH[4] = {indexed_movement_sse, indexed_movement_sse,
                                                                     indexed_movement_avx2, indexed_movement_avx2};
 
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int by_value(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* ns per call over `reps` calls: the full call (index NULL) or the indexed one, out= or in place
    (bd NULL: the path's data movement instead, of the whole lists or of the index) */
 static double time_call(const build *bd, int path, const intptr_t *index, size_t n_index, int in_place_call, int reps) {
@@ -152,14 +140,7 @@ static double time_call(const build *bd, int path, const intptr_t *index, size_t
    slowed the full call in place at 1,048,576 joints from ~2.4 to ~4.8 ns per joint); unit
    quaternions, translations in [0, 1) */
 static char *joint_list(size_t offset) {
-    char *p = NULL;
-    const size_t bytes = n * 32 + 64;
-    if (posix_memalign((void **)&p, 4096, bytes)) {
-        perror("posix_memalign");
-        exit(1);
-    }
-    madvise(p, bytes / 4096 * 4096, MADV_HUGEPAGE); /* a hint: without huge pages the lists still work */
-    p += offset;
+    char *p = (char *)huge_page_block(n * 32 + 64, 4096) + offset;
     for (size_t i = 0; i < n; i++) {
         float *r = (float *)(p + 32 * i);
         double norm = 0.0;

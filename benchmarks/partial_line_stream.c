@@ -14,20 +14,12 @@
  *                          kernels of csrc/interp.c make them in place
  */
 #include <immintrin.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <time.h>
+
+#include "probe_common.h"
 
 #define RECORDS ((size_t)1 << 20)
 #define ROUNDS 31
 static float *a, *b;
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 /* the records of a and b at record r: max into a; the other record of the line read when whole */
 static inline void record(size_t r, int whole) {
@@ -75,19 +67,8 @@ static void every_second_whole_lines_requests(void) {
     }
 }
 
-static int by_value(const void *x, const void *y) {
-    const double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
-}
-
 static float *list(unsigned seed) {
-    const size_t bytes = RECORDS * 32;
-    float *p = NULL;
-    if (posix_memalign((void **)&p, (size_t)1 << 21, bytes)) {
-        perror("posix_memalign");
-        exit(1);
-    }
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint */
+    float *p = huge_page_block(RECORDS * 32, (size_t)1 << 21);
     for (size_t i = 0; i < RECORDS * 8; i++)
         p[i] = (float)((i * 2654435761u + seed) % 1000) / 1000.0f;
     return p;
