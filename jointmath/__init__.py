@@ -4,20 +4,30 @@ Quaternions are (x, y, z, w). Record arrays use JOINT_QUAT (q, t) and JOINT_MAT 
 The C core picks the best SIMD path for this CPU at import; JOINTMATH_ISA=scalar|sse|avx2|avx512
 (x86-64) or scalar|neon (arm64) forces one.
 """
-from ._core import available_isas, isa, joints_to_mats, mats_to_joints
+try:
+    from ._core import available_isas, isa, joints_to_mats, mats_to_joints
+except ModuleNotFoundError as exc:  # a source checkout without the built extension
+    if exc.name != __name__ + "._core":
+        raise
+    raise ImportError(
+        f"jointmath's C extension (jointmath._core) is not built: {__path__[0]} holds jointmath's sources only. "
+        f"Install jointmath (`pip install .` in the checkout) and import it from another folder, or build the "
+        f"extension in place (`python setup.py build_ext --inplace`)."
+    ) from exc
+from . import _memory  # noqa: F401  (gives the C core this machine's memory size)
 from ._records import JOINT_MAT, JOINT_QUAT, make_joints, translations
 from ._core import make_continuous, matrix_to_quat, quat_to_matrix
 from ._core import pack_quats, unpack_quats
 from ._records import PACKED_JOINT, PACKED_JOINT64
 from ._core import pack_joints, unpack_joints
 from ._extract import extract_rotation
-from ._core import euler_to_quat, quat_to_euler
+from ._euler import euler_to_quat, quat_to_euler
 from ._core import compose_mats
 from ._core import forward_kinematics, resample_joints
-from . import bvh
+from . import bvh, data
 from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
-from ._job import load_packed
+from ._packed import load_packed
 
 __all__ = [
     "JOINT_MAT",
@@ -27,6 +37,7 @@ __all__ = [
     "available_isas",
     "bvh",
     "compose_mats",
+    "data",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",

@@ -5,6 +5,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import bvh as bvh
+from . import data as data
 from . import reference as reference
 from ._core import _Floats, _Records
 from ._core import available_isas as available_isas
@@ -39,6 +40,7 @@ __all__ = [
     "available_isas",
     "bvh",
     "compose_mats",
+    "data",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",

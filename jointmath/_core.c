@@ -19,6 +19,8 @@ PyArray_Descr *jm_joint_quat_descr;      /* jointmath.JOINT_QUAT, registered by 
 PyArray_Descr *jm_joint_mat_descr;       /* jointmath.JOINT_MAT */
 PyArray_Descr *jm_packed_joint_descr;    /* jointmath.PACKED_JOINT */
 PyArray_Descr *jm_packed_joint64_descr;  /* jointmath.PACKED_JOINT64 */
+PyObject *jm_euler_by_order;             /* jointmath._euler._by_order, registered by _euler.py */
+double jm_memory_limit;                  /* bytes, registered by _memory.py; 0: unknown */
 
 /* ------------------------------------------------------------------ paths (ISA) -- */
 
@@ -111,6 +113,26 @@ static PyObject *py_register_dtypes(PyObject *self, PyObject *args) {
     Py_XSETREF(jm_joint_mat_descr, d[1]);
     Py_XSETREF(jm_packed_joint_descr, d[2]);
     Py_XSETREF(jm_packed_joint64_descr, d[3]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_register_euler_by_order(PyObject *self, PyObject *func) {
+    (void)self;
+    if (!PyCallable_Check(func))
+        return PyErr_Format(PyExc_TypeError, "expected a callable, got %R", func);
+    Py_INCREF(func);
+    Py_XSETREF(jm_euler_by_order, func);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_set_memory_limit(PyObject *self, PyObject *bytes) {
+    (void)self;
+    const double value = PyFloat_AsDouble(bytes);
+    if (value == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!(value >= 0 && isfinite(value)))
+        return PyErr_Format(PyExc_ValueError, "expected a number of bytes >= 0, got %R", bytes);
+    jm_memory_limit = value;
     Py_RETURN_NONE;
 }
 
@@ -790,6 +812,10 @@ static PyMethodDef core_methods[] = {
      "ValueError saying how large (not MemoryError), as every public function raises."},
     {"_register_dtypes", py_register_dtypes, METH_VARARGS,
      "Register JOINT_QUAT, JOINT_MAT, PACKED_JOINT and PACKED_JOINT64."},
+    {"_register_euler_by_order", py_register_euler_by_order, METH_O,
+     "Register the Python function that runs the Euler functions for a sequence of orders."},
+    {"_set_memory_limit", py_set_memory_limit, METH_O,
+     "Set the bytes an output may take at most (resample_joints); 0: no limit known."},
     {NULL, NULL, 0, NULL},
 };
 

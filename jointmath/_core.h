@@ -41,6 +41,8 @@ extern PyArray_Descr *jm_joint_quat_descr;  /* jointmath.JOINT_QUAT, registered 
 extern PyArray_Descr *jm_joint_mat_descr;   /* jointmath.JOINT_MAT */
 extern PyArray_Descr *jm_packed_joint_descr;   /* jointmath.PACKED_JOINT: uint32 code, float32 t[3] */
 extern PyArray_Descr *jm_packed_joint64_descr; /* jointmath.PACKED_JOINT64: uint64 code, float32 t[3] */
+extern PyObject *jm_euler_by_order; /* jointmath._euler._by_order (a sequence of orders), registered by _euler.py */
+extern double jm_memory_limit;      /* bytes an output may take at most, registered by _memory.py; 0: unknown */
 #define JM_PACKED_JOINT_BYTES 16   /* packed structs: the code at offset 0, t at the code's size */
 #define JM_PACKED_JOINT64_BYTES 20
 

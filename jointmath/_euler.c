@@ -1,7 +1,7 @@
 /*
  * _euler.c - boundary of the Euler kernels (csrc/euler.c): euler_to_quat and quat_to_euler.
- * A single order runs here; a sequence of orders (one per joint) goes through
- * jointmath._euler._by_order, which calls back here once per distinct order.
+ * A single order runs here; a sequence of orders (one per joint) goes to the function that
+ * jointmath/_euler.py registered (_by_order), which calls back here once per distinct order.
  */
 #include "_core.h"
 
@@ -58,12 +58,11 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
     if (!parse_order(slots[1], axes, &intrinsic)) {
         /* one order per joint: a list, tuple, 1-D array of str or any other sequence */
         if (PySequence_Check(slots[1]) && !PyUnicode_Check(slots[1]) && !PyBytes_Check(slots[1])) {
-            PyObject *module = PyImport_ImportModule("jointmath._euler");
-            if (module) {
-                result = PyObject_CallMethod(module, "_by_order", "OOiOO", (PyObject *)src, slots[1], to_quat,
-                                             degrees ? Py_True : Py_False, out ? (PyObject *)out : Py_None);
-                Py_DECREF(module);
-            }
+            if (!jm_euler_by_order)
+                PyErr_SetString(PyExc_RuntimeError, "jointmath._euler has not registered its _by_order");
+            else
+                result = PyObject_CallFunction(jm_euler_by_order, "OOiOO", (PyObject *)src, slots[1], to_quat,
+                                               degrees ? Py_True : Py_False, out ? (PyObject *)out : Py_None);
         } else {
             PyErr_Format(PyExc_ValueError,
                          "order must be one of the six Tait-Bryan orders, XYZ XZY YXZ YZX ZXY ZYX (intrinsic) or the "

@@ -63,3 +63,6 @@ def _by_order(values, orders, to_quat, degrees, out):
 def _leading(array, shape):
     """The first prod(shape) elements of the C-contiguous `array` as a C-contiguous array of `shape`."""
     return array.reshape(-1)[:math.prod(shape)].reshape(shape)
+
+
+_core._register_euler_by_order(_by_order)  # the C functions call it for a sequence of orders

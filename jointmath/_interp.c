@@ -7,9 +7,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifndef _WIN32
-#include <unistd.h> /* sysconf */
-#endif
 
 /* t: a real number in [0, 1] (NaN refused), as float32. */
 static int parse_fraction(PyObject *obj, float *t) {
@@ -659,20 +656,6 @@ static int positive_number(PyObject *value, const char *name, const char *expect
     return 0;
 }
 
-/* Bytes of RAM on this machine (asked once), or 0 where the OS does not say. */
-static double physical_memory(void) {
-    static double memory = -1;
-    if (memory < 0) {
-        memory = 0;
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
-        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-        if (pages > 0 && page > 0)
-            memory = (double)pages * (double)page;
-#endif
-    }
-    return memory;
-}
-
 /* `x` as Python formats it with `spec` (",.0f", ".3g", ","): a new reference, or NULL. */
 static PyObject *formatted(PyObject *x, const char *spec) {
     PyObject *format = PyUnicode_FromString(spec), *text = x && format ? PyObject_Format(x, format) : NULL;
@@ -760,7 +743,7 @@ static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ss
     /* the new frame count as a double first: it may exceed any integer type */
     const double frames = floor((double)(n_frames - 1) * frame_time * fps + 1e-9) + 1;
     const double bytes = n_joints ? frames * (double)(n_joints * (npy_intp)sizeof(jm_joint_quat)) : 0.0;
-    const double memory = physical_memory();
+    const double memory = jm_memory_limit; /* this machine's RAM: jointmath/_memory.py */
     if (!isfinite(bytes) || frames >= 4611686018427387904.0 /* 2^62 */ || (memory && bytes > memory)) {
         if (memory) {
             PyObject *m = formatted(PyFloat_FromDouble(memory), ",.0f"), *reason = NULL;

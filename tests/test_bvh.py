@@ -223,10 +223,10 @@ def test_paths_are_read_into_memory_not_mapped(tmp_path, monkeypatch):
 
 TRUNCATED_WHILE_PARSED = """
 import os, shutil, sys
-from jointmath import bvh
+from jointmath import _bvh_read, bvh
 source, path = sys.argv[1:]
 shutil.copyfile(source, path)
-parse_hierarchy = bvh._parse_hierarchy
+parse_hierarchy = _bvh_read._parse_hierarchy
 
 
 def truncate_then_parse(lines):  # another program truncates the file (as open(path, "wb") does)
@@ -234,9 +234,9 @@ def truncate_then_parse(lines):  # another program truncates the file (as open(p
     return parse_hierarchy(lines)
 
 
-bvh._parse_hierarchy = truncate_then_parse
+_bvh_read._parse_hierarchy = truncate_then_parse
 clip = bvh.load(path)
-bvh._parse_hierarchy = parse_hierarchy
+_bvh_read._parse_hierarchy = parse_hierarchy
 assert clip.joints.tobytes() == bvh.load(source).joints.tobytes(), "not the clip as read"
 print(clip.joints.shape)
 """

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jointmath as jm
-from jointmath import _job, bvh
+from jointmath import _bvh_format, _job, _packed, bvh
 from jointmath import reference as ref
 
 from adversarial import run_python
@@ -30,7 +30,7 @@ def once(isa):
 
 @pytest.fixture(scope="module")
 def sample():
-    return bvh.load(_job.sample_path())
+    return bvh.load(jm.data.sample_clip_path())
 
 
 def reload(clip):
@@ -82,7 +82,7 @@ def test_save_writes_edited_joints(isa, sample):
 
 
 def test_motion_is_derived_from_joints(isa, sample):
-    loaded = bvh.load(_job.sample_path())
+    loaded = bvh.load(jm.data.sample_clip_path())
     motion = loaded.motion
     assert motion.dtype == np.float32 and motion.shape == (loaded.n_frames, sum(len(c) for c in loaded.channels))
     # rebuilt from the derived motion, the joints come back
@@ -151,7 +151,7 @@ def test_edited_frames_continue_and_the_others_keep_the_file_values(once):
     (new bytes, edited frames) must come back there, not as 179.99."""
     clip = bvh.load(DATA / "01_01.bvh")
     file_motion = clip.motion
-    rotation = bvh._rotation_columns(clip.channels)
+    rotation = _bvh_format._rotation_columns(clip.channels)
     clip.joints["q"][1000:1300] *= -1  # the same rotations, other bytes
     clip.joints["q"][2000:2003, 5] = random_quats(np.random.default_rng(4), (3,))
     motion = clip.motion
@@ -200,7 +200,7 @@ def test_replaced_joints_save_the_file_curves(once):
     values: 13 jumps of 360 degrees in Zrotation and in Xrotation."""
     clip = bvh.load(DATA / "01_01.bvh")
     back, _ = reload(dataclasses.replace(clip, joints=clip.joints.copy()))
-    rotation = bvh._rotation_columns(clip.channels)
+    rotation = _bvh_format._rotation_columns(clip.channels)
     assert not (np.abs(np.diff(clip.motion[:, rotation], axis=0)) > 180).any()
     assert not (np.abs(np.diff(back.motion[:, rotation], axis=0)) > 180).any()
     assert np.abs(back.motion[:, rotation]).max() < bvh.CONTINUED_ANGLE_MAX
@@ -357,7 +357,7 @@ def test_reader_rounds_like_strtof(once):
 def test_packed_resampled_and_hand_built_clips_round_trip(isa, sample, tmp_path):
     # packed and unpacked (load_packed): used to fail on reload ("ends after 0 frames")
     result, packed, clip, _ = _job.process_clip(sample)
-    unpacked = jm.load_packed(_job.save_packed(str(tmp_path / "c.npz"), clip, packed))
+    unpacked = jm.load_packed(_packed.save_packed(str(tmp_path / "c.npz"), clip, packed))
     assert_same_motion(reload(unpacked)[0], unpacked)
     resampled = bvh.resample(sample, 30)
     again = reload(resampled)[0]
@@ -407,9 +407,9 @@ def test_failed_save_keeps_the_file_it_would_replace(once, sample, tmp_path):
     edited = dataclasses.replace(sample, joints=sample.joints[:3].copy())
     bvh.save(edited, target)
     before = target.read_bytes()
-    script = (f"import resource\nfrom jointmath import _job, bvh\n"
+    script = (f"import resource\nfrom jointmath import bvh, data\n"
               f"resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))\n"
-              f"try:\n    bvh.save(bvh.load(_job.sample_path()), {str(target)!r})\n"
+              f"try:\n    bvh.save(bvh.load(data.sample_clip_path()), {str(target)!r})\n"
               f"except OSError as exc:\n    print('OSError', exc.errno)\n")
     done = run_python("-c", script)
     assert done.returncode == 0 and done.stdout.split() == ["OSError", str(errno.EFBIG)], done.stderr
@@ -508,8 +508,8 @@ def test_ten_thousand_deep_chain(once, tmp_path):
 
 
 def test_equality_repr_and_html(once, sample):
-    clip = bvh.load(_job.sample_path())
-    assert clip == clip and clip == bvh.load(_job.sample_path())
+    clip = bvh.load(jm.data.sample_clip_path())
+    assert clip == clip and clip == bvh.load(jm.data.sample_clip_path())
     assert clip != dataclasses.replace(clip, frame_time=0.5)
     changed = dataclasses.replace(clip, joints=clip.joints.copy())
     changed.joints["q"][0, 0] *= -1
@@ -727,13 +727,13 @@ def test_editing_a_loaded_clip_s_channels(once, sample):
     """Adding the position channels that save asked for (or dropping the root's) made motion and
     save fail ('motion must have one column per channel (99), got shape (381, 96)'): the file's
     values kept for unedited frames were read with the new channels."""
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jm.data.sample_clip_path())
     jm.translations(clip.joints)[:, 1] += [0, .5, 0]
     clip.channels[1] = ("Xposition", "Yposition", "Zposition") + clip.channels[1]
     again = reload(clip)[0]
     assert np.allclose(again.joints["t"], clip.joints["t"], atol=1e-5)
     assert ref.angle_between(again.joints["q"], clip.joints["q"]).max() < 1e-6
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jm.data.sample_clip_path())
     clip.channels[0] = ("Zrotation", "Xrotation", "Yrotation")
     jm.translations(clip.joints)[:, 0] = clip.offsets[0]
     assert clip.motion.shape == (clip.n_frames, 93)
@@ -774,7 +774,7 @@ def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
     target = tmp_path / "private.bvh"
     target.write_text("old")
     os.chmod(target, 0o600)
-    loaded = bvh.load(_job.sample_path())  # on this test's path (the module's sample may come from another)
+    loaded = bvh.load(jm.data.sample_clip_path())  # on this test's path (the module's sample may come from another)
     bvh.save(loaded, target)
     assert (os.stat(target).st_mode & 0o777) == 0o600 and bvh.load(target) == dataclasses.replace(loaded, name="private")
     missing = tmp_path / "missing" / "clip.bvh"

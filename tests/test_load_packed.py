@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import jointmath
-from jointmath import _job, bvh
+from jointmath import _job, _packed, bvh
 
 
 @pytest.fixture
@@ -11,9 +11,9 @@ def archive(isa, tmp_path):
     """A packed clip archive of the embedded sample (file handling: run on one path only)."""
     if isa != jointmath.available_isas()[-1]:
         pytest.skip("runs once, on the best path")
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     _, packed, clip, _ = _job.process_clip(clip)
-    return _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+    return _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)
 
 
 def test_load_packed_reads_a_complete_archive(archive):
@@ -23,7 +23,7 @@ def test_load_packed_reads_a_complete_archive(archive):
 def test_load_packed_quaternions_are_sign_continuous(archive):
     # unpacking makes each quaternion's largest component positive: neighbouring frames of the
     # sample land on opposite hemispheres (a jump for differences, blends, averages, PCA)
-    unpacked = jointmath.unpack_joints(_job.process_clip(bvh.load(_job.sample_path()))[1])["q"]
+    unpacked = jointmath.unpack_joints(_job.process_clip(bvh.load(jointmath.data.sample_clip_path()))[1])["q"]
     assert (np.sum(unpacked[1:] * unpacked[:-1], axis=-1) < 0).any()
     loaded = jointmath.load_packed(archive).joints["q"]
     assert (np.sum(loaded[1:] * loaded[:-1], axis=-1) >= 0).all()
@@ -89,9 +89,9 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
         with pytest.raises(ValueError, match=rf"{name}' holds packed format ('x'|\[2, 2\])"):
             jointmath.load_packed(tmp_path / name)
     # a record size the format does not define: "17" with 20-byte records loaded as a 20-bit clip
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     _, packed20, clip, _ = _job.process_clip(clip, bits=20)
-    with np.load(_job.save_packed(str(tmp_path / "clip20.npz"), clip, packed20)) as data:
+    with np.load(_packed.save_packed(str(tmp_path / "clip20.npz"), clip, packed20)) as data:
         fields20 = {k: data[k] for k in data.files}
     for name, base, value in (("size17.npz", fields20, np.array("17")), ("size_int.npz", fields20, np.array(17)),
                               ("size_text.npz", fields, np.array("sixteen")),

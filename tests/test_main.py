@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jointmath
-from jointmath import _core, _files, _job, bvh
+from jointmath import _core, _files, _job, _memory, _packed, _report, _runners, bvh
 from jointmath import __main__ as command
 from jointmath.__main__ import main
 
@@ -29,10 +29,10 @@ def once(isa):
 
 
 def test_sample_is_a_small_valid_clip(once):
-    assert os.path.getsize(_job.sample_path()) <= 300_000
-    clip = bvh.load(_job.sample_path())
+    assert os.path.getsize(jointmath.data.sample_clip_path()) <= 300_000
+    clip = bvh.load(jointmath.data.sample_clip_path())
     assert clip.n_frames == 381 and clip.n_joints > 20
-    assert os.path.exists(_job.sample_path() + ".source.txt")
+    assert os.path.exists(jointmath.data.sample_clip_path() + ".source.txt")
 
 
 def loaded_joints(packed):
@@ -43,9 +43,9 @@ def loaded_joints(packed):
 
 
 def test_packed_archive_round_trip_and_old_format_refused(once, tmp_path):
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     result, packed, clip, _ = _job.process_clip(clip)
-    path = _job.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+    path = _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)
     back = jointmath.load_packed(path)
     np.testing.assert_array_equal(back.joints, loaded_joints(packed))
     # an archive of the earlier centred format has no pack_format entry: refused, not misread
@@ -138,7 +138,7 @@ def test_a_pose_of_one_frame_resamples_and_saves(once, tmp_path, capsys):
 def test_each_stage_counts_its_own_frames(once):
     """With resampling, the stages before it divide by the source frames, the others by the
     output frames (the load of 381 frames is 381 frames, whatever --fps says)."""
-    r = _job.process_file(_job.sample_path(), fps=30, check=True)
+    r = _job.process_file(jointmath.data.sample_clip_path(), fps=30, check=True)
     assert r["source_frames"] == 381 and r["frames"] == 95  # 380 frame times of 1/120 s: 3.167 s
     assert r["stage_frames"] == {"load": 381, "resample": 95, "forward_kinematics": 95,
                                  "pack": 95, "unpack": 95, "errors": 95, "check": 95}
@@ -149,14 +149,14 @@ def test_each_stage_counts_its_own_frames(once):
 def test_errors_a_person_can_read(once, capsys):
     """Skeleton height from the rest pose, end-effector error as a fraction of it and in cm with
     --unit-scale, the worst joints by name."""
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     # the rest pose by hand: each joint's OFFSET added down the chain, End Sites included
     rest = {}
     for j, p in enumerate(clip.parents):
         rest[j] = clip.offsets[j] + (rest[int(p)] if p >= 0 else 0)
     ys = [v[1] for v in rest.values()] + [rest[int(p)][1] + o[1] for p, o in zip(clip.end_sites, clip.end_offsets)]
     height = max(ys) - min(ys)
-    r = _job.process_file(_job.sample_path())
+    r = _job.process_file(jointmath.data.sample_clip_path())
     assert r["skeleton_height"] == pytest.approx(height)
     assert 25 < height < 30  # CMU units of 2.54/0.45 cm: a person of about 1.5 m
     assert r["end_effector_error_max_fraction"] == pytest.approx(r["end_effector_error_max"] / height)
@@ -177,7 +177,7 @@ def test_errors_a_person_can_read(once, capsys):
     assert r["end_effector_error_max"] == pytest.approx(tip_error.max(), rel=1e-3)
     assert r["end_effector_error_mean"] == pytest.approx(tip_error.mean(), rel=1e-3)
     assert r["end_effector_error_max"] > max(errors[j] for j in leaves) * 1.01
-    assert main([_job.sample_path(), "--unit-scale", "2.54/0.45"]) == 0
+    assert main([jointmath.data.sample_clip_path(), "--unit-scale", "2.54/0.45"]) == 0
     text = capsys.readouterr().out
     cm = r["end_effector_error_max"] * 2.54 / 0.45
     assert f"end-effector position error: max {cm:.3g} cm ({100 * r['end_effector_error_max_fraction']:.2g} % " \
@@ -188,7 +188,7 @@ def test_errors_a_person_can_read(once, capsys):
 def test_end_effectors_without_end_sites_and_with_two(once):
     """A skeleton written without End Sites measures its leaf joints; a joint with two End Sites
     names them apart."""
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     leaves = [j for j in range(clip.n_joints) if j not in set(clip.parents.tolist())]
     bare, *_ = _job.process_clip(dataclasses.replace(clip, end_sites=[], end_offsets=np.zeros((0, 3))))
     assert bare["end_effectors"] == [clip.names[j] for j in leaves]
@@ -230,8 +230,8 @@ def test_check_against_float64(once, capsys):
             _core._positions64(*bad)
     r = _job.process_file(os.path.join(DATA, "zxy_extra_frame.bvh"), check=True)
     assert 0 < r["forward_kinematics_error_max"] < 1e-3
-    assert "check" not in _job.process_file(_job.sample_path())["seconds"]  # off by default
-    assert main([_job.sample_path(), "--check"]) == 0
+    assert "check" not in _job.process_file(jointmath.data.sample_clip_path())["seconds"]  # off by default
+    assert main([jointmath.data.sample_clip_path(), "--check"]) == 0
     assert "check: float32 forward kinematics vs float64: max" in capsys.readouterr().out
 
 
@@ -239,7 +239,7 @@ def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
     """Two skeletons: two files, each with the joint names on its x axis, a title, axis labels
     and y from 0; the report says which clips each holds."""
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
-    shutil.copy(_job.sample_path(), data / "sample.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), data / "sample.bvh")
     out = tmp_path / "out"
     assert main([str(data), "--out", str(out)]) == 0
     capsys.readouterr()
@@ -249,9 +249,9 @@ def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
     for plot in report["plots"]:
         assert Path(plot["path"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     results = [_job.process_file(str(data / n)) for n in ("sample.bvh", "zxy_extra_frame.bvh")]
-    assert len(command._skeletons(results)) == 2
+    assert len(_report._skeletons(results)) == 2
     for r in results:
-        top, bottom = command._error_figure([r]).axes
+        top, bottom = _report._error_figure([r]).axes
         assert [t.get_text() for t in top.get_xticklabels()] == r["names"]
         assert top.get_ylim()[0] == 0 and bottom.get_ylim()[0] == 0
         assert top.get_title() and bottom.get_title()
@@ -261,7 +261,7 @@ def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
         assert len(r["_series"]["names"]) == 3 and set(r["_series"]["names"]) <= set(r["end_effectors"])
     # one skeleton over several clips: one errors.png
     out2 = tmp_path / "out2"
-    assert main([_job.sample_path(), str(data / "sample.bvh"), "--out", str(out2)]) == 0
+    assert main([jointmath.data.sample_clip_path(), str(data / "sample.bvh"), "--out", str(out2)]) == 0
     assert json.loads((out2 / "report.json").read_text())["plots"][0]["path"] == str(out2 / "errors.png")
 
 
@@ -269,7 +269,7 @@ def test_progress_bars_and_warnings_above_them(once, capsys):
     """A bar per file for several clips, per stage for one; the reader's warning is written as a
     line of its own (tqdm.write), not through the warnings module into the bar."""
     zxy = os.path.join(DATA, "zxy_extra_frame.bvh")
-    assert main([_job.sample_path(), zxy]) == 0
+    assert main([jointmath.data.sample_clip_path(), zxy]) == 0
     err = capsys.readouterr().err
     assert "2/2" in err
     # tqdm.write clears the bar's line (\r), writes the warning, and draws the bar again under it
@@ -311,7 +311,7 @@ def test_output_names_do_not_depend_on_the_argument_order(once, tmp_path, capsys
         assert [p["bvh"] for p in plans] == [os.path.join("out", expected[k] + ".bvh") for k in order]
     # the reported case, end to end: each .npz holds its own clip (walk.BVH is the sample, 381 frames)
     folder = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
-    for name, source in (("walk.bvh", folder / "zxy_extra_frame.bvh"), ("walk.BVH", Path(_job.sample_path())),
+    for name, source in (("walk.bvh", folder / "zxy_extra_frame.bvh"), ("walk.BVH", Path(jointmath.data.sample_clip_path())),
                          ("walk-2.bvh", folder / "zxy_extra_frame.bvh")):
         shutil.copy(source, folder / name)
     out = tmp_path / "out"
@@ -328,7 +328,7 @@ def test_out_checked_before_the_first_clip(once, tmp_path, capsys, monkeypatch):
     (tmp_path / "file").write_text("x")
     for out in (tmp_path / "file", tmp_path / "file" / "sub"):
         with pytest.raises(SystemExit) as exit_:
-            main([_job.sample_path(), "--out", str(out)])
+            main([jointmath.data.sample_clip_path(), "--out", str(out)])
         assert exit_.value.code == 2
         err = capsys.readouterr().err
         assert "usage:" in err and f"--out {out}: cannot write there" in err
@@ -345,7 +345,7 @@ def test_failed_write_marks_that_clip_and_the_run_goes_on(once, tmp_path, capsys
     report.json written and listing both."""
     data = tmp_path / "in"
     copy_clips(data, "zxy_extra_frame.bvh")
-    shutil.copy(_job.sample_path(), data / "a_sample.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), data / "a_sample.bvh")
     out = tmp_path / "out"
     (out / "a_sample.npz").mkdir(parents=True)
     assert main([str(data), "--out", str(out)]) == 1
@@ -370,9 +370,9 @@ def test_atomic_write_never_leaves_a_truncated_file(once, tmp_path):
     with pytest.raises(OSError, match="No space left"):
         _files.write_atomic(str(target), dies_halfway)
     assert target.read_bytes() == b"earlier complete file" and os.listdir(tmp_path) == ["clip.npz"]
-    clip = bvh.load(_job.sample_path())
+    clip = bvh.load(jointmath.data.sample_clip_path())
     result, packed, clip, _ = _job.process_clip(clip)
-    _job.save_packed(target, clip, packed)
+    _packed.save_packed(target, clip, packed)
     assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_files.umask())
     loaded = jointmath.load_packed(target)
     np.testing.assert_array_equal(loaded.joints, loaded_joints(packed))
@@ -423,8 +423,8 @@ def test_names_matplotlib_would_misread_still_plot(once, tmp_path, capsys):
     assert len(report["clips"]) == 2 and len(report["plots"]) == 2
     assert all(os.path.getsize(p["path"]) > 0 for p in report["plots"])
     assert "L$\\Hip$" in report["clips"][1]["names"] or "L$\\Hip$" in report["clips"][0]["names"]
-    assert command._label("L$\\Hip$") == "L\\$\\Hip\\$"
-    assert command._label(os.fsdecode(b"caf\xe9")) == "caf\ufffd"
+    assert _report._label("L$\\Hip$") == "L\\$\\Hip\\$"
+    assert _report._label(os.fsdecode(b"caf\xe9")) == "caf\ufffd"
 
 
 def test_fps_that_bvh_cannot_hold_is_a_usage_error(once, tmp_path, capsys, monkeypatch):
@@ -446,7 +446,7 @@ def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
     calls = []
     monkeypatch.setattr(_job, "process_file", lambda *a, **k: calls.append(a))
     with pytest.raises(SystemExit) as exit_:
-        main([_job.sample_path(), *args])
+        main([jointmath.data.sample_clip_path(), *args])
     assert exit_.value.code == 2
     assert "usage: python -m jointmath" in capsys.readouterr().err
     assert calls == []
@@ -455,8 +455,8 @@ def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
 def test_resampling_beyond_memory_fails_that_clip(once, monkeypatch, capsys):
     """A frame rate within bounds that still would not fit (a long clip): that clip FAILED with
     the size it needed, before allocating it; the other clips go on."""
-    monkeypatch.setattr(_job, "_memory_budget", lambda: 50 << 20)
-    assert main([_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--fps", "5000"]) == 1
+    monkeypatch.setattr(_memory, "pipeline_budget", lambda: 50 << 20)
+    assert main([jointmath.data.sample_clip_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--fps", "5000"]) == 1
     text = capsys.readouterr().out
     assert "FAILED" in text and "GiB of working memory" in text and "choose a lower --fps" in text
     assert "summary: 1 clips processed, 1 failed" in text
@@ -488,7 +488,7 @@ def test_clip_without_frames_fails_alone(once, tmp_path, capsys):
     written for it, the next clip processed."""
     text = Path(DATA, "zxy_extra_frame.bvh").read_text()
     (tmp_path / "empty.bvh").write_text(text[:text.index("MOTION")] + "MOTION\nFrames: 0\nFrame Time: 0.01\n")
-    shutil.copy(_job.sample_path(), tmp_path / "sample.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), tmp_path / "sample.bvh")
     out = tmp_path / "out"
     assert main([str(tmp_path), "--out", str(out), "--bvh"]) == 1
     assert "FAILED " + str(tmp_path / "empty.bvh") + ": ValueError: the clip has no frames" in capsys.readouterr().out
@@ -506,11 +506,11 @@ def test_dask_local_runs_threads_never_a_cluster(once, capsys, monkeypatch):
     """--dask local: one thread per core of this process (one core: the plain loop), never a
     process cluster (slower on this job: see run_dask); the same results, and a note that says
     what runs."""
-    monkeypatch.setattr(command, "local_cluster", lambda *a, **k: pytest.fail("started a cluster"))
-    jobs = [{"path": p} for p in (_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
+    monkeypatch.setattr(_runners, "local_cluster", lambda *a, **k: pytest.fail("started a cluster"))
+    jobs = [{"path": p} for p in (jointmath.data.sample_clip_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
     local = command.run_local(jobs)
     for cores, note in ((1, "2 clips on 1 thread of this process"), (2, "2 clips on 2 threads of this process")):
-        monkeypatch.setattr(command, "_cores", lambda: cores)
+        monkeypatch.setattr(_runners, "_cores", lambda: cores)
         threaded = command.run_dask(jobs, "local")
         assert note in capsys.readouterr().err
         for a, b in zip(local, threaded):
@@ -523,7 +523,7 @@ def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, cap
     (they are collected per read, not through the process-wide warnings filters, which threads
     would share)."""
     zxy = os.path.join(DATA, "zxy_extra_frame.bvh")
-    paths = [_job.sample_path(), zxy, os.path.join(DATA, "01_01.bvh")] * 8
+    paths = [jointmath.data.sample_clip_path(), zxy, os.path.join(DATA, "01_01.bvh")] * 8
     plans = [{"packed": str(tmp_path / f"{k}.npz")} for k in range(len(paths))]
     jobs = [{"path": p, "outputs": plan} for p, plan in zip(paths, plans)]
     one = command.run_local([dict(j, outputs=None) for j in jobs], bar=False)
@@ -608,7 +608,7 @@ def test_dask_local_cluster_matches(once, tmp_path):
 
     from jointmath.__main__ import WORKER_ENVIRON, local_cluster, run_dask, run_local
 
-    jobs = [{"path": p} for p in (_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
+    jobs = [{"path": p} for p in (jointmath.data.sample_clip_path(), os.path.join(DATA, "zxy_extra_frame.bvh"))]
     local = run_local(jobs)
     with local_cluster() as cluster:
         remote = run_dask(jobs, cluster.scheduler_address)
@@ -616,7 +616,7 @@ def test_dask_local_cluster_matches(once, tmp_path):
             assert len(client.scheduler_info()["workers"]) == 2
             environs = client.run(lambda: {k: os.environ.get(k) for k in WORKER_ENVIRON})
             worker_isas = set(client.run(jointmath.isa).values())
-            clip = client.submit(bvh.load, _job.sample_path(), pure=False).result()
+            clip = client.submit(bvh.load, jointmath.data.sample_clip_path(), pure=False).result()
     # the workers run this process's path, whatever JOINTMATH_ISA the session was started with
     assert worker_isas == {jointmath.isa()}
     for a, b in zip(local, remote):
@@ -624,7 +624,7 @@ def test_dask_local_cluster_matches(once, tmp_path):
                     "end_effector_error_max", "compression_ratio", "warnings"):
             assert a[key] == b[key]
     assert all(env == {k: str(v) for k, v in WORKER_ENVIRON.items()} for env in environs.values())
-    expected = bvh.load(_job.sample_path())
+    expected = bvh.load(jointmath.data.sample_clip_path())
     assert clip.names == expected.names and clip.frame_time == expected.frame_time
     np.testing.assert_array_equal(clip.joints, expected.joints)
     np.testing.assert_array_equal(clip.parents, expected.parents)
@@ -633,10 +633,10 @@ def test_dask_local_cluster_matches(once, tmp_path):
 def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
     """--dask local through the command: the clips on 2 threads, the report's results and
     outputs those of the single-thread command, in the same order."""
-    monkeypatch.setattr(command, "_cores", lambda: 2)
+    monkeypatch.setattr(_runners, "_cores", lambda: 2)
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
-    shutil.copy(_job.sample_path(), data / "a.bvh")
-    shutil.copy(_job.sample_path(), data / "b.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), data / "a.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), data / "b.bvh")
     files = [str(data / n) for n in ("a.bvh", "b.bvh", "zxy_extra_frame.bvh")]
     reports = []
     for extra in ([], ["--dask", "local"]):
@@ -693,7 +693,7 @@ def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     monkeypatch.setitem(sys.modules, "tqdm", None)
     out = tmp_path / "out"
-    assert main([_job.sample_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(out)]) == 0
+    assert main([jointmath.data.sample_clip_path(), os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "note: matplotlib is not installed, no plot written" in captured.out
     assert "2/2" not in captured.err
@@ -730,10 +730,10 @@ def test_lowest_fps_has_a_finite_frame_time(once, capsys):
     out); below it the rate is a usage error that says what range works (every clip FAILED on a
     frame time of inf before)."""
     assert math.isfinite(1 / command.MIN_FPS) and not math.isfinite(1 / math.nextafter(command.MIN_FPS, 0))
-    assert main([_job.sample_path(), "--fps", repr(command.MIN_FPS)]) == 0
+    assert main([jointmath.data.sample_clip_path(), "--fps", repr(command.MIN_FPS)]) == 0
     assert "1 frames x 31 joints (resampled from 381)" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exit_:
-        main([_job.sample_path(), "--fps", "1e-320"])
+        main([jointmath.data.sample_clip_path(), "--fps", "1e-320"])
     assert exit_.value.code == 2
     assert "must be a frame rate from 5.6e-309 (the smallest whose frame time 1/fps is finite) to 10,000" in \
         capsys.readouterr().err
@@ -767,7 +767,7 @@ def test_dask_address_problems_are_usage_errors(once, capsys, monkeypatch):
 
     def usage_error(address):
         with pytest.raises(SystemExit) as exit_:
-            main([_job.sample_path(), "--dask", address])
+            main([jointmath.data.sample_clip_path(), "--dask", address])
         assert exit_.value.code == 2
         return capsys.readouterr().err
 
@@ -796,7 +796,7 @@ def test_scheduler_gets_absolute_paths(once, tmp_path, monkeypatch, capsys):
     from dask.distributed import Client
 
     client_folder, worker_folder = copy_clips(tmp_path / "client" / "clips"), copy_clips(tmp_path / "worker" / "clips")
-    shutil.copy(_job.sample_path(), client_folder / "box.bvh")  # 381 frames
+    shutil.copy(jointmath.data.sample_clip_path(), client_folder / "box.bvh")  # 381 frames
     shutil.copy(os.path.join(DATA, "zxy_extra_frame.bvh"), worker_folder / "box.bvh")  # 150 frames
     monkeypatch.chdir(tmp_path / "client")
     with command.local_cluster(n_workers=1) as cluster:
@@ -870,7 +870,7 @@ def test_report_is_strict_json_and_unmeasurable_figures_say_so(once, tmp_path, c
     assert "warning: not measurable for this clip" in text and "forward_kinematics_error_max" in text
     assert "check: float32 forward kinematics vs float64: max not measurable" in text
     assert "inf" not in text and "nan" not in text
-    assert _job.json_ready({"a": [1.0, float("nan")], "b": {"c": float("-inf")}, "d": "x"}) == \
+    assert _report.json_ready({"a": [1.0, float("nan")], "b": {"c": float("-inf")}, "d": "x"}) == \
         {"a": [1.0, None], "b": {"c": None}, "d": "x"}
 
 
@@ -900,7 +900,7 @@ def test_rerun_lists_outputs_it_did_not_write(once, tmp_path, capsys):
     the files there that look like outputs and that it did not write: the first run's .bvh
     files and per-skeleton plots, and the .npz of a clip that fails this time; never an input."""
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
-    shutil.copy(_job.sample_path(), data / "walk.bvh")
+    shutil.copy(jointmath.data.sample_clip_path(), data / "walk.bvh")
     out = tmp_path / "out"
     assert main([str(data), "--out", str(out), "--bvh", "--fps", "30"]) == 0
     first = sorted(os.listdir(out))

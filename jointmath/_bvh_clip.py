@@ -1,0 +1,403 @@
+"""The Clip: a skeleton and its frames, checked on construction and on every use, with what a
+clip knows about itself (world transforms, positions, height, end effectors) and resampling."""
+import dataclasses
+import html
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _core
+from ._bvh_continuity import channel_values
+from ._bvh_format import _ROTATIONS, _checked_channels, _real_array
+from ._records import checked_joints, refuse_masked
+
+__all__ = ["Clip", "resample"]
+
+
+def _empty_end_sites():
+    return np.zeros(0, np.int64)
+
+
+def _empty_end_offsets():
+    return np.zeros((0, 3), np.float64)
+
+
+def _checked_parents(parents, n_joints):
+    """parents as an int64 (J,) array, after checking parents-before-children (-1 for a root)."""
+    refuse_masked(parents, "parents")
+    array = np.asarray(parents)
+    if array.ndim != 1 or array.shape[0] != n_joints:
+        raise ValueError(f"parents must hold one index per joint ({n_joints}), got shape {array.shape}")
+    if array.size and array.dtype.kind not in "iu":
+        raise TypeError(f"parents must be integers, got dtype {array.dtype}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:  # would wrap to negative
+        j = int(np.argmax(array > np.iinfo(np.int64).max))
+        raise ValueError(f"parents must list parents before children (parents[j] < j, -1 for a root): "
+                         f"parents[{j}] = {int(array[j])}")
+    array = array.astype(np.int64)
+    bad = np.flatnonzero((array < -1) | (array >= np.arange(n_joints)))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"parents must list parents before children (parents[j] < j, -1 for a root): "
+                         f"parents[{j}] = {int(array[j])}")
+    return array
+
+
+def _checked_skeleton(clip):
+    """(parents, offsets, end_sites, end_offsets) of clip checked and converted as Clip() stores
+    them (TypeError / ValueError naming the field); the methods that compute from the skeleton
+    use these too, so that a field assigned since construction is checked before it is used,
+    never wrapped or broadcast as NumPy would read it (an End Site at -1 taken as the last joint)."""
+    n_joints = len(clip.names)
+    parents = _checked_parents(clip.parents, n_joints)
+    offsets = _real_array(clip.offsets, "offsets")
+    if offsets.shape != (n_joints, 3):
+        raise ValueError(f"offsets must have shape ({n_joints}, 3), one per joint, got shape {offsets.shape}")
+    if not np.isfinite(offsets).all():
+        raise ValueError("offsets must be finite")
+    refuse_masked(clip.end_sites, "end_sites")
+    end_sites = np.asarray(clip.end_sites)
+    if end_sites.ndim != 1 or (end_sites.size and end_sites.dtype.kind not in "iu"):
+        raise ValueError(f"end_sites must be a 1-D array of joint indices, got {end_sites.dtype} of shape "
+                         f"{end_sites.shape}")
+    end_sites = end_sites.astype(np.int64)
+    end_offsets = _real_array(clip.end_offsets, "end_offsets")
+    if end_offsets.shape != (len(end_sites), 3):
+        raise ValueError(f"end_offsets must have shape ({len(end_sites)}, 3), one per End Site, "
+                         f"got shape {end_offsets.shape}")
+    if ((end_sites < 0) | (end_sites >= n_joints)).any():
+        raise ValueError(f"end_sites must be joint indices in [0, {n_joints}), got {end_sites.tolist()}")
+    if not np.isfinite(end_offsets).all():
+        raise ValueError("end_offsets must be finite")
+    return parents, offsets, end_sites, end_offsets
+
+
+def _frame_seconds(value):
+    """frame_time as a float: any real number (a Python or NumPy number, a 0-d array, a Fraction),
+    positive and finite; TypeError for anything else (a str, a bool), naming it."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_, np.timedelta64)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"frame_time must be a real number of seconds, got {type(value).__name__}")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int or Fraction beyond a double
+        seconds = float("inf")
+    if not (np.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"frame_time must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def _checked_frames(clip):
+    """clip.joints checked as Clip() checks it: a JOINT_QUAT array of shape (frames, joints)."""
+    checked_joints(clip.joints)
+    if clip.joints.ndim != 2 or clip.joints.shape[1] != len(clip.names):
+        raise ValueError(f"joints must have shape (frames, {len(clip.names)}), got shape {clip.joints.shape}")
+    return clip.joints
+
+
+@dataclass(eq=False, repr=False)
+class Clip:
+    """A motion clip: a skeleton and its frames. Plain NumPy arrays and lists; pickles.
+
+    The skeleton and ``joints`` are the whole truth: ``motion`` (the raw BVH channel values) is
+    computed from them on access, and save() writes what ``joints`` holds, so a clip edited
+    through ``joints`` (in place or with ``dataclasses.replace(clip, joints=...)``) saves as
+    edited.
+
+    names          joint names, J of them, parents before children (file order)
+    parents        (J,) int64, the parent's index, -1 for a root
+    offsets        (J, 3) float64, each joint's OFFSET
+    channels       J tuples of channel names as in the file ("Xposition", "Zrotation", ...);
+                   each joint has 0 or 3 rotation channels and any of the 3 position channels
+    frame_time     seconds per frame (a positive, finite real number: stored as a float)
+    joints         (F, J) JOINT_QUAT: local rotation from the Euler channels, translation =
+                   OFFSET + position channels
+    end_sites      (E,) int64 parent joint of each End Site (default none)
+    end_offsets    (E, 3) float64, each End Site's OFFSET
+    name           a label for displays (load() uses the file's stem)
+
+    ``joints`` is kept as given, not copied (a long capture is not held twice), while the
+    skeleton fields are converted into arrays and lists of the clip's own: a clip made with
+    ``dataclasses.replace(clip, ...)`` or ``Clip(joints=j, ...)`` shares its frames with ``clip``
+    or ``j`` (pass ``joints=clip.joints.copy()`` for frames of its own). Fields may be assigned
+    after construction; every method checks the ones it uses again (save() all of them). A clip
+    as load() returned it also keeps the file's channel values (copies and pickles too), which
+    ``motion`` and save() give for every frame whose joints are unchanged; a clip made with
+    replace() or Clip() computes them from ``joints`` (the same rotations and Euler branches,
+    float32 rounding apart).
+
+    Equality: ``a == b`` is True when every field is equal (arrays element by element, so a
+    NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
+    skeleton as a table (``_repr_html_``).
+    """
+
+    names: list
+    parents: np.ndarray
+    offsets: np.ndarray
+    channels: list
+    frame_time: float
+    joints: np.ndarray
+    end_sites: np.ndarray = field(default_factory=_empty_end_sites)
+    end_offsets: np.ndarray = field(default_factory=_empty_end_offsets)
+    name: str = ""
+
+    def __post_init__(self):
+        if isinstance(self.names, (str, bytes)) or not hasattr(self.names, "__iter__"):
+            raise TypeError(f"names must be a sequence of str, one per joint, got {type(self.names).__name__}")
+        self.names = list(self.names)
+        for j, name in enumerate(self.names):
+            if not isinstance(name, str):
+                raise TypeError(f"names[{j}] must be a str, got {type(name).__name__}")
+        self.names = [str(n) for n in self.names]  # np.str_ as str
+        n_joints = len(self.names)
+        if not n_joints:
+            raise ValueError("names must list at least one joint, got none")
+        self.parents, self.offsets, self.end_sites, self.end_offsets = _checked_skeleton(self)
+        self.channels = _checked_channels(self.channels, self.names)
+        self.frame_time = _frame_seconds(self.frame_time)
+        _checked_frames(self)
+
+    # ------------------------------------------------------------------ derived values --
+
+    @property
+    def orders(self):
+        """Each joint's rotation order from its channels, e.g. "ZXY"; "" for a joint without rotation
+        channels, which the Euler functions refuse: convert the joints with an order (README)."""
+        return ["".join(_ROTATIONS[c] for c in ch if c in _ROTATIONS) for ch in self.channels]
+
+    @property
+    def fps(self):
+        """Frames per second, 1 / frame_time."""
+        return 1.0 / _frame_seconds(self.frame_time)
+
+    @property
+    def n_frames(self):
+        return self.joints.shape[0]
+
+    @property
+    def n_joints(self):
+        return len(self.names)
+
+    @property
+    def duration(self):
+        """Seconds from the first frame to the last, (n_frames - 1) * frame_time."""
+        return max(self.n_frames - 1, 0) * _frame_seconds(self.frame_time)
+
+    @property
+    def motion(self):
+        """(F, C) float32 raw channel values, computed from ``joints`` (a new array each time).
+
+        Rotation channels: quat_to_euler of each joint's rotation in its order (degrees), or the
+        other Euler solution of the same rotation, (a + 180, 180 - b, c + 180), where that one
+        lies nearer the frame before (Blender's "compatible Euler": a middle angle passing
+        beyond +-90 stays continuous, as a file's does); each value then moved by whole turns to
+        within 180 degrees of the frame before, so that a curve does not jump by 360. A value
+        that would reach +-CONTINUED_ANGLE_MAX is written as its own instead (within +-180: the
+        one whole-turn jump, at that frame) and the channel continues from it. At gimbal lock
+        (middle angle +-90) the third angle keeps its value from the frame before the lock and
+        the first takes the rest (quat_to_euler sets the third to 0 there). Position
+        channels: translation - OFFSET. The frames of a clip as
+        load() returned it whose joints are unchanged keep the file's values exactly (edit a few
+        frames in place and only those are computed, continuing from their neighbours).
+        """
+        offsets, channels = _checked_skeleton(self)[1], _checked_channels(self.channels, self.names)
+        return channel_values(_checked_frames(self), offsets, channels, getattr(self, "_loaded_motion", None))
+
+    def world(self):
+        """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
+        return _core.forward_kinematics(_checked_frames(self), _checked_skeleton(self)[0])
+
+    def positions(self, end_sites=True):
+        """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
+        ``end_sites`` order (only the joints with end_sites=False)."""
+        parents, _, sites, site_offsets = _checked_skeleton(self)
+        world = _core.forward_kinematics(_checked_frames(self), parents)["m"]
+        joints = world[..., 3]
+        if not end_sites or len(sites) == 0:
+            return np.ascontiguousarray(joints)
+        return np.concatenate([joints, _end_site_positions(world, sites, site_offsets).astype(np.float32)], axis=1)
+
+    def rest_positions(self):
+        """(J + E, 3) float64 positions of the joints and End Sites in the rest pose (every
+        rotation identity, translations = OFFSET)."""
+        parents, offsets, sites, site_offsets = _checked_skeleton(self)
+        position = np.zeros((self.n_joints, 3))
+        for j, p in enumerate(parents.tolist()):
+            position[j] = offsets[j] + (position[p] if p >= 0 else 0)
+        return np.concatenate([position, position[sites] + site_offsets])
+
+    def height(self, axis=1):
+        """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
+        1, Y, BVH's up axis; a Python or NumPy integer or a 0-d integer array). The unit that
+        errors are reported in."""
+        refuse_masked(axis, "axis")
+        if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
+            axis = int(axis)
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"axis must be an int, 0, 1 or 2 (X, Y or Z), got {type(axis).__name__}")
+        if axis not in (0, 1, 2):
+            raise ValueError(f"axis must be 0, 1 or 2 (X, Y or Z), got {axis!r}")
+        along = self.rest_positions()[:, axis]
+        return float(along.max() - along.min())
+
+    def skeleton_height(self):
+        """The skeleton's size in its rest pose: the unit errors are reported in.
+
+        Returns
+        -------
+        float
+            ``height()``, the extent along Y (BVH's up axis); for a skeleton whose Y extent is
+            0 (one lying in another plane) the larger of its X and Z extents. 0.0 only for a
+            skeleton whose joints and End Sites all lie at one point.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a skeleton field assigned since construction that Clip() would refuse.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from jointmath import bvh
+        >>> joints = jm.make_joints(np.tile([0.0, 0.0, 0.0, 1.0], (1, 2, 1)), [[[0, 0, 0], [3, 0, 0]]])
+        >>> lying = bvh.Clip(names=["Hips", "Leg"], parents=[-1, 0], offsets=[[0, 0, 0], [3, 0, 0]],
+        ...                  channels=[(), ()], frame_time=1 / 30, joints=joints)
+        >>> lying.height(), lying.skeleton_height()
+        (0.0, 3.0)
+        """
+        height = self.height()
+        return height if height > 0 else max(self.height(axis) for axis in (0, 2))
+
+    @property
+    def bare_leaves(self):
+        """The joints that are nobody's parent and have no End Site.
+
+        A skeleton written without End Sites ends in such joints (its hands, feet and head);
+        they are end effectors themselves (``end_effectors``).
+
+        Returns
+        -------
+        list of int
+            Their indices, in joint order.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.bare_leaves  # every leaf of this skeleton has its End Site
+        []
+        >>> import dataclasses, numpy as np
+        >>> bare = dataclasses.replace(clip, end_sites=[], end_offsets=np.zeros((0, 3)))
+        >>> [bare.names[j] for j in bare.bare_leaves][:3]
+        ['LeftToeBase', 'RightToeBase', 'Head']
+        """
+        parents, _, end_sites, _ = _checked_skeleton(self)
+        used = set(parents.tolist()) | set(end_sites.tolist())
+        return [j for j in range(self.n_joints) if j not in used]
+
+    @property
+    def end_effectors(self):
+        """The names of the clip's end effectors.
+
+        Returns
+        -------
+        list of str
+            Its End Site tips in ``end_sites`` order ("Head End Site"; a joint with several
+            numbers them "Hand End Site 2" ...), then its ``bare_leaves`` by name.
+
+        See Also
+        --------
+        end_effector_columns : where they are among ``positions()``.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.end_effectors[:3]
+        ['LeftToeBase End Site', 'RightToeBase End Site', 'Head End Site']
+        """
+        tips = _checked_skeleton(self)[2].tolist()
+        names = []
+        for k, j in enumerate(tips):
+            repeat = tips[:k].count(j)
+            names.append(f"{self.names[j]} End Site" + (f" {repeat + 1}" if repeat else ""))
+        return names + [self.names[j] for j in self.bare_leaves]
+
+    @property
+    def end_effector_columns(self):
+        """Where the ``end_effectors`` are among the columns of ``positions()``.
+
+        Returns
+        -------
+        numpy.ndarray
+            (len(end_effectors),) intp: the End Site tips' columns (J, J + 1, ...), then the
+            bare leaves' own joint indices.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> tips = clip.positions()[:, clip.end_effector_columns]
+        >>> tips.shape == (clip.n_frames, len(clip.end_effectors), 3)
+        True
+        """
+        n_sites = len(_checked_skeleton(self)[2])
+        return np.array([*range(self.n_joints, self.n_joints + n_sites), *self.bare_leaves], np.intp)
+
+    # ----------------------------------------------------------------- comparison, display --
+
+    def __eq__(self, other):
+        if not isinstance(other, Clip):
+            return NotImplemented
+        return (self.names == other.names and self.channels == other.channels and self.name == other.name
+                and self.frame_time == other.frame_time and self.joints.shape == other.joints.shape
+                and np.array_equal(self.parents, other.parents) and np.array_equal(self.offsets, other.offsets)
+                and np.array_equal(self.end_sites, other.end_sites)
+                and np.array_equal(self.end_offsets, other.end_offsets)
+                and np.array_equal(self.joints["q"], other.joints["q"])
+                and np.array_equal(self.joints["t"], other.joints["t"]))
+
+    __hash__ = None  # type: ignore[assignment]  # a Clip is mutable: not hashable
+
+    def __repr__(self):
+        return (f"<Clip {self.name!r}: {self.n_joints} joints, {self.n_frames} frames at {self.fps:.6g} fps, "
+                f"{self.duration:.6g} s>")
+
+    def _repr_html_(self, max_rows=200):
+        rows = []
+        for j in range(min(self.n_joints, max_rows)):
+            p = int(self.parents[j])
+            rows.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+                j, self.names[j], self.names[p] if p >= 0 else "", self.orders[j] or "-",
+                " ".join(self.channels[j]), " ".join(f"{v:.6g}" for v in self.offsets[j]))) + "</tr>")
+        if self.n_joints > max_rows:
+            rows.append(f"<tr><td colspan='6'>... {self.n_joints - max_rows} more joints</td></tr>")
+        head = "".join(f"<th>{h}</th>" for h in ("#", "joint", "parent", "order", "channels", "offset"))
+        return (f"<div><b>Clip {html.escape(repr(self.name))}</b>: {self.n_joints} joints, "
+                f"{len(self.end_sites)} End Sites, {self.n_frames} frames, {self.fps:.6g} fps, "
+                f"{self.duration:.6g} s, height {self.height():.6g}"
+                f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+
+
+def _end_site_positions(world, end_sites, end_offsets):
+    """(F, E, 3) float64 world positions of End Site tips: each End Site's OFFSET (end_offsets,
+    (E, 3)) through the (F, J, 3, 4) world matrices `world` of its joint (end_sites, (E,))."""
+    parent = world[:, end_sites]
+    return np.einsum("fejk,ek->fej", parent[..., :3].astype(np.float64), end_offsets) + parent[..., 3]
+
+
+def resample(clip, fps):
+    """The clip at `fps` frames per second: frames at exact multiples of 1 / fps covering the
+    same duration, rotations slerped and translations lerped between the source frames around
+    each new time (jointmath.resample_joints). A new Clip with a copy of the skeleton (editing
+    one clip's offsets leaves the other's alone); it saves as BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+    """
+    if not isinstance(clip, Clip):
+        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
+    parents, offsets, end_sites, end_offsets = _checked_skeleton(clip)  # new arrays: a copy of the skeleton
+    joints = _core.resample_joints(_checked_frames(clip), _frame_seconds(clip.frame_time), fps)
+    return dataclasses.replace(clip, joints=joints, frame_time=1.0 / float(fps), names=list(clip.names),
+                               parents=parents, offsets=offsets, channels=list(clip.channels), end_sites=end_sites,
+                               end_offsets=end_offsets)
