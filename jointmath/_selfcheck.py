@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import jointmath as jm
-from jointmath import _core, _job, bvh, reference
+from jointmath import _core, bvh, data, reference
 
 __all__ = ["main"]
 
@@ -143,7 +143,7 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     joints = _random_joints(rng, args.joints)
     # forward kinematics runs on the generated joints as frames of the sample clip's hierarchy
-    skeleton = bvh.load(_job.sample_path()).parents
+    skeleton = bvh.load(data.sample_clip_path()).parents
     running = jm.isa()
     print(f"jointmath {jm.__version__}: running path {running}; this CPU runs {', '.join(jm.available_isas())}")
     print(f"checking every kernel on every path against the float64 reference ({args.joints:,} random joints)\n")
