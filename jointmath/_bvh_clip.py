@@ -106,20 +106,47 @@ class Clip:
     through ``joints`` (in place or with ``dataclasses.replace(clip, joints=...)``) saves as
     edited.
 
-    names          joint names, J of them, parents before children (file order)
-    parents        (J,) int64, the parent's index, -1 for a root
-    offsets        (J, 3) float64, each joint's OFFSET
-    channels       J tuples of channel names as in the file ("Xposition", "Zrotation", ...);
-                   each joint has 0 or 3 rotation channels and any of the 3 position channels
-    frame_time     seconds per frame (a positive, finite real number: stored as a float)
-    joints         (F, J) JOINT_QUAT: local rotation from the Euler channels, translation =
-                   OFFSET + position channels
-    end_sites      (E,) int64 parent joint of each End Site (default none)
-    end_offsets    (E, 3) float64, each End Site's OFFSET
-    name           a label for displays (load() uses the file's stem)
+    Parameters
+    ----------
+    names : sequence of str
+        Joint names, J of them, parents before children (file order).
+    parents : array_like of int
+        (J,) the parent's index of each joint, -1 for a root; stored as int64.
+    offsets : array_like of float
+        (J, 3) each joint's OFFSET; stored as float64.
+    channels : sequence of sequences of str
+        J tuples of channel names as in the file ("Xposition", "Zrotation", ...); each joint
+        has 0 or 3 rotation channels and any of the 3 position channels.
+    frame_time : real number
+        Seconds per frame, positive and finite; stored as a float.
+    joints : numpy.ndarray
+        (F, J) JOINT_QUAT: each joint's local rotation (from its Euler channels) and
+        translation (OFFSET + position channels). Kept as given, not copied.
+    end_sites : array_like of int, optional
+        (E,) the joint each End Site hangs from (default: none); stored as int64.
+    end_offsets : array_like of float, optional
+        (E, 3) each End Site's OFFSET; stored as float64.
+    name : str, optional
+        A label for displays (load() uses the file's stem).
 
-    ``joints`` is kept as given, not copied (a long capture is not held twice), while the
-    skeleton fields are converted into arrays and lists of the clip's own: a clip made with
+    Raises
+    ------
+    TypeError
+        For a field of the wrong type (names that are not str, joints not of dtype
+        JOINT_QUAT, a frame_time that is not a real number ...), naming the field.
+    ValueError
+        For fields that do not fit each other or the format: no joint, a parent after its
+        child, shapes that disagree, an unknown or repeated channel, other than 0 or 3
+        rotation channels, a frame_time that is not positive and finite, non-finite offsets.
+
+    See Also
+    --------
+    load, save, resample
+
+    Notes
+    -----
+    ``joints`` is kept as given (a long capture is not held twice), while the skeleton fields
+    are converted into arrays and lists of the clip's own: a clip made with
     ``dataclasses.replace(clip, ...)`` or ``Clip(joints=j, ...)`` shares its frames with ``clip``
     or ``j`` (pass ``joints=clip.joints.copy()`` for frames of its own). Fields may be assigned
     after construction; every method checks the ones it uses again (save() all of them). A clip
@@ -131,6 +158,23 @@ class Clip:
     Equality: ``a == b`` is True when every field is equal (arrays element by element, so a
     NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
     skeleton as a table (``_repr_html_``).
+
+    Examples
+    --------
+    A two-joint arm, one frame, the elbow bent a quarter turn about Z:
+
+    >>> import numpy as np
+    >>> import jointmath as jm
+    >>> from jointmath import bvh
+    >>> q = jm.euler_to_quat([[[0, 0, 0], [0, 0, 90]]], "XYZ", degrees=True)
+    >>> joints = jm.make_joints(q, [[[0, 0, 0], [0, 1, 0]]])
+    >>> arm = bvh.Clip(names=["Shoulder", "Elbow"], parents=[-1, 0], offsets=[[0, 0, 0], [0, 1, 0]],
+    ...                channels=[("Xrotation", "Yrotation", "Zrotation")] * 2, frame_time=1 / 30,
+    ...                joints=joints, end_sites=[1], end_offsets=[[0, 1, 0]], name="arm")
+    >>> arm
+    <Clip 'arm': 2 joints, 1 frames at 30 fps, 0 s>
+    >>> arm.positions().round(6).tolist()  # the joints, then the End Site tip
+    [[[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [-1.0, 1.0, 0.0]]]
     """
 
     names: list
@@ -163,31 +207,96 @@ class Clip:
 
     @property
     def orders(self):
-        """Each joint's rotation order from its channels, e.g. "ZXY"; "" for a joint without rotation
-        channels, which the Euler functions refuse: convert the joints with an order (README)."""
+        """Each joint's rotation order, from its channels.
+
+        Returns
+        -------
+        list of str
+            "ZXY" for a joint with the channels Zrotation Xrotation Yrotation (intrinsic, as
+            euler_to_quat reads uppercase orders); "" for a joint without rotation channels,
+            which the Euler functions refuse: convert the joints that have an order.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.orders[:2]
+        ['ZYX', 'ZYX']
+        """
         return ["".join(_ROTATIONS[c] for c in ch if c in _ROTATIONS) for ch in self.channels]
 
     @property
     def fps(self):
-        """Frames per second, 1 / frame_time."""
+        """Frames per second, 1 / frame_time.
+
+        Returns
+        -------
+        float
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> round(clip.fps, 3)
+        120.0
+        """
         return 1.0 / _frame_seconds(self.frame_time)
 
     @property
     def n_frames(self):
+        """The number of frames, F: ``joints.shape[0]``.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.n_frames
+        381
+        """
         return self.joints.shape[0]
 
     @property
     def n_joints(self):
+        """The number of joints, J: ``len(names)``.
+
+        Returns
+        -------
+        int
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.n_joints
+        31
+        """
         return len(self.names)
 
     @property
     def duration(self):
-        """Seconds from the first frame to the last, (n_frames - 1) * frame_time."""
+        """Seconds from the first frame to the last.
+
+        Returns
+        -------
+        float
+            (n_frames - 1) * frame_time; 0.0 for a clip of one frame or none.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> round(clip.duration, 3)
+        3.167
+        """
         return max(self.n_frames - 1, 0) * _frame_seconds(self.frame_time)
 
     @property
     def motion(self):
-        """(F, C) float32 raw channel values, computed from ``joints`` (a new array each time).
+        """The raw BVH channel values, computed from ``joints``.
 
         Rotation channels: quat_to_euler of each joint's rotation in its order (degrees), or the
         other Euler solution of the same rotation, (a + 180, 180 - b, c + 180), where that one
@@ -198,20 +307,87 @@ class Clip:
         one whole-turn jump, at that frame) and the channel continues from it. At gimbal lock
         (middle angle +-90) the third angle keeps its value from the frame before the lock and
         the first takes the rest (quat_to_euler sets the third to 0 there). Position
-        channels: translation - OFFSET. The frames of a clip as
-        load() returned it whose joints are unchanged keep the file's values exactly (edit a few
-        frames in place and only those are computed, continuing from their neighbours).
+        channels: translation - OFFSET. The frames of a clip as load() returned it whose joints
+        are unchanged keep the file's values exactly (edit a few frames in place and only those
+        are computed, continuing from their neighbours).
+
+        Returns
+        -------
+        numpy.ndarray
+            (F, C) float32, C the number of channels of all joints in file order; a new array
+            each time.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a field assigned since construction that Clip() would refuse.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.motion.shape
+        (381, 96)
+        >>> import numpy as np
+        >>> original = clip.motion
+        >>> clip.joints["q"][10, 5] *= -1  # the same rotation as -q: frame 10 is computed again
+        >>> edited = clip.motion
+        >>> bool((edited[9] == original[9]).all()), bool(np.allclose(edited[10], original[10], atol=1e-3))
+        (True, True)
         """
         offsets, channels = _checked_skeleton(self)[1], _checked_channels(self.channels, self.names)
         return channel_values(_checked_frames(self), offsets, channels, getattr(self, "_loaded_motion", None))
 
     def world(self):
-        """(F, J) JOINT_MAT world transforms of every joint (jointmath.forward_kinematics)."""
+        """World transforms of every joint (jointmath.forward_kinematics).
+
+        Returns
+        -------
+        numpy.ndarray
+            (F, J) JOINT_MAT: each joint's 3x4 world matrix, translation in column 3.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a field assigned since construction that Clip() would refuse.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> world = clip.world()
+        >>> import jointmath as jm
+        >>> world.shape, world.dtype == jm.JOINT_MAT
+        ((381, 31), True)
+        """
         return _core.forward_kinematics(_checked_frames(self), _checked_skeleton(self)[0])
 
     def positions(self, end_sites=True):
-        """(F, J + E, 3) float32 world positions: the J joints, then the End Site tips in
-        ``end_sites`` order (only the joints with end_sites=False)."""
+        """World positions of the joints and the End Site tips.
+
+        Parameters
+        ----------
+        end_sites : bool, optional
+            Whether the End Site tips follow the joints (default True).
+
+        Returns
+        -------
+        numpy.ndarray
+            (F, J + E, 3) float32: the J joints, then the E End Site tips in ``end_sites`` order;
+            (F, J, 3) with end_sites=False.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a field assigned since construction that Clip() would refuse.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.positions().shape, clip.positions(end_sites=False).shape
+        ((381, 38, 3), (381, 31, 3))
+        """
         parents, _, sites, site_offsets = _checked_skeleton(self)
         world = _core.forward_kinematics(_checked_frames(self), parents)["m"]
         joints = world[..., 3]
@@ -220,8 +396,27 @@ class Clip:
         return np.concatenate([joints, _end_site_positions(world, sites, site_offsets).astype(np.float32)], axis=1)
 
     def rest_positions(self):
-        """(J + E, 3) float64 positions of the joints and End Sites in the rest pose (every
-        rotation identity, translations = OFFSET)."""
+        """Positions of the joints and End Sites in the rest pose.
+
+        The rest pose has every rotation the identity and every translation its OFFSET.
+
+        Returns
+        -------
+        numpy.ndarray
+            (J + E, 3) float64: the joints, then the End Sites.
+
+        Raises
+        ------
+        TypeError, ValueError
+            For a field assigned since construction that Clip() would refuse.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.rest_positions().shape
+        (38, 3)
+        """
         parents, offsets, sites, site_offsets = _checked_skeleton(self)
         position = np.zeros((self.n_joints, 3))
         for j, p in enumerate(parents.tolist()):
@@ -229,9 +424,37 @@ class Clip:
         return np.concatenate([position, position[sites] + site_offsets])
 
     def height(self, axis=1):
-        """The rest-pose skeleton height: the extent of rest_positions() along `axis` (default
-        1, Y, BVH's up axis; a Python or NumPy integer or a 0-d integer array). The unit that
-        errors are reported in."""
+        """The rest-pose skeleton's extent along an axis.
+
+        Parameters
+        ----------
+        axis : int, optional
+            0, 1 or 2 (X, Y or Z): a Python or NumPy integer or a 0-d integer array. Default 1,
+            Y, BVH's up axis.
+
+        Returns
+        -------
+        float
+            max - min of ``rest_positions()`` along `axis`.
+
+        Raises
+        ------
+        TypeError
+            For an axis that is not an integer (a bool, a float, a masked array).
+        ValueError
+            For an axis other than 0, 1 or 2.
+
+        See Also
+        --------
+        skeleton_height : the unit the command reports errors in.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> round(clip.height(), 3), round(clip.height(axis=0), 3)
+        (25.651, 26.068)
+        """
         refuse_masked(axis, "axis")
         if isinstance(axis, np.ndarray) and axis.ndim == 0 and axis.dtype.kind in "iu":
             axis = int(axis)
@@ -260,6 +483,7 @@ class Clip:
         Examples
         --------
         >>> import numpy as np
+        >>> import jointmath as jm
         >>> from jointmath import bvh
         >>> joints = jm.make_joints(np.tile([0.0, 0.0, 0.0, 1.0], (1, 2, 1)), [[[0, 0, 0], [3, 0, 0]]])
         >>> lying = bvh.Clip(names=["Hips", "Leg"], parents=[-1, 0], offsets=[[0, 0, 0], [3, 0, 0]],
@@ -389,10 +613,40 @@ def _end_site_positions(world, end_sites, end_offsets):
 
 
 def resample(clip, fps):
-    """The clip at `fps` frames per second: frames at exact multiples of 1 / fps covering the
-    same duration, rotations slerped and translations lerped between the source frames around
-    each new time (jointmath.resample_joints). A new Clip with a copy of the skeleton (editing
-    one clip's offsets leaves the other's alone); it saves as BVH like any clip. Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+    """The clip at another frame rate.
+
+    Frames at exact multiples of 1 / fps cover the same duration; rotations are slerped and
+    translations lerped between the source frames around each new time
+    (jointmath.resample_joints). Any ratio works (120 -> 30, 120 -> 100, 30 -> 60).
+
+    Parameters
+    ----------
+    clip : Clip
+        The clip to resample.
+    fps : real number
+        The new frames per second, positive and finite.
+
+    Returns
+    -------
+    Clip
+        A new clip with its own copy of the skeleton (editing one clip's offsets leaves the
+        other's alone) and frame_time 1 / fps; it saves as BVH like any clip.
+
+    Raises
+    ------
+    TypeError
+        For a clip that is not a Clip, or an fps that is not a real number.
+    ValueError
+        For an fps that is not positive and finite, a clip of no frames, a field Clip() would
+        refuse, or an output that would not fit in memory.
+
+    Examples
+    --------
+    >>> from jointmath import bvh, data
+    >>> clip = bvh.load(data.sample_clip_path())
+    >>> at30 = bvh.resample(clip, 30)
+    >>> at30.n_frames, round(at30.fps, 6), at30.duration <= clip.duration < at30.duration + at30.frame_time
+    (95, 30.0, True)
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")

@@ -145,13 +145,40 @@ def _motion_from_joints(joints, offsets, channels):
 
 
 def joints_from_motion(motion, offsets, channels):
-    """(F, J) JOINT_QUAT local joints from raw channel values (see the module docstring), as
-    load() builds them: motion (F, C) real numbers (computed in float32; NaN gives NaN),
-    offsets (J, 3) real numbers, channels J sequences of channel names as Clip.channels.
+    """Local joints from raw BVH channel values, as load() builds them.
 
-    Raises TypeError for motion or offsets that are not real numbers, or channels that are not
-    a sequence of sequences of names; ValueError for an unknown or repeated channel name, a
-    joint with other than 0 or 3 rotation channels, or shapes that do not fit each other.
+    Parameters
+    ----------
+    motion : array_like of real numbers
+        (F, C) channel values, one column per channel of `channels` in order (computed in
+        float32; NaN gives NaN).
+    offsets : array_like of real numbers
+        (J, 3) each joint's OFFSET.
+    channels : sequence of sequences of str
+        J sequences of channel names as Clip.channels ("Xposition", "Zrotation", ...).
+
+    Returns
+    -------
+    numpy.ndarray
+        (F, J) JOINT_QUAT: each joint's rotation from its Euler channels (intrinsic, in the
+        order they appear, degrees) and its translation, OFFSET + position channels.
+
+    Raises
+    ------
+    TypeError
+        For motion or offsets that are not real numbers, or channels that are not a sequence
+        of sequences of names.
+    ValueError
+        For an unknown or repeated channel name, a joint with other than 0 or 3 rotation
+        channels, or shapes that do not fit each other.
+
+    Examples
+    --------
+    >>> from jointmath import bvh
+    >>> joints = bvh.joints_from_motion([[5, 0, 0, 90]], offsets=[[0, 1, 0]],
+    ...                                 channels=[("Xposition", "Zrotation", "Xrotation", "Yrotation")])
+    >>> joints["t"][0, 0, :3].tolist(), [round(float(c), 6) for c in joints["q"][0, 0]]
+    ([5.0, 1.0, 0.0], [0.0, 0.707107, 0.0, 0.707107])
     """
     checked = _checked_channels(channels)
     arrays = {}

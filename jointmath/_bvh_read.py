@@ -15,7 +15,26 @@ __all__ = ["BVHWarning", "load"]
 
 
 class BVHWarning(UserWarning):
-    """A readable file that breaks the format in a way load() could repair (said what it did)."""
+    r"""A readable BVH file that breaks the format in a way load() could repair.
+
+    The message names the file and line and says what load() did: more frame lines than
+    "Frames:" declares (the declared frames are kept), or a joint name that is not UTF-8 (read
+    as cp1252).
+
+    Examples
+    --------
+    >>> import io, warnings
+    >>> from jointmath import bvh
+    >>> text = ("HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 1 Xposition\n}\n"
+    ...         "MOTION\nFrames: 1\nFrame Time: 0.1\n1\n2\n")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     clip = bvh.load(io.StringIO(text))
+    >>> clip.n_frames, caught[0].category.__name__
+    (1, 'BVHWarning')
+    >>> print(caught[0].message)
+    <file>:11: Frames: 1 but the file holds 2 frame lines; the last 1 (up to this line) are ignored
+    """
 
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -23,14 +42,47 @@ _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
 def load(path_or_file):
-    """Read a BVH file (a path, a file opened in text or binary mode, or an importlib.resources
-    Traversable such as resources.files(...) / "clip.bvh" or a zipfile.Path) into a Clip.
+    """Read a BVH file into a Clip.
 
-    Raises ValueError with the file name and line number for a malformed or truncated file,
-    and naming the file for one that another program changed while it was read (a path is read
-    into memory, never memory-mapped); TypeError for an argument that is none of these. Warns
-    (BVHWarning) and goes on for extra frame lines and for names that are not UTF-8 (read as
-    cp1252).
+    Parameters
+    ----------
+    path_or_file : str, os.PathLike, file or Traversable
+        A path; a file opened in text or binary mode; or an importlib.resources Traversable
+        such as ``resources.files(...) / "clip.bvh"`` or a zipfile.Path. A path is read into
+        memory in one call, never memory-mapped.
+
+    Returns
+    -------
+    Clip
+        The skeleton and its frames, named after the file's stem. It keeps the file's channel
+        values, which ``motion`` and save() give back exactly for the frames left unedited.
+
+    Raises
+    ------
+    ValueError
+        With the file name and line number for a malformed or truncated file, and naming the
+        file for one that another program changed while it was read.
+    TypeError
+        For an argument that is none of these.
+
+    Warns
+    -----
+    BVHWarning
+        For frame lines beyond the declared "Frames:" (ignored) and for names that are not
+        UTF-8 (read as cp1252); load() goes on.
+
+    See Also
+    --------
+    save, jointmath.data.sample_clip_path
+
+    Examples
+    --------
+    >>> from jointmath import bvh, data
+    >>> clip = bvh.load(data.sample_clip_path())
+    >>> clip
+    <Clip 'sample_01_01': 31 joints, 381 frames at 120 fps, 3.16665 s>
+    >>> clip.names[:3], clip.channels[0]
+    (['Hips', 'LHipJoint', 'LeftUpLeg'], ('Xposition', 'Yposition', 'Zposition', 'Zrotation', 'Yrotation', 'Xrotation'))
     """
     notes = []
     try:

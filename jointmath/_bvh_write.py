@@ -20,39 +20,75 @@ MAX_INDENT = 32
 
 
 def save(clip, path_or_file):
-    """Write a Clip as BVH: its hierarchy, then ``clip.motion`` (computed from ``clip.joints``:
+    """Write a Clip as BVH.
+
+    The file holds the clip's hierarchy, then ``clip.motion``, computed from ``clip.joints``:
     each joint's rotation as its Euler channels in its own order, in degrees, its position
-    channels as translation - OFFSET).
+    channels as translation - OFFSET. Every value is the shortest decimal that reads back as
+    the same float32 (-17 is written "-17"); OFFSETs and the frame time are written as repr of
+    the float. load(save(clip)) gives the rotations back within 1e-6 rad and the translations
+    within 1e-6 relative (exactly the file's values for the frames of a clip as load()
+    returned it that were not edited). No recursion: any depth of hierarchy saves
+    (indentation stops growing at MAX_INDENT tabs).
 
-    Every value is the shortest decimal that reads back as the same float32 (-17 is written
-    "-17"); OFFSETs and the frame time are written as repr of the float. load(save(clip))
-    gives the rotations back within 1e-6 rad and the translations within 1e-6 relative (exactly
-    the file's values for the frames of a clip as load() returned it that were not edited). No
-    recursion: any depth of hierarchy saves (indentation stops growing at MAX_INDENT tabs).
+    Parameters
+    ----------
+    clip : Clip
+        The clip to write; every field is checked again (fields may have been assigned since
+        construction).
+    path_or_file : str, os.PathLike or file
+        A path, written atomically (a temporary file in the same folder, renamed over the path
+        once complete: a failed save leaves the file it would replace as it was, and no partial
+        file; the new file keeps the permission bits of the one it replaces, a new file gets
+        the umask's; a hard link to the old file keeps the old contents), or a file open for
+        writing in text or binary mode.
 
+    Raises
+    ------
+    TypeError
+        For a clip that is not a Clip, or a destination that is neither a path nor a writable
+        file.
+    ValueError
+        For a field that Clip() would refuse; a joint name that would not read back as itself
+        (empty, or with whitespace other than single spaces between words); a zero or
+        non-finite rotation or translation; a translation that differs from the OFFSET on an
+        axis without a position channel; a joint without rotation channels whose rotation is
+        not the identity (within 1e-6 rad); a frame_time outside FRAME_TIME_RANGE (1e-6 to
+        3600 s), which load() would refuse.
+    FileNotFoundError
+        For a folder that does not exist.
+    OSError
+        When the file cannot be written.
+
+    See Also
+    --------
+    load
+
+    Notes
+    -----
     A BVH file nests each joint in its parent, so it lists the joints depth-first (each root,
     then its first child's subtree, ...) and a joint's End Sites after its children. A clip in
     another order (any order with parents before children is a valid Clip: breadth-first, for
     example) is written depth-first, each joint with its own channel values, and loads back in
     that depth-first order: match the joints of the clip loaded back by name, not by position.
-    The End Sites load back in the order written (each joint's after its children's),
-    which is load()'s own order: a clip that lists them otherwise gets them back reordered,
-    each with its OFFSET (positions() lists End Site tips in that order).
+    The End Sites load back in the order written (each joint's after its children's), which is
+    load()'s own order: a clip that lists them otherwise gets them back reordered, each with its
+    OFFSET (positions() lists End Site tips in that order). Nothing is written when the clip
+    cannot be saved.
 
-    A path is written atomically (a temporary file in the same folder, renamed over the path
-    once complete): a failed save leaves the file it would replace as it was, and no partial
-    file. The new file keeps the permission bits of the one it replaces (a new file gets the
-    umask's); a hard link to the old file keeps the old contents. Nothing is written when the
-    clip cannot be saved.
-
-    Raises TypeError for a clip that is not a Clip or a destination that is neither a path nor
-    a writable file; ValueError for a field that Clip() would refuse (checked again: fields may
-    have been assigned since), a joint name that would not read back as itself (empty, or with
-    whitespace other than single spaces between words), a zero or non-finite rotation or
-    translation, a translation that differs from the OFFSET on an axis without a position
-    channel, a joint without rotation channels whose rotation is not the identity (within 1e-6
-    rad), or a frame_time that load() would refuse (outside FRAME_TIME_RANGE, 1e-6 to 3600 s);
-    FileNotFoundError for a folder that does not exist; OSError when the file cannot be written.
+    Examples
+    --------
+    >>> import io
+    >>> from jointmath import bvh, data
+    >>> clip = bvh.load(data.sample_clip_path())
+    >>> out = io.StringIO()
+    >>> bvh.save(clip, out)
+    >>> [line.strip() for line in out.getvalue().splitlines()[:4]]
+    ['HIERARCHY', 'ROOT Hips', '{', 'OFFSET 0 0 0']
+    >>> _ = out.seek(0)
+    >>> again = bvh.load(out)  # the unedited frames come back exactly
+    >>> again.joints.tobytes() == clip.joints.tobytes(), again.names == clip.names
+    (True, True)
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")

@@ -33,22 +33,47 @@ def save_packed(path, clip, packed):
 
 
 def load_packed(path):
-    """Read a .npz written by `python -m jointmath --out DIR` back into a jointmath.bvh.Clip.
+    """Read a packed clip written by ``python -m jointmath --out DIR`` back into a Clip.
 
     The joints are the unpacked (lossy) ones, their quaternions made sign-continuous along the
     frames (make_continuous along axis 0: each frame's on the hemisphere of the frame before;
     the first frame's largest component positive). Packing keeps no sign and unpacking makes
     each quaternion's largest component positive, which would leave neighbouring frames on
     opposite hemispheres wherever that component changes, a jump in q for anything that
-    differences, blends or averages them (the rotations are the same either way). Clip.motion
-    is computed from them, so the clip saves as BVH like any other. Its name is the file's stem, as
-    bvh.load gives. Raises ValueError naming the file for an archive of another format version
-    (PACK_FORMAT), e.g. one written before packing fields became mid-tread, or a record size
-    (packed_dtype) other than the two it defines, '16' and '20', and for a file that is not a
-    complete packed clip: empty, truncated or corrupt, not an .npz archive, without one of the
-    arrays a packed clip holds (the error lists the missing ones), or with one of the wrong type or
-    size (packed joints that are not the records' bytes, a skeleton that does not fit them). A file
-    that does not exist raises FileNotFoundError, as open() does.
+    differences, blends or averages them (the rotations are the same either way).
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file
+        The .npz archive (DIR/<clip>.npz).
+
+    Returns
+    -------
+    jointmath.bvh.Clip
+        The skeleton and the unpacked frames, named after the file's stem as bvh.load names
+        clips. Clip.motion is computed from the joints, so the clip saves as BVH like any other.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, for an archive of another format version (PACK_FORMAT), e.g. one
+        written before packing fields became mid-tread; a record size (packed_dtype) other than
+        the two it defines, '16' and '20'; and a file that is not a complete packed clip: empty,
+        truncated or corrupt, not an .npz archive, without one of the arrays a packed clip holds
+        (the error lists the missing ones), or with one of the wrong type or size (packed joints
+        that are not the records' bytes, a skeleton that does not fit them).
+    FileNotFoundError
+        For a file that does not exist, as open() raises it.
+
+    Examples
+    --------
+    >>> import os, subprocess, sys, tempfile
+    >>> import jointmath as jm
+    >>> with tempfile.TemporaryDirectory() as out:  # the command on the embedded sample
+    ...     done = subprocess.run([sys.executable, "-m", "jointmath", "--out", out], capture_output=True)
+    ...     clip = jm.load_packed(os.path.join(out, "sample_01_01.npz"))
+    >>> clip
+    <Clip 'sample_01_01': 31 joints, 381 frames at 120 fps, 3.16665 s>
     """
     import pickle
     import zipfile

@@ -824,3 +824,29 @@ def test_clip_refuses_fields_it_would_misread(once, sample):
         bvh.joints_from_motion(np.ma.masked_array(np.zeros((1, 3)), [[0, 1, 0]]), np.zeros((1, 3)),
                                [("Zrotation", "Xrotation", "Yrotation")])
     assert dataclasses.replace(sample, names=np.array(sample.names)).names == sample.names  # str arrays are fine
+
+
+def test_clip_knows_its_end_effectors_bare_leaves_and_height(once, sample):
+    """End Site tips first (a joint with two numbers them), then the leaf joints without an End
+    Site; their columns among positions(); the height along Y, or the larger extent when the
+    skeleton lies flat."""
+    leaves = [j for j in range(sample.n_joints) if j not in set(sample.parents.tolist())]
+    assert sample.bare_leaves == [] and sorted(sample.end_sites.tolist()) == leaves
+    assert sample.end_effectors == [sample.names[j] + " End Site" for j in sample.end_sites]
+    np.testing.assert_array_equal(sample.end_effector_columns,
+                                  np.arange(sample.n_joints, sample.n_joints + len(sample.end_sites)))
+    assert sample.skeleton_height() == sample.height() > 0
+    bare = dataclasses.replace(sample, end_sites=[], end_offsets=np.zeros((0, 3)))
+    assert bare.bare_leaves == leaves and bare.end_effectors == [sample.names[j] for j in leaves]
+    assert bare.end_effector_columns.tolist() == leaves
+    head = sample.names.index("Head")
+    two = dataclasses.replace(sample, end_sites=[head, head], end_offsets=[[0, 2, 0], [1, 0, 0]])
+    assert two.end_effectors[:2] == ["Head End Site", "Head End Site 2"]
+    assert two.end_effector_columns.tolist() == [sample.n_joints, sample.n_joints + 1] + [j for j in leaves if j != head]
+    assert two.positions()[:, two.end_effector_columns].shape == (sample.n_frames, len(two.end_effectors), 3)
+    flat = dataclasses.replace(sample, offsets=sample.offsets * [1, 0, 1], end_offsets=sample.end_offsets * [1, 0, 1])
+    assert flat.height() == 0 and flat.skeleton_height() == max(flat.height(0), flat.height(2)) > 0
+    edited = dataclasses.replace(sample)  # a field assigned since construction is checked before use
+    edited.end_sites, edited.end_offsets = np.array([-1]), np.zeros((1, 3))
+    with pytest.raises(ValueError, match="end_sites must be joint indices"):
+        edited.end_effectors

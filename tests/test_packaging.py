@@ -87,3 +87,19 @@ def test_extension_ships_without_debug_information(once):
     sections = _elf_sections(_core.__file__)
     assert ".dynsym" in sections and ".text" in sections
     assert [s for s in sections if s.startswith(".debug") or s == ".symtab"] == []
+
+
+def test_import_without_the_built_extension_says_what_to_do(once, tmp_path):
+    """`import jointmath` from a source tree without the built extension raises an ImportError
+    that says how to build or install it, chained to the ModuleNotFoundError it replaces."""
+    import shutil
+
+    source = Path(jointmath.__file__).resolve().parent
+    shutil.copytree(source, tmp_path / "jointmath", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    code = ("try:\n    import jointmath\nexcept ImportError as exc:\n"
+            "    print(type(exc).__name__, type(exc.__cause__).__name__, exc.__cause__.name)\n    print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    first, message = done.stdout.split("\n", 1)
+    assert first == "ImportError ModuleNotFoundError jointmath._core"
+    assert "not built" in message and "pip install ." in message and "setup.py build_ext --inplace" in message
+    assert str(tmp_path / "jointmath") in message
