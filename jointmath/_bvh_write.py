@@ -9,8 +9,10 @@ import numpy as np
 
 from . import _core
 from ._bvh_clip import Clip
+from ._bvh_continuity import channel_values
 from ._bvh_format import FRAME_TIME_RANGE, _FLOAT32_OVERFLOW, _POSITIONS, _ROTATIONS, _WORD
 from ._files import write_atomic
+from ._records import checked_joints
 
 __all__ = ["MAX_INDENT", "save"]
 
@@ -96,18 +98,34 @@ def save(clip, path_or_file):
         raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
     loaded = getattr(clip, "_loaded_motion", None)
     clip = dataclasses.replace(clip)  # the fields checked again (and converted) by Clip itself
-    clip._loaded_motion = loaded
+    _write(clip, clip.joints, loaded, path_or_file)
+
+
+def _save_frames(clip, joints, path_or_file):
+    """save() of `clip`'s skeleton with `joints` as its frames, without building that clip: for
+    a clip whose fields Clip() checked and nobody assigned since (the command's own), and joints
+    of its skeleton ((F, J) JOINT_QUAT, checked here as Clip() checks them). The frames are
+    computed from `joints` (no file values are reused)."""
+    checked_joints(joints)
+    if joints.ndim != 2 or joints.shape[1] != clip.n_joints:
+        raise ValueError(f"joints must have shape (frames, {clip.n_joints}), got shape {joints.shape}")
+    _write(clip, joints, None, path_or_file)
+
+
+def _write(clip, joints, loaded, path_or_file):
+    """save()'s checks and writing, for a checked `clip` with the frames `joints` and the file
+    values `loaded` (or None) that Clip.motion may reuse."""
     low, high = FRAME_TIME_RANGE
     if not low <= clip.frame_time <= high:
         raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
                          f"(1,000,000 to 1/3600 frames per second), got {clip.frame_time!r}")
     _check_names(clip)
     _check_offsets(clip)
-    _check_translations(clip, clip.joints)
-    _check_rotations(clip)
+    _check_translations(clip, joints)
+    _check_rotations(clip, joints)
     hierarchy = io.StringIO()
     order = _write_hierarchy(clip, hierarchy)
-    motion = clip.motion
+    motion = channel_values(joints, clip.offsets, clip.channels, loaded)
     first_column = np.cumsum([0] + [len(ch) for ch in clip.channels])
     if order != sorted(order):
         motion = motion[:, np.concatenate([np.arange(first_column[j], first_column[j + 1]) for j in order])]
@@ -117,7 +135,7 @@ def save(clip, path_or_file):
         j = order[int(np.searchsorted(np.cumsum([len(clip.channels[j]) for j in order]), c, side="right"))]
         raise ValueError(f"clip.joints hold a zero or non-finite rotation or a non-finite translation in frame {f}, "
                          f"joint {j} ({clip.names[j]!r}): BVH cannot hold it")
-    hierarchy.write(f"MOTION\nFrames: {clip.n_frames}\nFrame Time: {clip.frame_time!r}\n")
+    hierarchy.write(f"MOTION\nFrames: {len(joints)}\nFrame Time: {clip.frame_time!r}\n")
     text = hierarchy.getvalue().encode("utf-8") + body
     if isinstance(path_or_file, (str, os.PathLike)):
         write_atomic(os.fspath(path_or_file), lambda f: f.write(text))
@@ -163,7 +181,7 @@ def _check_translations(clip, motion_joints):
     otherwise), within 1e-6 of the largest OFFSET (at least 1): the round trip's bound."""
     fixed_axes = np.array([sum(1 << axis for name, axis in _POSITIONS.items() if name not in ch)
                            for ch in clip.channels], np.uint8)
-    if not fixed_axes.any() or clip.n_frames == 0:
+    if not fixed_axes.any() or len(motion_joints) == 0:
         return
     offset = clip.offsets.astype(np.float32).astype(np.float64)
     scale = max(1.0, float(np.abs(clip.offsets).max()))
@@ -176,13 +194,13 @@ def _check_translations(clip, motion_joints):
                          f"without a position channel to write it: give the joint {missing}")
 
 
-def _check_rotations(clip):
+def _check_rotations(clip, joints):
     """A joint without rotation channels must keep the identity rotation (BVH cannot say
     otherwise): within 1e-6 rad, q of any scale and either sign, and not zero or non-finite."""
     fixed = np.array([not any(c in _ROTATIONS for c in ch) for ch in clip.channels], bool)
-    if not fixed.any() or clip.n_frames == 0:
+    if not fixed.any() or len(joints) == 0:
         return
-    q = clip.joints["q"][:, fixed].astype(np.float64)
+    q = joints["q"][:, fixed].astype(np.float64)
     vector, scalar = np.sqrt(np.einsum("...i,...i->...", q[..., :3], q[..., :3])), np.abs(q[..., 3])
     # 2 atan2(|v|, |w|) <= 1e-6 rad with 0 < |w| < inf; NaN fails the comparison
     rotated = ~((vector <= np.tan(5e-7) * scalar) & (scalar > 0) & (scalar < np.inf))
@@ -190,7 +208,7 @@ def _check_rotations(clip):
         f, k = np.unravel_index(np.argmax(rotated), rotated.shape)
         j = int(np.flatnonzero(fixed)[k])
         raise ValueError(f"clip.joints['q'] of joint {j} ({clip.names[j]!r}) is not the identity rotation in frame {f} "
-                         f"({clip.joints['q'][f, j].tolist()}), and the joint has no rotation channels to write it: "
+                         f"({joints['q'][f, j].tolist()}), and the joint has no rotation channels to write it: "
                          f"give it three rotation channels")
 
 

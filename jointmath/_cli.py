@@ -99,6 +99,11 @@ def _parser():
 
 
 def main(argv=None):
+    """Run `python -m jointmath` with the arguments `argv` (default: sys.argv[1:]).
+
+    Returns the exit status: 0 when every clip was processed, 1 when any failed or none was
+    found. A usage error exits through argparse with status 2 (SystemExit).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--selfcheck" in argv:
         from . import _selfcheck

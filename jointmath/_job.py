@@ -3,7 +3,6 @@ kinematics -> packing -> unpacking -> errors (-> optional float64 check), its ou
 atomically, and a JSON-ready dict of figures, so the single-process run and the Dask run produce
 the same report. Product code only: nothing here calls jointmath.reference.
 """
-import dataclasses
 import os
 import time
 
@@ -168,7 +167,7 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
             if kind == "packed":
                 save_packed(target, clip, packed)
             elif kind == "bvh":
-                bvh.save(dataclasses.replace(clip, joints=unpacked), target)  # the decoded clip
+                bvh._save_frames(clip, unpacked, target)  # the processed clip, decoded
             else:
                 raise ValueError(f"outputs: unknown kind {kind!r} (packed, bvh)")
             written[kind] = target

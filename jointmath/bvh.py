@@ -27,5 +27,6 @@ from ._bvh_format import FRAME_TIME_RANGE, joints_from_motion
 from ._bvh_read import BVHWarning, load
 from ._bvh_read import _read  # the command's reader: warnings as text (jointmath/_job.py)
 from ._bvh_write import MAX_INDENT, save
+from ._bvh_write import _save_frames  # the command's writer: a clip with other frames (jointmath/_job.py)
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
