@@ -11,12 +11,37 @@ __all__ = ["check_out", "find_clips", "plan_outputs", "stale_outputs"]
 
 
 def find_clips(paths):
-    """(files, notes, failed): the BVH files of file and directory arguments (a directory gives
-    its *.bvh, sorted, not recursive), each once; a note for every one skipped: anything that is
-    not a regular file (a FIFO or a device would block or never end) and repeated paths; and a
-    failed result ({"file", "error", "outputs", "warnings"}, as process_file returns for a clip
-    it cannot read) for every directory that cannot be listed (no permission, an I/O error). A
-    path that does not exist is kept: it is reported FAILED like any unreadable clip."""
+    """The BVH files of file and folder arguments.
+
+    Parameters
+    ----------
+    paths : sequence of str
+        Files and folders, as the command's arguments. A folder gives its *.bvh files (any case
+        of the extension), sorted, not recursive.
+
+    Returns
+    -------
+    files : list of str
+        Each clip once. A path that does not exist is kept: it is reported FAILED like any
+        unreadable clip.
+    notes : list of str
+        One for every path skipped: anything that is not a regular file (a FIFO or a device
+        would block or never end) and repeated paths.
+    failed : list of dict
+        A failed result ({"file", "error", "outputs", "warnings"}, as process_file returns for
+        a clip it cannot read) for every folder that cannot be listed (no permission, an I/O
+        error).
+
+    Examples
+    --------
+    >>> import os
+    >>> from jointmath import data
+    >>> from jointmath.__main__ import find_clips
+    >>> folder = os.path.dirname(data.sample_clip_path())
+    >>> files, notes, failed = find_clips([folder, data.sample_clip_path()])
+    >>> [os.path.basename(f) for f in files], notes == [f"skipped {data.sample_clip_path()}: given twice"], failed
+    (['sample_01_01.bvh'], True, [])
+    """
     files, notes, failed, seen = [], [], [], set()
 
     def add(path):
@@ -69,11 +94,41 @@ def _output_stems(relative):
     return stems
 
 def plan_outputs(files, out, bvh=False):
-    """{"packed": path[, "bvh": path]} per file: OUT/<_output_stems name> + .npz / .bvh, the path
-    relative to the files' common folder, so inputs with the same name in different folders
-    keep apart (and names the same up to case are numbered: _output_stems). Raises ValueError
-    when an output would replace one of the inputs: the same path, or the same file reached
-    another way (a symbolic link on either side, a hard link)."""
+    """The output paths of each clip under --out.
+
+    Each clip's outputs are OUT/<name> + .npz (and .bvh), its path relative to the files'
+    common folder, so inputs with the same name in different folders keep apart; inputs whose
+    names there are the same up to case or extension (walk.bvh, walk.BVH) are numbered walk-1,
+    walk-2 ... in the order of their paths, skipping any other input's own name.
+
+    Parameters
+    ----------
+    files : sequence of str
+        The clips, as find_clips gives them.
+    out : str
+        The output folder.
+    bvh : bool, optional
+        Whether each clip is also written as BVH (--bvh).
+
+    Returns
+    -------
+    list of dict
+        {"packed": path[, "bvh": path]} per file, in order.
+
+    Raises
+    ------
+    ValueError
+        When an output would replace one of the inputs: the same path, or the same file
+        reached another way (a symbolic link on either side, a hard link).
+
+    Examples
+    --------
+    >>> import os
+    >>> from jointmath.__main__ import plan_outputs
+    >>> plans = plan_outputs(["clips/walk.bvh", "clips/run/walk.bvh", "clips/Jump.BVH"], "out", bvh=True)
+    >>> [sorted(p.replace(os.sep, "/") for p in plan.values()) for plan in plans]
+    [['out/walk.bvh', 'out/walk.npz'], ['out/run/walk.bvh', 'out/run/walk.npz'], ['out/Jump.bvh', 'out/Jump.npz']]
+    """
     absolute = [os.path.abspath(f) for f in files]
     try:
         base = os.path.commonpath([os.path.dirname(a) for a in absolute]) if absolute else ""
@@ -115,14 +170,44 @@ def _looks_like_output(name):
     return name.endswith((".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
 
 def stale_outputs(out, written, inputs=()):
-    """The files an earlier run wrote into `out` (as the report.json it left there lists them:
-    each clip's outputs, its plots and what it listed as stale itself) that are still there and
-    that this run did not write (`written`) nor read (`inputs`): a .bvh of an earlier --bvh run,
-    errors-2.png of more skeletons, the .npz of a clip that failed this time, which no longer
-    match this run. Only files named like outputs (*.npz, *.bvh, errors*.png) inside `out` are
-    listed, and only from such a report: a folder without one (or with an unreadable one) has
-    none, so the user's own clips beside the outputs are never listed. Call it before this run
-    writes its report.json. Sorted paths; nothing is deleted."""
+    """The files an earlier run wrote into `out` that this run did not write again.
+
+    They are read from the report.json an earlier run left in `out` (each clip's outputs, its
+    plots and what it listed as stale itself): those still there that this run did not write
+    (`written`) nor read (`inputs`), e.g. a .bvh of an earlier --bvh run, errors-2.png of more
+    skeletons, the .npz of a clip that failed this time. Only files named like outputs (*.npz,
+    *.bvh, errors*.png) inside `out` are listed, and only from such a report: a folder without
+    one (or with an unreadable one) has none, so the user's own clips beside the outputs are
+    never listed. Call it before this run writes its report.json. Nothing is deleted.
+
+    Parameters
+    ----------
+    out : str
+        The output folder.
+    written : iterable of str
+        The files this run wrote.
+    inputs : iterable of str, optional
+        The clips this run read.
+
+    Returns
+    -------
+    list of str
+        The stale files' paths, sorted.
+
+    Examples
+    --------
+    >>> import json, os, tempfile
+    >>> from jointmath.__main__ import stale_outputs
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     for name in ("walk.npz", "walk.bvh"):
+    ...         open(os.path.join(out, name), "w").close()
+    ...     report = {"clips": [{"outputs": {"packed": os.path.join(out, "walk.npz"),
+    ...                                      "bvh": os.path.join(out, "walk.bvh")}}]}
+    ...     with open(os.path.join(out, "report.json"), "w") as f:
+    ...         json.dump(report, f)
+    ...     [os.path.basename(p) for p in stale_outputs(out, [os.path.join(out, "walk.npz")])]
+    ['walk.bvh']
+    """
     def key(path):
         return os.path.normcase(os.path.realpath(path))
 

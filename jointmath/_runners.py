@@ -41,9 +41,30 @@ def _clip_bar(items, total, bar):
     return tqdm(items, total=total, file=sys.stderr, unit="clip") if tqdm is not None else items
 
 def run_local(jobs, bar=True):
-    """process_file(**job) for each job in this process, results in order. A progress bar per
-    file (tqdm, on stderr), or per stage for a single clip; reader warnings are printed above
-    the bar."""
+    """Run process_file(**job) for each job in this process, one after another.
+
+    Parameters
+    ----------
+    jobs : list of dict
+        process_file's keyword arguments per clip ("path", and optionally "bits", "fps",
+        "outputs", "check").
+    bar : bool, optional
+        A progress bar on stderr (tqdm, when installed): per clip, or per stage for a single
+        clip. Reader warnings are printed above it.
+
+    Returns
+    -------
+    list of dict
+        process_file's results, in job order.
+
+    Examples
+    --------
+    >>> from jointmath import data
+    >>> from jointmath.__main__ import run_local
+    >>> [result] = run_local([{"path": data.sample_clip_path(), "bits": 20}], bar=False)
+    >>> result["frames"], result["bits"], result["compression_ratio"]
+    (381, 20, 1.6)
+    """
     tqdm = _tqdm() if bar else None
     results = []
     if tqdm is not None and len(jobs) == 1:
@@ -69,10 +90,36 @@ def _cores():
         return os.cpu_count() or 1
 
 def run_threads(jobs, threads, bar=True):
-    """process_file(**job) for each job on `threads` threads of this process, results in job
-    order: the kernels, the reader's C part and NumPy release the GIL for most of a clip's time,
-    so the threads run on as many cores. One thread: run_local. A progress bar per clip (tqdm,
-    on stderr); reader warnings are printed above it as their clips finish."""
+    """Run process_file(**job) for each job on threads of this process.
+
+    The kernels, the reader's C part and NumPy release the GIL for most of a clip's time, so the
+    threads run on as many cores. On an error or Ctrl-C the clips not started are dropped and
+    the running ones finish.
+
+    Parameters
+    ----------
+    jobs : list of dict
+        process_file's keyword arguments per clip.
+    threads : int
+        How many threads; one (or one job) runs run_local.
+    bar : bool, optional
+        A progress bar per clip on stderr (tqdm, when installed); reader warnings are printed
+        above it as their clips finish.
+
+    Returns
+    -------
+    list of dict
+        process_file's results, in job order.
+
+    Examples
+    --------
+    >>> from jointmath import data
+    >>> from jointmath.__main__ import run_threads
+    >>> results = run_threads([{"path": data.sample_clip_path()}, {"path": data.sample_clip_path(), "fps": 30}], 2,
+    ...                       bar=False)
+    >>> [r["frames"] for r in results]
+    [381, 95]
+    """
     if threads <= 1 or len(jobs) <= 1:
         return run_local(jobs, bar)
     from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -87,15 +134,39 @@ def run_threads(jobs, threads, bar=True):
         pool.shutdown(wait=True, cancel_futures=True)
 
 def local_cluster(n_workers=2):
-    """A dask.distributed LocalCluster on 127.0.0.1: n_workers processes of one thread each,
-    running the ISA path this process runs (JOINTMATH_ISA set to jointmath.isa() for them), for
-    run_dask(jobs, cluster.scheduler_address) from Python (--dask local runs threads instead).
+    """A dask.distributed LocalCluster on 127.0.0.1 for run_dask from Python.
 
-    Where the OS has it, the workers are forked from a forkserver that has imported NumPy and
-    distributed once (Dask's default, spawn, starts each worker as a new interpreter that imports
-    them again: 3.4 s against 1.5 s for the cluster's start on a 2-core machine). The forkserver
-    is a new process started after the WORKER_ENVIRON settings are in the environment, so they
-    hold in the workers as with spawn."""
+    Its workers are processes of one thread each, running the ISA path this process runs
+    (JOINTMATH_ISA set to jointmath.isa() for them) with WORKER_ENVIRON's malloc settings. Where
+    the OS has it, they are forked from a forkserver that has imported NumPy and distributed once
+    (Dask's default, spawn, imports them again in each worker); the forkserver starts after the
+    settings are in the environment, so they hold in the workers as with spawn. ``--dask local``
+    runs threads instead (docs/design/command-runners.md).
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        How many worker processes.
+
+    Returns
+    -------
+    distributed.LocalCluster
+        Close it (a ``with`` block) when done.
+
+    Raises
+    ------
+    ImportError
+        Without dask.distributed (pip install "jointmath[dask]").
+
+    Examples
+    --------
+    >>> from jointmath import data
+    >>> from jointmath.__main__ import local_cluster, run_dask
+    >>> with local_cluster(n_workers=1) as cluster:  # doctest: +SKIP
+    ...     [result] = run_dask([{"path": data.sample_clip_path()}], cluster.scheduler_address, bar=False)
+    >>> result["frames"]  # doctest: +SKIP
+    381
+    """
     import multiprocessing
 
     import dask
@@ -112,10 +183,33 @@ def local_cluster(n_workers=2):
                             env={"JOINTMATH_ISA": jointmath.isa()})
 
 def connect(address):
-    """A dask.distributed Client of the scheduler at `address` (e.g. tcp://HOST:8786). Raises
-    ValueError saying what is wrong: dask.distributed not installed (pip install
-    "jointmath[dask]"), an address it cannot parse, or no scheduler answering there within
-    Dask's connect timeout (distributed.comm.timeouts.connect, 30 s by default)."""
+    """A dask.distributed Client of the scheduler at `address`.
+
+    Parameters
+    ----------
+    address : str
+        A scheduler's address, e.g. tcp://HOST:8786.
+
+    Returns
+    -------
+    distributed.Client
+
+    Raises
+    ------
+    ValueError
+        Saying what is wrong: dask.distributed not installed (pip install "jointmath[dask]"), an
+        address it cannot parse, or no scheduler answering there within Dask's connect timeout
+        (distributed.comm.timeouts.connect, 30 s by default).
+
+    Examples
+    --------
+    >>> from jointmath.__main__ import connect
+    >>> try:
+    ...     connect("nowhere")
+    ... except ValueError as exc:
+    ...     print("refused")
+    refused
+    """
     try:
         from dask.distributed import Client
         from distributed.comm import get_address_host_port
@@ -140,15 +234,43 @@ def _absolute(job):
                 outputs=outputs and {kind: os.path.abspath(target) for kind, target in outputs.items()})
 
 def run_dask(jobs, address, bar=True):
-    """process_file(**job) for each job, results in job order: one dask.distributed future per
-    file on the scheduler at `address` (or through `address`, a connected Client, left open), or
-    for address "local" on one thread per core of this process (run_threads). Jobs go to a
-    scheduler with absolute paths, made here (the workers see the files where this process sees
-    them: a shared file system); the results name them so. A local process cluster was measured
-    slower than one process on this job (a 2-worker LocalCluster takes ~1.5 s to start, and its
-    workers reached only 1.1x one process on the work itself: benchmarks/README.md), threads
-    1.75-1.85x on 2 cores; a note on stderr says what runs. Raises ValueError for an address
-    that connect() refuses."""
+    """Run process_file(**job) for each job on Dask, or on threads for "local".
+
+    One dask.distributed future per file on the scheduler at `address`. Jobs go to a scheduler
+    with absolute paths, made here: the workers must see the files where this process sees them
+    (a shared file system); the results name them so. For address "local" the jobs run on one
+    thread per core of this process (run_threads), faster here than a local process cluster
+    (docs/design/command-runners.md); a note on stderr says what runs.
+
+    Parameters
+    ----------
+    jobs : list of dict
+        process_file's keyword arguments per clip.
+    address : str or distributed.Client
+        "local", a scheduler's address (connected and closed here), or a connected Client (left
+        open).
+    bar : bool, optional
+        A progress bar per clip on stderr (tqdm, when installed); reader warnings are printed
+        above it.
+
+    Returns
+    -------
+    list of dict
+        process_file's results, in job order.
+
+    Raises
+    ------
+    ValueError
+        For an address that connect() refuses.
+
+    Examples
+    --------
+    >>> from jointmath import data
+    >>> from jointmath.__main__ import run_dask
+    >>> [result] = run_dask([{"path": data.sample_clip_path()}], "local", bar=False)
+    >>> result["frames"]
+    381
+    """
     if address == "local":
         threads = min(_cores(), len(jobs))
         say(f"note: --dask local: {len(jobs)} clip{'s' * (len(jobs) != 1)} on {threads} "
