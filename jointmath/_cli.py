@@ -59,10 +59,12 @@ def _fps(text):
                                          f"1/fps is finite) to {MAX_FPS:,.0f}, got {text!r}")
     return value
 
+
 def _folder(text):
     if not text:
         raise argparse.ArgumentTypeError("must name a folder, got an empty string")
     return text
+
 
 def _unit_scale(text):
     """Centimetres per clip unit: a number or a fraction such as 2.54/0.45 (CMU's clips)."""
@@ -75,6 +77,7 @@ def _unit_scale(text):
         raise argparse.ArgumentTypeError(f"must be a positive number of cm per clip unit (e.g. 2.54/0.45), "
                                          f"got {text!r}")
     return value
+
 
 def _parser():
     # allow_abbrev=False: an abbreviation such as --self would be taken for --selfcheck by the

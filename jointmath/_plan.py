@@ -72,6 +72,7 @@ def find_clips(paths):
                 add(os.path.join(path, name))
     return files, notes, failed
 
+
 def _output_stems(relative):
     """The output name (without extension) of each input path `relative` (relative to the
     inputs' common folder): its own name without the extension, unless another input's is the
@@ -92,6 +93,7 @@ def _output_stems(relative):
             stems[i] = f"{own[i]}-{k}"
             taken.add(stems[i].casefold())
     return stems
+
 
 def plan_outputs(files, out, bvh=False):
     """The output paths of each clip under --out.
@@ -164,10 +166,12 @@ def plan_outputs(files, out, bvh=False):
         plans.append(plan)
     return plans
 
+
 def _looks_like_output(name):
     """True for a file name this command writes into --out: *.npz, *.bvh, errors*.png."""
     name = name.lower()
     return name.endswith((".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
+
 
 def stale_outputs(out, written, inputs=()):
     """The files an earlier run wrote into `out` that this run did not write again.

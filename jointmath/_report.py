@@ -18,11 +18,13 @@ def _length(value, height, unit_scale):
     text = f"{value * unit_scale:.3g} cm" if unit_scale else f"{value:.3g} units"
     return text + (f" ({100 * value / height:.2g} % of height)" if height else "")
 
+
 def _not_finite(result):
     """The keys of a clip's result whose figures hold a NaN or an infinity (a figure that could
     not be measured, e.g. float32 world positions beyond float32's range under --check): those
     report.json holds as null."""
     return [key for key, value in result.items() if not key.startswith("_") and json_ready(value) != value]
+
 
 def _print_clip(r, unit_scale):
     height = r["skeleton_height"]
@@ -50,6 +52,7 @@ def _print_clip(r, unit_scale):
     for kind, path in r["outputs"].items():
         print(f"  wrote {path}")
 
+
 def _skeletons(results):
     """Results grouped by skeleton (joint names and parents), in order of first appearance."""
     groups = {}
@@ -57,10 +60,12 @@ def _skeletons(results):
         groups.setdefault((tuple(r["names"]), tuple(r["parents"])), []).append(r)
     return list(groups.values())
 
+
 def _label(text):
     """`text` as matplotlib shows it literally: the bytes of a file name that are not UTF-8 as
     U+FFFD, and `$` as a dollar sign, not the start of a formula."""
     return str(text).encode("utf-8", "surrogateescape").decode("utf-8", "replace").replace("$", r"\$")
+
 
 def _error_figure(group):
     """The Figure of one skeleton's clips (results with the same joint names and parents): the
@@ -108,6 +113,7 @@ def _error_figure(group):
         bottom.legend(loc="upper left")
     return fig
 
+
 def _plot(results, out):
     """One PNG per skeleton (_error_figure): errors.png, or errors-1.png, errors-2.png ... when
     the clips have several skeletons. Returns [{"path", "clips"}]; [] with a note when
@@ -139,6 +145,7 @@ def json_ready(value):
     if isinstance(value, (list, tuple)):
         return [json_ready(v) for v in value]
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
 
 def write_json(path, value):
     """value as indented strict JSON at `path` (json_ready: NaN and infinities as null), written

@@ -17,6 +17,7 @@ def _tqdm():
         return None
     return tqdm
 
+
 def say(text):
     """A line on stderr that does not break a running progress bar."""
     tqdm = _tqdm()
@@ -25,20 +26,24 @@ def say(text):
     else:
         print(text, file=sys.stderr)
 
+
 def _stages(job):
     names = ["load"] + (["resample"] if job.get("fps") else []) + [
         "forward_kinematics", "pack", "unpack", "errors"] + (["check"] if job.get("check") else [])
     return names + ["write " + k for k in (job.get("outputs") or {})]
 
+
 def _report_warnings(result):
     for w in result.get("warnings", ()):
         say(f"warning: {w}")
+
 
 def _clip_bar(items, total, bar):
     """`items` in a progress bar of `total` clips on stderr (tqdm), or as they are when bar is
     false or tqdm is missing."""
     tqdm = _tqdm() if bar else None
     return tqdm(items, total=total, file=sys.stderr, unit="clip") if tqdm is not None else items
+
 
 def run_local(jobs, bar=True):
     """Run process_file(**job) for each job in this process, one after another.
@@ -82,12 +87,14 @@ def run_local(jobs, bar=True):
     _report_warnings(results[-1])
     return results
 
+
 def _cores():
     """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on every OS
         return os.cpu_count() or 1
+
 
 def run_threads(jobs, threads, bar=True):
     """Run process_file(**job) for each job on threads of this process.
@@ -132,6 +139,7 @@ def run_threads(jobs, threads, bar=True):
         return [future.result() for future in futures]
     finally:  # on an error or Ctrl-C the clips not started are dropped, the running ones finish
         pool.shutdown(wait=True, cancel_futures=True)
+
 
 def local_cluster(n_workers=2):
     """A dask.distributed LocalCluster on 127.0.0.1 for run_dask from Python.
@@ -182,6 +190,7 @@ def local_cluster(n_workers=2):
         return LocalCluster(n_workers=n_workers, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                             env={"JOINTMATH_ISA": jointmath.isa()})
 
+
 def connect(address):
     """A dask.distributed Client of the scheduler at `address`.
 
@@ -226,12 +235,14 @@ def connect(address):
     except OSError as exc:  # a timeout included
         raise ValueError(f"no scheduler answered there ({exc})") from None
 
+
 def _absolute(job):
     """`job` with its clip and output paths absolute, resolved in this process's working folder:
     a worker would resolve a relative path in its own."""
     outputs = job.get("outputs")
     return dict(job, path=os.path.abspath(job["path"]),
                 outputs=outputs and {kind: os.path.abspath(target) for kind, target in outputs.items()})
+
 
 def run_dask(jobs, address, bar=True):
     """Run process_file(**job) for each job on Dask, or on threads for "local".
