@@ -594,7 +594,18 @@ def test_command_process_keeps_clip_arrays_on_the_heap(tmp_path):
     assert '__name__ == "__main__":\n    _keep_clip_arrays_on_the_heap()' in source
 
 
-def test_dask_local_cluster_matches(tmp_path):
+@pytest.fixture
+def environ_restored():
+    """Dask's nannies put the workers' pre-spawn variables (WORKER_ENVIRON's glibc settings,
+    PYTHONHASHSEED) into this process's os.environ and leave them there: put it back as it was,
+    so that the tests after a cluster's (and the interpreters they start) do not run under them."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_dask_local_cluster_matches(environ_restored, tmp_path):
     """One 2-worker cluster on 127.0.0.1: the command's results match the single-process run,
     a Clip loaded on a worker comes back whole (it pickles), and the workers run with
     WORKER_ENVIRON (the glibc settings the scale-out speed depends on)."""
@@ -782,7 +793,7 @@ def test_dask_address_problems_are_usage_errors(capsys, monkeypatch):
     assert "--dask tcp://127.0.0.1:8786: needs dask.distributed" in err and 'pip install "jointmath[dask]"' in err
 
 
-def test_scheduler_gets_absolute_paths(tmp_path, monkeypatch, capsys):
+def test_scheduler_gets_absolute_paths(environ_restored, tmp_path, monkeypatch, capsys):
     """--dask ADDRESS with relative paths: a worker in another working folder (where another
     clip has the same relative name) processes the clip this process names and writes where
     this process's --out is (before, it read its own clips/box.bvh and wrote into its own

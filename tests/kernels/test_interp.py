@@ -1208,7 +1208,7 @@ def test_inputs_are_never_modified(rng):
 
 # ------------------------------- float64: slerp / nlerp against the extended-precision oracle --
 
-BOUND = 2e-15  # max abs component error, slerp and nlerp
+FLOAT64_BOUND = 2e-15  # max abs component error, slerp and nlerp
 TIE = 1e-12  # |q0 . q1| below this (relative): the shorter arc is a tie that rounding decides
 DBL_MAX = float(np.finfo(np.float64).max)
 
@@ -1309,8 +1309,8 @@ FRACTIONS = [0.0, 5e-324, 1e-300, 1e-16, 1e-8, 0.25, 0.5, 0.75, 1 - 2.0**-53, 1.
 @pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
 def test_accuracy_random(rng, func):
     q0, q1 = random_unit_quats(rng, 200000, np.float64), random_unit_quats(rng, 200000, np.float64)
-    assert arc_error64(func, q0, q1, rng.uniform(0, 1, 200000)) <= BOUND
-    assert arc_error64(func, q0, q1, 0.3) <= BOUND  # one t for all (t_stride 0)
+    assert arc_error64(func, q0, q1, rng.uniform(0, 1, 200000)) <= FLOAT64_BOUND
+    assert arc_error64(func, q0, q1, 0.3) <= FLOAT64_BOUND  # one t for all (t_stride 0)
 
 
 @needs_extended_precision
@@ -1318,9 +1318,9 @@ def test_accuracy_random(rng, func):
 def test_accuracy_hard_pairs(rng, func):
     q0, q1 = hard_pairs64(rng)
     for t in FRACTIONS:
-        assert arc_error64(func, q0, q1, t) <= BOUND, t
-    assert arc_error64(func, q0, q1, rng.uniform(0, 1, len(q0))) <= BOUND
-    assert arc_error64(func, q0, q1, rng.choice(FRACTIONS, len(q0))) <= BOUND
+        assert arc_error64(func, q0, q1, t) <= FLOAT64_BOUND, t
+    assert arc_error64(func, q0, q1, rng.uniform(0, 1, len(q0))) <= FLOAT64_BOUND
+    assert arc_error64(func, q0, q1, rng.choice(FRACTIONS, len(q0))) <= FLOAT64_BOUND
 
 
 @needs_extended_precision
@@ -1330,7 +1330,7 @@ def test_slerp_identical_and_antipodal(rng):
     for other in (q, -q):
         for t in FRACTIONS[1:-1]:
             for func in (jm.slerp, jm.nlerp):
-                np.testing.assert_allclose(func(q, other, t), q, rtol=0, atol=BOUND)
+                np.testing.assert_allclose(func(q, other, t), q, rtol=0, atol=FLOAT64_BOUND)
 
 
 @needs_extended_precision
@@ -1381,8 +1381,8 @@ def test_nlerp_any_scale_float64(rng, same):
             a, b = q0 * s0, q1 * s1  # denormal scales round the components: the oracle takes them as they are
             if not (np.abs(a).max(-1) > 0).all() or not (np.abs(b).max(-1) > 0).all():
                 continue  # a quaternion rounded to zero (tested below)
-            assert arc_error64(jm.nlerp, a, b, fractions) <= BOUND, (s0, s1)
-            assert arc_error64(jm.nlerp, a, b, 0.5) <= BOUND, (s0, s1)
+            assert arc_error64(jm.nlerp, a, b, fractions) <= FLOAT64_BOUND, (s0, s1)
+            assert arc_error64(jm.nlerp, a, b, 0.5) <= FLOAT64_BOUND, (s0, s1)
 
 
 @needs_extended_precision
@@ -1395,10 +1395,10 @@ def test_nlerp_extremes(rng):
     for a, b in ((huge, huge[::-1]), (huge, tiny), (tiny, huge), (tiny, tiny[::-1]), (np.zeros_like(q), r * 1e300),
                  (r * 1e-300, np.zeros_like(q))):
         for t in (5e-324, 0.5, rng.uniform(0, 1, 64), 1 - 2.0**-53):
-            assert arc_error64(jm.nlerp, a, b, t) <= BOUND
+            assert arc_error64(jm.nlerp, a, b, t) <= FLOAT64_BOUND
     # 2^-24 (1, 0, 0, 0) and 2^1000 (0, 1, 0, 0) at t = 2^-1024: equal terms, an orthogonal pair
     np.testing.assert_allclose(jm.nlerp(np.array([2.0**-24, 0, 0, 0]), np.array([0, 2.0**1000, 0, 0]), 2.0**-1024),
-                               [0.5**0.5, 0.5**0.5, 0, 0], rtol=0, atol=BOUND)
+                               [0.5**0.5, 0.5**0.5, 0, 0], rtol=0, atol=FLOAT64_BOUND)
 
 
 # ------------------------------------------------------------------------- float64: NaN rules --
@@ -1455,7 +1455,7 @@ def test_sizes_and_layouts(rng, n, func):
     q1[: n // 3] = -q0[: n // 3]  # antipodal pairs among the others
     t = rng.choice(FRACTIONS, n)
     expected = func(q0, q1, t)
-    assert arc_error64(func, q0, q1, t) <= BOUND
+    assert arc_error64(func, q0, q1, t) <= FLOAT64_BOUND
     for name, a in layouts(q0).items():
         for other_name, b in layouts(q1).items():
             before = (a.copy(), b.copy())
