@@ -3,7 +3,7 @@
 Layout: tests/kernels/ holds the kernel tests, which run once per ISA path this CPU can run (the
 autouse fixture in tests/kernels/conftest.py). The tests at this level (the command, BVH files
 and clips, packaging, typing, the notebook, dispatch) run once, on the path the process starts
-on; one of them that must run on every path asks for the `isa` fixture by name. The helpers
+on; the few of them that must run on every path ask for the `isa` fixture by name. The helpers
 (adversarial.py, extract64_oracle.py, longdouble_oracle.py) and the clips in data/ serve both.
 """
 import numpy as np
