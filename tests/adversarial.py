@@ -134,3 +134,16 @@ def assert_threads_agree(compute, n_threads=6, repeats=2):
     for got in results:
         for a, b in zip(got, expected):
             np.testing.assert_array_equal(a, b)
+
+
+def every_scale_quats64(rng):
+    """Quaternions of every binary scale from 2^-1074 to DBL_MAX, exact (small integers times a
+    power of two), including ones with subnormal and zero components."""
+    ints = rng.integers(-(2 ** 20), 2 ** 20, (64, 4)).astype(np.float64)
+    ints[ints[:, 0] == 0, 0] = 1
+    out = [ints * 2.0 ** -20 * 2.0 ** e for e in range(-1054, 1004, 37)]
+    out.append(np.array([[5e-324, 0, 0, 0], [5e-324, -5e-324, 5e-324, 5e-324], [1e-310, 3e-320, 0, -5e-324],
+                         [1.7976931348623157e308, -1.7976931348623157e308, 1e308, 0],
+                         [1.7976931348623157e308, 1.7976931348623157e308, 1.7976931348623157e308,
+                          1.7976931348623157e308]]))
+    return np.concatenate(out)

@@ -3,7 +3,7 @@
 The same start, scaling, updates and stops as the kernels (see their comments), written with
 NumPy's float64 linear algebra: np.linalg.solve for the Newton step, eigh for the Ritz update's
 axis, np.cos / np.sinc for the turn. Its iteration counts and results are what the float64 kernel
-is compared with (tests/test_float64_extract.py).
+is compared with (tests/kernels/test_extract.py, its float64 section).
 """
 import numpy as np
 

@@ -1,4 +1,5 @@
-"""BVH reading and writing, and Euler angles, on the real CMU clips and synthetic edge cases."""
+"""BVH reading and writing, on the real CMU clips and synthetic edge cases (the Euler angle kernels:
+tests/kernels/test_euler.py)."""
 import io
 import mmap
 import os
@@ -14,7 +15,7 @@ import jointmath as jm
 from jointmath import bvh
 from jointmath import reference as ref
 
-from adversarial import run_python, run_under_memory_limit
+from adversarial import run_python
 
 DATA = Path(__file__).resolve().parent / "data"
 Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
@@ -242,14 +243,12 @@ print(clip.joints.shape)
 """
 
 
-def test_a_file_truncated_while_it_is_parsed_loads_as_read(isa, tmp_path):
+def test_a_file_truncated_while_it_is_parsed_loads_as_read(tmp_path):
     """01_01.bvh truncated to 4 KB by another program after load() read it, while it parses: the
     clip as read, and the process lives. When load() memory-mapped the file, the parser read
     pages past the new end and the process died of SIGBUS (a crash Python cannot catch;
     python -m jointmath died without its report). In a subprocess, so that a crash fails the
     test; run on the best path (reader code)."""
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("reader code: tested on the best path")
     done = run_python("-c", TRUNCATED_WHILE_PARSED, str(DATA / "01_01.bvh"), str(tmp_path / "live.bvh"))
     assert done.returncode == 0, f"exit status {done.returncode}: {done.stderr}"
     assert done.stdout.split() == ["(2752,", "31)"]
@@ -294,9 +293,7 @@ def test_save_load_round_trip_and_pickle(tmp_path):
     ("01_01.bvh", 2752, 31, 120.0, "ZYX"),
     ("zxy_extra_frame.bvh", 150, 21, 100.0, "ZXY"),
 ])
-def test_real_clips(isa, name, frames, joints, fps, order):
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("file parsing does not depend on the ISA path: run once")
+def test_real_clips(name, frames, joints, fps, order):
     with warnings.catch_warnings():
         # zxy_extra_frame.bvh holds one frame line more than it declares (see BVHWarning)
         warnings.simplefilter("ignore" if name == "zxy_extra_frame.bvh" else "error")
@@ -320,80 +317,7 @@ def test_real_clips(isa, name, frames, joints, fps, order):
     np.testing.assert_array_equal(again.joints, clip.joints)
 
 
-# ------------------------------------------------------------------ Euler angles --
-
-ORDERS = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "xyz", "xzy", "yxz", "yzx", "zxy", "zyx"]
-
-
-@pytest.mark.parametrize("order", ORDERS)
-def test_euler_to_quat_matches_scipy(rng, order):
-    angles = rng.uniform(-720, 720, (2000, 3))
-    for dtype, bound in ((np.float32, 1e-6), (np.float64, 1e-12)):
-        given = angles.astype(dtype)
-        expected = Rotation.from_euler(order, given.astype(np.float64), degrees=True).as_quat()
-        q = jm.euler_to_quat(given, order, degrees=True)
-        assert q.dtype == dtype
-        assert ref.angle_between(q, expected).max() < bound
-    expected = Rotation.from_euler(order, angles, degrees=True).as_quat()
-    radians = jm.euler_to_quat(np.radians(angles), order, degrees=False)
-    assert ref.angle_between(radians, expected).max() < 1e-12
-
-
-@pytest.mark.parametrize("order", ORDERS)
-def test_quat_to_euler_matches_scipy_including_gimbal_lock(rng, order):
-    q = rng.standard_normal((2000, 4))
-    axes = order.lower()
-    locked = Rotation.from_euler(order, np.column_stack([rng.uniform(-180, 180, 50), np.full(50, 90.0),
-                                                         rng.uniform(-180, 180, 50)]), degrees=True).as_quat()
-    q = np.concatenate([q, locked])
-    with pytest.warns(UserWarning, match="Gimbal lock"):
-        expected = Rotation.from_quat(q).as_euler(order, degrees=True)
-    got = jm.quat_to_euler(q, order, degrees=True)
-    difference = (got - expected + 180) % 360 - 180
-    assert np.abs(difference).max() < 1e-9
-    assert ref.angle_between(jm.euler_to_quat(got, order, degrees=True), q).max() < 1e-12
-    assert axes  # every order exercised
-
-
-def test_per_joint_orders(rng):
-    angles = rng.uniform(-180, 180, (5, 3, 3))
-    orders = ["ZXY", "xyz", "ZXY"]
-    q = jm.euler_to_quat(angles, orders)
-    for j, order in enumerate(orders):
-        np.testing.assert_allclose(q[:, j], jm.euler_to_quat(angles[:, j], order))
-    back = jm.quat_to_euler(q, orders)
-    assert ref.angle_between(jm.euler_to_quat(back, orders), q).max() < 1e-12
-
-
-PER_JOINT_ORDERS_SETUP = """
-angles = np.random.default_rng(0).uniform(-180, 180, (100_000, 31, 3)).astype(np.float32)  # 37 MB
-orders = ["ZYX", "XYZ"] * 15 + ["YZX"]
-expected = jm.euler_to_quat(angles, orders)  # 50 MB; a group of 15 joints: 18 MB of angles, 24 MB of quaternions
-out = np.empty_like(expected)
-"""
-PER_JOINT_ORDERS_CALLS = """
-try:
-    jm.euler_to_quat(angles, orders)
-except ValueError as e:
-    print(e)
-assert jm.euler_to_quat(angles, orders, out=out) is out and np.array_equal(out, expected), "wrong result"
-"""
-
-
-def test_per_joint_orders_allocate_as_the_package_does(isa):
-    """Per-joint Euler orders under a memory limit (RLIMIT_AS, 55 MB above what the process
-    holds): without out=, the new result (50 MB) and a group's copy do not fit and raise the
-    package's ValueError saying the shape and bytes; with out= (given) the call fits, since it
-    writes each order's joints into out through temporaries of one group's size. Before, the
-    groups were copied by NumPy indexing (MemoryError) and out= got a whole temporary result
-    first.
-    In a subprocess (the limit is the process's); run on the best path (boundary code)."""
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("boundary code: tested on the best path")
-    printed = run_under_memory_limit(PER_JOINT_ORDERS_SETUP, PER_JOINT_ORDERS_CALLS, 55)
-    assert re.fullmatch(r"an array of shape \(100000, \d+, [34]\) \(4-byte elements\) needs [0-9.e+]+ bytes, more than "
-                        r"can be allocated\s*", printed), printed
-
+# ------------------------------------------------------------ the README's Euler recipe --
 
 PROP = """HIERARCHY
 ROOT Hips
@@ -431,117 +355,6 @@ def test_readme_euler_recipe_on_a_joint_without_rotation_channels():
     with pytest.raises(ValueError, match=r"got '' for joint 1 \(a bvh.Clip's orders hold '' for a joint without "
                                          r"rotation channels: leave such joints out\)"):
         jm.quat_to_euler(clip.joints["q"], clip.orders, degrees=True)
-
-
-def test_euler_bad_arguments():
-    a = np.zeros((4, 3))
-    for order in ("XYX", "XY", "XyZ", "ABC", 3):
-        with pytest.raises(ValueError, match="order must be one of the six Tait-Bryan orders"):
-            jm.euler_to_quat(a, order)
-    with pytest.raises(ValueError, match=r"angles must have shape \(\.\.\., 3\)"):
-        jm.euler_to_quat(np.zeros((4, 4)), "XYZ")
-    with pytest.raises(TypeError, match="angles must be an array_like of real numbers .*, got dtype complex128"):
-        jm.euler_to_quat([[0, 0, 1j]], "XYZ")
-    with pytest.raises(TypeError, match="q must be an array_like of real numbers .*, got dtype <U1"):
-        jm.quat_to_euler([["a", "b", "c", "d"]], "XYZ")
-    with pytest.raises(ValueError, match="a sequence of orders needs one per joint: 2 orders"):
-        jm.euler_to_quat(np.zeros((5, 3, 3)), ["XYZ", "ZXY"])
-
-
-@pytest.mark.parametrize("n", [0, 1, 3, 5, 8, 15, 17, 33])
-def test_euler_sizes_and_layouts(rng, n):
-    angles = rng.uniform(-180, 180, (n, 3)).astype(np.float32)
-    expected = ref.euler_to_quat(angles, "YZX")
-    q = jm.euler_to_quat(angles, "YZX")
-    assert q.shape == (n, 4)
-    assert ref.angle_between(q, expected).max(initial=0) < 1e-6
-    strided = np.repeat(angles, 2, axis=0)[::2]
-    np.testing.assert_array_equal(jm.euler_to_quat(strided, "YZX"), q)
-    before = angles.copy()
-    jm.euler_to_quat(angles, "yzx")
-    np.testing.assert_array_equal(angles, before)
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [0, 1, 7, 33])
-def test_euler_out(rng, dtype, n):
-    """out= of euler_to_quat / quat_to_euler: returned, filled as without it, contiguous or not,
-    at any alignment, the inputs untouched; a list of orders writes into it too."""
-    angles = rng.uniform(-3, 3, (n, 2, 3)).astype(dtype)
-    q = rng.standard_normal((n, 2, 4)).astype(dtype)
-    for func, x, width in ((jm.euler_to_quat, angles, 4), (jm.quat_to_euler, q, 3)):
-        before = x.copy()
-        for order in ("ZXY", ["xzy", "YXZ"]):
-            expected = func(x, order)
-            raw = np.zeros(n * 2 * width * 2 * x.itemsize + 1, np.uint8)
-            outs = [np.zeros((n, 2, width), dtype),  # contiguous
-                    np.zeros((n, 2, 2 * width), dtype)[..., ::2],  # strided
-                    np.zeros((n, 4, width), dtype)[:, ::2],  # gaps between records
-                    np.zeros((n, 2, width), dtype)[::-1],  # reversed
-                    raw[1:1 + expected.nbytes].view(dtype).reshape(expected.shape)]  # unaligned
-            for out in outs:
-                assert func(x, order, out=out) is out
-                np.testing.assert_array_equal(out, expected)
-                np.testing.assert_array_equal(x, before)
-            assert func(x, order, False, outs[0]) is outs[0]  # positional
-    # out sharing the input's memory: as NumPy, the result is that of the input before the call
-    for func, width_in, width_out in ((jm.euler_to_quat, 3, 4), (jm.quat_to_euler, 4, 3)):
-        x = rng.uniform(-3, 3, (n, 2, width_in)).astype(dtype)
-        for order in ("yzx", ["yzx", "zyx"]):
-            expected = func(x, order)
-            buf = np.zeros(n * 2 * 4, dtype)
-            buf[:x.size] = x.ravel()
-            out = buf[:n * 2 * width_out].reshape(n, 2, width_out)
-            assert func(buf[:x.size].reshape(x.shape), order, out=out) is out
-            np.testing.assert_array_equal(out, expected)
-
-
-def test_euler_out_bad_arguments():
-    angles, q = np.zeros((4, 3)), np.zeros((4, 4), np.float32)
-    with pytest.raises(TypeError, match="out must have dtype float64, got dtype float32"):
-        jm.euler_to_quat(angles, "XYZ", out=np.zeros((4, 4), np.float32))
-    with pytest.raises(TypeError, match="out must have dtype float32, got dtype float64"):
-        jm.quat_to_euler(q, "XYZ", out=np.zeros((4, 3)))
-    with pytest.raises(TypeError, match="out must be a numpy array"):
-        jm.quat_to_euler(q, "XYZ", out=[[0.0] * 3] * 4)
-    with pytest.raises(ValueError, match=r"out must have shape \(4, 4\), got shape \(4, 3\)"):
-        jm.euler_to_quat(angles, "XYZ", out=np.zeros((4, 3)))
-    with pytest.raises(ValueError, match=r"out must have shape \(4, 3\), got shape \(3,\)"):
-        jm.quat_to_euler(q, ["XYZ"] * 4, out=np.zeros(3, np.float32))
-    readonly = np.zeros((4, 4))
-    readonly.flags.writeable = False
-    with pytest.raises(ValueError, match="out must be writeable"):
-        jm.euler_to_quat(angles, "XYZ", out=readonly)
-    np.testing.assert_array_equal(readonly, 0)
-
-
-@pytest.mark.parametrize("order", ORDERS)
-def test_quat_to_euler_float32_kernel(rng, order):
-    q = np.concatenate([rng.standard_normal((3000, 4)), np.zeros((1, 4)) + [0, 0, 0, 1]]).astype(np.float32)
-    got = jm.quat_to_euler(q, order, degrees=True)
-    assert got.dtype == np.float32
-    expected = Rotation.from_quat(q.astype(np.float64)).as_euler(order, degrees=True)
-    # away from gimbal lock the angles match scipy; everywhere they reproduce the rotation
-    regular = np.abs(expected[:, 1]) < 89
-    difference = np.radians(np.abs((got - expected + 180) % 360 - 180))
-    assert difference[regular].max() < 1e-6
-    assert ref.angle_between(ref.euler_to_quat(got.astype(np.float64), order, degrees=True), q).max() < 1e-6
-    radians = jm.quat_to_euler(q, order, degrees=False)
-    assert np.abs(radians - np.radians(got.astype(np.float64)))[regular].max() < 1e-6
-    locked = jm.euler_to_quat(np.array([[30, 90, 0], [-45, -90, 0]], np.float32), order, degrees=True)
-    assert ref.angle_between(jm.euler_to_quat(jm.quat_to_euler(locked, order), order), locked).max() < 1e-6
-
-
-@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # the float64 path's NumPy
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_quat_to_euler_nan_stays_in_its_record(rng, dtype):
-    q = rng.standard_normal((37, 4)).astype(dtype)
-    bad = [3, 17, 36]
-    q[bad] = [[np.nan, 0, 0, 1], [0, np.inf, 0, 1], [0, 0, 0, -np.inf]]
-    got = jm.quat_to_euler(q, "ZXY")
-    assert np.isnan(got[bad]).all()
-    good = np.delete(np.arange(37), bad)
-    np.testing.assert_array_equal(got[good], jm.quat_to_euler(q[good], "ZXY"))
 
 
 def test_mutated_files_load_or_name_a_line(rng):

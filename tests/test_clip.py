@@ -1,5 +1,7 @@
 """jointmath.bvh.Clip: one source of truth (skeleton + joints), save/load round trips of any
-clip, shortest decimals, deep hierarchies, equality, display and world-space helpers."""
+clip, shortest decimals, deep hierarchies, equality, display and world-space helpers. They run
+once; the few that ask for the `isa` fixture (a clip's joints, motion and world positions through
+the kernels) run on every path."""
 import dataclasses
 import errno
 import hashlib
@@ -20,12 +22,6 @@ from jointmath import reference as ref
 from adversarial import run_python
 
 DATA = Path(__file__).resolve().parent / "data"
-
-
-@pytest.fixture
-def once(isa):
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("file handling does not depend on the ISA path: run once")
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +128,7 @@ def test_joints_from_motion_is_euler_to_quat_plus_offsets(isa, n_frames):
         bvh.joints_from_motion(motion, offsets[1:], channels)
 
 
-def test_loaded_clip_saves_the_file_values_exactly(once):
+def test_loaded_clip_saves_the_file_values_exactly():
     clip = bvh.load(DATA / "01_01.bvh")
     again, text = reload(clip)
     np.testing.assert_array_equal(again.motion, clip.motion)
@@ -144,7 +140,7 @@ def test_loaded_clip_saves_the_file_values_exactly(once):
     assert all(not t.endswith(b".0") and b"0000001" not in t for t in tokens[:5000])
 
 
-def test_edited_frames_continue_and_the_others_keep_the_file_values(once):
+def test_edited_frames_continue_and_the_others_keep_the_file_values():
     """Frames edited in place are computed from joints and continue from their neighbours by
     whole turns; every other frame keeps the file's values exactly. 01_01's root channel crosses
     -180 near frame 1135 (-180.01 between -179.6 and -179.7): the same rotations written as -q
@@ -168,7 +164,7 @@ def test_edited_frames_continue_and_the_others_keep_the_file_values(once):
     np.testing.assert_array_equal(again.motion, motion)
 
 
-def test_rotations_from_joints_continue_by_whole_turns(once):
+def test_rotations_from_joints_continue_by_whole_turns():
     """A hand-built clip turning through 180 degrees about Z writes 170 ... 190, not a jump to
     -170; a joint spinning many turns continues up to +-CONTINUED_ANGLE_MAX (float32 would lose
     precision far out) and takes a whole turn back at each frame that would reach it (90, 180,
@@ -188,7 +184,7 @@ def test_rotations_from_joints_continue_by_whole_turns(once):
     assert_same_motion(reload(clip)[0], clip)
 
 
-def test_replaced_joints_save_the_file_curves(once):
+def test_replaced_joints_save_the_file_curves():
     """01_01.bvh with its joints replaced by a copy (dataclasses.replace, so every frame is
     computed from the joints), saved and loaded: no rotation channel jumps by more than 180
     degrees between frames (the file has no such jump), the values stay within
@@ -217,7 +213,7 @@ def test_replaced_joints_save_the_file_curves(once):
 
 
 @pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
-def test_euler_curves_continue_through_the_other_solution(once, order):
+def test_euler_curves_continue_through_the_other_solution(order):
     """A joint built from smooth Euler curves whose middle angle goes beyond -90 degrees (to -115
     and back), whose first angle crosses 180 and whose last goes to -230, and a second joint that
     turns about its first axis across 180 four times and then on to 270: the written curves
@@ -241,7 +237,7 @@ def test_euler_curves_continue_through_the_other_solution(once, order):
 
 @pytest.mark.parametrize("order", ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"])
 @pytest.mark.parametrize("lock", [90.0, -90.0])
-def test_euler_curves_hold_a_gimbal_lock(once, order, lock):
+def test_euler_curves_hold_a_gimbal_lock(order, lock):
     """A joint whose middle angle rises to exactly +-90 degrees, holds there and leaves again,
     the outer angles 30 and 40 all along: at lock quat_to_euler gives (70 or -10, +-90, 0), so the
     written curves stepped by 40 degrees in both outer channels entering and leaving the hold;
@@ -257,7 +253,7 @@ def test_euler_curves_hold_a_gimbal_lock(once, order, lock):
     assert_same_motion(reload(clip)[0], clip)
 
 
-def test_continued_angles_stay_below_the_limit_as_written(once):
+def test_continued_angles_stay_below_the_limit_as_written():
     """A joint spinning 7 degrees a frame: every written value below CONTINUED_ANGLE_MAX on every
     path (the check ran in float64, and 255.99999 was written as 256.0 on avx2 and avx512)."""
     spin = np.radians(7.0 * np.arange(400))
@@ -269,7 +265,7 @@ def test_continued_angles_stay_below_the_limit_as_written(once):
     assert_same_motion(reload(clip)[0], clip)
 
 
-def test_shortest_decimals_read_back_exactly(once):
+def test_shortest_decimals_read_back_exactly():
     rng = np.random.default_rng(7)
     bits = rng.integers(0, 2**32, 200_000, dtype=np.uint64).astype(np.uint32)
     values = bits.view(np.float32)
@@ -320,7 +316,7 @@ def writer_test_values():
     return values[np.isfinite(values)]
 
 
-def test_writer_output_is_byte_identical_to_the_earlier_writer(once):
+def test_writer_output_is_byte_identical_to_the_earlier_writer():
     """The C writer's bytes (shortest decimals, layout) pinned by SHA-256 digests of what the
     writer at commit 3043a07 wrote for 01_01 and for writer_test_values(); the tokens are
     NumPy's shortest round-trip digits, except three powers of two (printf's nearest 8 digits
@@ -340,7 +336,7 @@ def test_writer_output_is_byte_identical_to_the_earlier_writer(once):
         assert tokens[index] == expected.encode(), (index, value)
 
 
-def test_reader_rounds_like_strtof(once):
+def test_reader_rounds_like_strtof():
     """Decimals next to float32 halfway points, long mantissas, exponents: correctly rounded."""
     rng = np.random.default_rng(3)
     f = rng.standard_normal(3000).astype(np.float32)
@@ -379,7 +375,7 @@ def test_packed_resampled_and_hand_built_clips_round_trip(isa, sample, tmp_path)
     assert again.names == hand.names and again.channels == hand.channels and again.orders == ["ZXY", "XYZ", "YZX", ""]
 
 
-def test_save_refuses_what_bvh_cannot_hold(once, sample):
+def test_save_refuses_what_bvh_cannot_hold(sample):
     broken = dataclasses.replace(sample, joints=sample.joints.copy())
     broken.joints["q"][7, 4] = np.nan
     with pytest.raises(ValueError, match=r"non-finite .* frame 7, joint 4 \('LeftFoot'\)"):
@@ -399,7 +395,7 @@ def test_save_refuses_what_bvh_cannot_hold(once, sample):
         bvh.save(sample, 3)
 
 
-def test_failed_save_keeps_the_file_it_would_replace(once, sample, tmp_path):
+def test_failed_save_keeps_the_file_it_would_replace(sample, tmp_path):
     """A save that fails while writing (here a file size limit, in a fresh process) leaves the
     earlier file whole and no temporary file; a clip whose frame time BVH cannot hold is refused
     before anything is written."""
@@ -423,7 +419,7 @@ def test_failed_save_keeps_the_file_it_would_replace(once, sample, tmp_path):
     assert bvh.load(target).frame_time == 3600.0
 
 
-def test_save_refuses_a_rotation_without_rotation_channels(once):
+def test_save_refuses_a_rotation_without_rotation_channels():
     """A joint without rotation channels cannot hold a rotation in BVH: save refuses one that is
     not the identity (within 1e-6 rad, either sign, any scale) instead of dropping it."""
     joints = jm.make_joints(np.tile([0, 0, 0, 1], (3, 2, 1)), np.tile([[0, 0, 0], [0, 1, 0]], (3, 1, 1)))
@@ -464,7 +460,7 @@ Frame Time: 0.5
 """
 
 
-def test_clip_without_channels_saves_and_reloads(once, tmp_path):
+def test_clip_without_channels_saves_and_reloads(tmp_path):
     """No joint has a channel: each frame is a blank line, so save writes Frames: N and N blank
     lines and load gives the N frames back (it used to fail: "ends after 0 frames")."""
     clip = bvh.load(io.StringIO(NO_CHANNELS + "\n\n\n"))
@@ -492,7 +488,7 @@ def test_clip_without_channels_saves_and_reloads(once, tmp_path):
         assert bvh.load(io.StringIO(NO_CHANNELS + "\n" * 5)).n_frames == 3
 
 
-def test_ten_thousand_deep_chain(once, tmp_path):
+def test_ten_thousand_deep_chain(tmp_path):
     depth = 10_000
     joints = jm.make_joints(np.tile([0, 0, 0, 1], (2, depth, 1)), np.tile([0, 1.0, 0], (2, depth, 1)))
     chain = bvh.Clip(names=[f"j{i}" for i in range(depth)], parents=np.arange(-1, depth - 1),
@@ -507,7 +503,7 @@ def test_ten_thousand_deep_chain(once, tmp_path):
     assert again.positions()[1, -1, 1] == pytest.approx(depth + 1)
 
 
-def test_equality_repr_and_html(once, sample):
+def test_equality_repr_and_html(sample):
     clip = bvh.load(jm.data.sample_clip_path())
     assert clip == clip and clip == bvh.load(jm.data.sample_clip_path())
     assert clip != dataclasses.replace(clip, frame_time=0.5)
@@ -554,7 +550,7 @@ def test_world_positions_and_height(isa, sample):
             sample.height(axis)
 
 
-def test_clip_checks_its_fields(once, sample):
+def test_clip_checks_its_fields(sample):
     with pytest.raises(ValueError, match=r"joints must have shape \(frames, 31\)"):
         dataclasses.replace(sample, joints=sample.joints[:, :3])
     with pytest.raises(TypeError, match="joints must be a numpy array of dtype jointmath.JOINT_QUAT"):
@@ -565,7 +561,7 @@ def test_clip_checks_its_fields(once, sample):
         dataclasses.replace(sample, frame_time=0)
 
 
-def test_fields_assigned_after_construction_are_checked_where_used(once, sample):
+def test_fields_assigned_after_construction_are_checked_where_used(sample):
     """The methods that compute from the skeleton check its fields as Clip() does: an End Site
     assigned -1 was read as the last joint by positions(), parents or offsets assigned as lists
     broke height() and motion with AttributeError. frame_time takes any real number of seconds,
@@ -631,7 +627,7 @@ def breadth_first_clip(rng):
                     joints=joints, end_sites=[4, 3, 0], end_offsets=[[0, -1, 0], [0, -1.5, 0], [0, 3, 0]])
 
 
-def test_a_clip_in_another_order_saves_each_joint_with_its_own_motion(once):
+def test_a_clip_in_another_order_saves_each_joint_with_its_own_motion():
     """A clip whose joints are not in depth-first order (breadth-first here, as converters from
     other formats list them; or several roots) is written depth-first with every joint's
     channel values under it: before, the motion columns stayed in the clip's order under the
@@ -659,7 +655,7 @@ def test_a_clip_in_another_order_saves_each_joint_with_its_own_motion(once):
     assert ref.angle_between(again.joints["q"], joints["q"][:, [0, 2, 1]]).max() < 1e-6
 
 
-def test_translation_on_an_axis_without_a_position_channel_is_refused(once, sample):
+def test_translation_on_an_axis_without_a_position_channel_is_refused(sample):
     """A joint with some position channels keeps its OFFSET on the other axes: an edit there was
     dropped on save (Y edited by 10 on a joint with only Xposition, saved, reloaded unchanged).
     Any edit beyond 1e-6 of the largest OFFSET is refused now, also below the 1e-5 it was."""
@@ -682,7 +678,7 @@ def test_translation_on_an_axis_without_a_position_channel_is_refused(once, samp
 
 
 @pytest.mark.parametrize("name", ["", " Hips", "Hips ", "Spine  2", "Spine\tL", "left\nknee", "a\rb", "x\x0by"])
-def test_names_bvh_cannot_hold_are_refused(once, sample, name, tmp_path):
+def test_names_bvh_cannot_hold_are_refused(sample, name, tmp_path):
     """A name that would not read back as itself was written anyway: an empty one or one with a
     line break made a file load() refuses (replacing a good one), others came back changed."""
     target = tmp_path / "clip.bvh"
@@ -695,14 +691,14 @@ def test_names_bvh_cannot_hold_are_refused(once, sample, name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["Spi\xa0ne", "x\u2028y", "Ζ σπονδυλική", "a {", "End"])
-def test_names_round_trip_as_they_are(once, sample, name):
+def test_names_round_trip_as_they_are(sample, name):
     """Words are split at ASCII whitespace only: a no-break space or another Unicode space in a
     name stays (before, str.split() turned 'Spi\\xa0ne' into 'Spi ne' on load)."""
     renamed = dataclasses.replace(sample, names=sample.names[:3] + [name] + sample.names[4:])
     assert reload(renamed)[0].names == renamed.names
 
 
-def test_save_checks_fields_assigned_after_construction(once, sample):
+def test_save_checks_fields_assigned_after_construction(sample):
     """Assigning a field skips Clip's checks: save checks them again. A NumPy frame_time was
     written as 'np.float64(0.016666666666666666)' (a file load() refuses), True was taken as 1 s."""
     clip = dataclasses.replace(sample, joints=sample.joints[:3].copy())
@@ -723,7 +719,7 @@ def test_save_checks_fields_assigned_after_construction(once, sample):
         dataclasses.replace(sample, end_sites=sample.end_sites[:, None])
 
 
-def test_editing_a_loaded_clip_s_channels(once, sample):
+def test_editing_a_loaded_clip_s_channels(sample):
     """Adding the position channels that save asked for (or dropping the root's) made motion and
     save fail ('motion must have one column per channel (99), got shape (381, 96)'): the file's
     values kept for unedited frames were read with the new channels."""
@@ -740,7 +736,7 @@ def test_editing_a_loaded_clip_s_channels(once, sample):
     assert ref.angle_between(reload(clip)[0].joints["q"], clip.joints["q"]).max() < 1e-6
 
 
-def test_resample_copies_the_skeleton(once, sample):
+def test_resample_copies_the_skeleton(sample):
     before = dataclasses.replace(sample, offsets=sample.offsets.copy(), names=list(sample.names))
     low = bvh.resample(sample, 30)
     low.offsets *= 2.54
@@ -750,7 +746,7 @@ def test_resample_copies_the_skeleton(once, sample):
     assert sample == before and not np.array_equal(low.offsets, sample.offsets)
 
 
-def test_joints_from_motion_checks_its_arguments(once):
+def test_joints_from_motion_checks_its_arguments():
     zxy = ("Zrotation", "Xrotation", "Yrotation")
     good = bvh.joints_from_motion(np.zeros((2, 3)), np.zeros((1, 3)), [zxy])
     assert good.shape == (2, 1) and np.array_equal(good["q"], np.tile([0, 0, 0, 1], (2, 1, 1)))
@@ -770,7 +766,7 @@ def test_joints_from_motion_checks_its_arguments(once):
             bvh.joints_from_motion(motion, offsets, channels)
 
 
-def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
+def test_a_replaced_file_keeps_its_permissions(sample, tmp_path):
     target = tmp_path / "private.bvh"
     target.write_text("old")
     os.chmod(target, 0o600)
@@ -784,7 +780,7 @@ def test_a_replaced_file_keeps_its_permissions(once, sample, tmp_path):
     assert os.listdir(tmp_path) == ["private.bvh"]
 
 
-def test_save_refuses_offsets_and_names_load_would_refuse(once, sample, tmp_path):
+def test_save_refuses_offsets_and_names_load_would_refuse(sample, tmp_path):
     """An OFFSET beyond float32 (1e39: a finite float64 the Clip holds) and a name with a NUL or a
     lone surrogate were written over a good file, which load() then refused."""
     target = tmp_path / "walk.bvh"
@@ -803,7 +799,7 @@ def test_save_refuses_offsets_and_names_load_would_refuse(once, sample, tmp_path
     assert np.array_equal(reload(largest)[0].end_offsets, largest.end_offsets)  # FLT_MAX itself is fine
 
 
-def test_clip_refuses_fields_it_would_misread(once, sample):
+def test_clip_refuses_fields_it_would_misread(sample):
     """uint64 parents beyond int64 wrapped to -1 (a root); None or a string as names, complex or
     text offsets and masked arrays were taken; channels of the wrong kind gave bare TypeErrors."""
     parents = np.array([2**64 - 1] + list(range(30)), np.uint64)
@@ -826,7 +822,7 @@ def test_clip_refuses_fields_it_would_misread(once, sample):
     assert dataclasses.replace(sample, names=np.array(sample.names)).names == sample.names  # str arrays are fine
 
 
-def test_clip_knows_its_end_effectors_bare_leaves_and_height(once, sample):
+def test_clip_knows_its_end_effectors_bare_leaves_and_height(sample):
     """End Site tips first (a joint with two numbers them), then the leaf joints without an End
     Site; their columns among positions(); the height along Y, or the larger extent when the
     skeleton lies flat."""
@@ -850,3 +846,15 @@ def test_clip_knows_its_end_effectors_bare_leaves_and_height(once, sample):
     edited.end_sites, edited.end_offsets = np.array([-1]), np.zeros((1, 3))
     with pytest.raises(ValueError, match="end_sites must be joint indices"):
         edited.end_effectors
+
+
+def test_resample_clip_saves_and_reloads(tmp_path):
+    clip = bvh.load(DATA / "01_01.bvh")
+    for fps in (30, 100, 240):
+        new = bvh.resample(clip, fps)
+        assert new.frame_time == 1 / fps
+        assert new.n_frames == int(np.floor((clip.n_frames - 1) * clip.frame_time * fps + 1e-9)) + 1
+        bvh.save(new, tmp_path / "r.bvh")
+        again = bvh.load(tmp_path / "r.bvh")
+        assert ref.angle_between(again.joints["q"], new.joints["q"]).max() < 2e-6
+        np.testing.assert_allclose(again.joints["t"], new.joints["t"], atol=1e-4)

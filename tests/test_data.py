@@ -8,13 +8,7 @@ import jointmath
 from jointmath import bvh, data
 
 
-@pytest.fixture
-def once(isa):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("file handling does not depend on the ISA path: run once")
-
-
-def test_sample_clip_path_names_the_embedded_clip_from_any_folder(once, tmp_path, monkeypatch):
+def test_sample_clip_path_names_the_embedded_clip_from_any_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = data.sample_clip_path()
     assert os.path.isabs(path) and os.path.isfile(path) and path.endswith(".bvh")
@@ -23,7 +17,7 @@ def test_sample_clip_path_names_the_embedded_clip_from_any_folder(once, tmp_path
     assert jointmath.data is data and "data" in jointmath.__all__
 
 
-def test_clip_paths_lists_the_embedded_clips_or_a_folders(once, tmp_path):
+def test_clip_paths_lists_the_embedded_clips_or_a_folders(tmp_path):
     embedded = data.clip_paths()
     assert data.sample_clip_path() in embedded and embedded == sorted(embedded)
     assert all(p.lower().endswith(".bvh") and os.path.isfile(p) for p in embedded)

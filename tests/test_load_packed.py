@@ -7,10 +7,8 @@ from jointmath import _job, _packed, bvh
 
 
 @pytest.fixture
-def archive(isa, tmp_path):
-    """A packed clip archive of the embedded sample (file handling: run on one path only)."""
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
+def archive(tmp_path):
+    """A packed clip archive of the embedded sample."""
     clip = bvh.load(jointmath.data.sample_clip_path())
     _, packed, clip, _ = _job.process_clip(clip)
     return _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)

@@ -1,6 +1,6 @@
-"""The mocap processing command (python -m jointmath). Every test here runs once, on the best
-path (the `once` fixture skips the other ISA parameters): they run whole pipelines or start
-processes, and the kernels themselves are tested per path in the family test files."""
+"""The mocap processing command (python -m jointmath). These tests run once (one asks for every
+path): they run whole pipelines or start processes, and the kernels themselves are tested per path
+in tests/kernels/."""
 import dataclasses
 import itertools
 import json
@@ -22,13 +22,9 @@ from jointmath.__main__ import main
 DATA = str(Path(__file__).resolve().parent / "data")
 
 
-@pytest.fixture
-def once(isa):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
 
 
-def test_sample_is_a_small_valid_clip(once):
+def test_sample_is_a_small_valid_clip():
     assert os.path.getsize(jointmath.data.sample_clip_path()) <= 300_000
     clip = bvh.load(jointmath.data.sample_clip_path())
     assert clip.n_frames == 381 and clip.n_joints > 20
@@ -42,7 +38,7 @@ def loaded_joints(packed):
     return joints
 
 
-def test_packed_archive_round_trip_and_old_format_refused(once, tmp_path):
+def test_packed_archive_round_trip_and_old_format_refused(tmp_path):
     clip = bvh.load(jointmath.data.sample_clip_path())
     result, packed, clip, _ = _job.process_clip(clip)
     path = _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)
@@ -66,13 +62,13 @@ def copy_clips(folder, *names):
     return folder
 
 
-def test_default_run_on_embedded_clip(once, capsys):
+def test_default_run_on_embedded_clip(capsys):
     assert main([]) == 0
     text = capsys.readouterr().out
     assert "381 frames" in text and "summary: 1 clips processed, 0 failed" in text
 
 
-def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
+def test_directory_with_broken_file_and_report(tmp_path, capsys):
     data = copy_clips(tmp_path / "in", "01_01.bvh", "zxy_extra_frame.bvh")
     (data / "broken.bvh").write_text("HIERARCHY\nROOT Hips\n{\n")
     out = tmp_path / "out"
@@ -97,7 +93,7 @@ def test_directory_with_broken_file_and_report(once, tmp_path, capsys):
     assert np.allclose(clip.joints["t"], original.joints["t"], atol=1e-5)
 
 
-def test_outputs_reload_as_packed_archive_and_bvh(once, tmp_path, capsys):
+def test_outputs_reload_as_packed_archive_and_bvh(tmp_path, capsys):
     """--out with --bvh and --fps: the .npz reloads with load_packed, the .bvh with bvh.load, both
     the resampled clip decoded from its packed form; the report and the output name both files."""
     out = tmp_path / "out"
@@ -121,7 +117,7 @@ def test_outputs_reload_as_packed_archive_and_bvh(once, tmp_path, capsys):
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
 
 
-def test_a_pose_of_one_frame_resamples_and_saves(once, tmp_path, capsys):
+def test_a_pose_of_one_frame_resamples_and_saves(tmp_path, capsys):
     """A clip of one frame (a T-pose file) goes through --fps like any clip: one frame out."""
     clip = bvh.load(os.path.join(DATA, "01_01.bvh"))
     pose = tmp_path / "pose.bvh"
@@ -135,7 +131,7 @@ def test_a_pose_of_one_frame_resamples_and_saves(once, tmp_path, capsys):
     assert jointmath.reference.angle_between(packed.joints["q"], clip.joints["q"][:1]).max() < 2e-3
 
 
-def test_each_stage_counts_its_own_frames(once):
+def test_each_stage_counts_its_own_frames():
     """With resampling, the stages before it divide by the source frames, the others by the
     output frames (the load of 381 frames is 381 frames, whatever --fps says)."""
     r = _job.process_file(jointmath.data.sample_clip_path(), fps=30, check=True)
@@ -146,7 +142,7 @@ def test_each_stage_counts_its_own_frames(once):
         assert r["frames_per_second"][name] == pytest.approx(r["stage_frames"][name] / seconds)
 
 
-def test_errors_a_person_can_read(once, capsys):
+def test_errors_a_person_can_read(capsys):
     """Skeleton height from the rest pose, end-effector error as a fraction of it and in cm with
     --unit-scale, the worst joints by name."""
     clip = bvh.load(jointmath.data.sample_clip_path())
@@ -185,7 +181,7 @@ def test_errors_a_person_can_read(once, capsys):
     assert "worst joints: " + worst[0] in text
 
 
-def test_end_effectors_without_end_sites_and_with_two(once):
+def test_end_effectors_without_end_sites_and_with_two():
     """A skeleton written without End Sites measures its leaf joints; a joint with two End Sites
     names them apart."""
     clip = bvh.load(jointmath.data.sample_clip_path())
@@ -198,7 +194,7 @@ def test_end_effectors_without_end_sites_and_with_two(once):
     assert two["end_effectors"] == ["Head End Site", "Head End Site 2"] + [clip.names[j] for j in leaves if j != head]
 
 
-def test_check_against_float64(once, capsys):
+def test_check_against_float64(capsys):
     """--check adds a 'check' stage: the float32 kinematics against the float64 world positions
     of the errors stage (_core._positions64, plain C in double: the joints, then the End Site
     tips, as Clip.positions() orders them), which match the reference oracle to double's
@@ -235,7 +231,7 @@ def test_check_against_float64(once, capsys):
     assert "check: float32 forward kinematics vs float64: max" in capsys.readouterr().out
 
 
-def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
+def test_one_error_figure_per_skeleton(tmp_path, capsys):
     """Two skeletons: two files, each with the joint names on its x axis, a title, axis labels
     and y from 0; the report says which clips each holds."""
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
@@ -265,7 +261,7 @@ def test_one_error_figure_per_skeleton(once, tmp_path, capsys):
     assert json.loads((out2 / "report.json").read_text())["plots"][0]["path"] == str(out2 / "errors.png")
 
 
-def test_progress_bars_and_warnings_above_them(once, capsys):
+def test_progress_bars_and_warnings_above_them(capsys):
     """A bar per file for several clips, per stage for one; the reader's warning is written as a
     line of its own (tqdm.write), not through the warnings module into the bar."""
     zxy = os.path.join(DATA, "zxy_extra_frame.bvh")
@@ -281,7 +277,7 @@ def test_progress_bars_and_warnings_above_them(once, capsys):
     assert "\rwarning: " in err
 
 
-def test_same_names_in_two_folders_keep_apart(once, tmp_path, capsys):
+def test_same_names_in_two_folders_keep_apart(tmp_path, capsys):
     for folder in ("a", "b"):
         copy_clips(tmp_path / "in" / folder, "zxy_extra_frame.bvh")
     out = tmp_path / "out"
@@ -299,7 +295,7 @@ def test_same_names_in_two_folders_keep_apart(once, tmp_path, capsys):
     assert [p["packed"] for p in plans] == [os.path.join("out", n) for n in ("Walk-1.npz", "walk-3.npz", "walk-2.npz")]
 
 
-def test_output_names_do_not_depend_on_the_argument_order(once, tmp_path, capsys):
+def test_output_names_do_not_depend_on_the_argument_order(tmp_path, capsys):
     """A clip whose own output name no other input shares keeps it, whatever the order; the
     inputs that share one are numbered past every input's own name: walk.BVH given before
     walk-2.bvh took walk-2.npz, and load_packed("walk-2.npz") returned walk.BVH's motion."""
@@ -320,7 +316,7 @@ def test_output_names_do_not_depend_on_the_argument_order(once, tmp_path, capsys
     assert [jointmath.load_packed(out / f"{n}.npz").n_frames for n in ("walk-1", "walk-2", "walk-3")] == [381, 150, 150]
 
 
-def test_out_checked_before_the_first_clip(once, tmp_path, capsys, monkeypatch):
+def test_out_checked_before_the_first_clip(tmp_path, capsys, monkeypatch):
     """--out naming a file, or a folder that cannot be created: exit 2 with usage before any clip
     is read; an output that would replace an input: the same."""
     calls = []
@@ -340,7 +336,7 @@ def test_out_checked_before_the_first_clip(once, tmp_path, capsys, monkeypatch):
     assert (data / "zxy_extra_frame.bvh").read_bytes() == Path(DATA, "zxy_extra_frame.bvh").read_bytes()
 
 
-def test_failed_write_marks_that_clip_and_the_run_goes_on(once, tmp_path, capsys):
+def test_failed_write_marks_that_clip_and_the_run_goes_on(tmp_path, capsys):
     """An output path taken by a directory: that clip FAILED (exit 1), the next clips processed,
     report.json written and listing both."""
     data = tmp_path / "in"
@@ -358,7 +354,7 @@ def test_failed_write_marks_that_clip_and_the_run_goes_on(once, tmp_path, capsys
     assert not [p for p in os.listdir(out) if p.endswith(".tmp")]
 
 
-def test_atomic_write_never_leaves_a_truncated_file(once, tmp_path):
+def test_atomic_write_never_leaves_a_truncated_file(tmp_path):
     """A write that dies halfway leaves the earlier file as it was and no temporary file."""
     target = tmp_path / "clip.npz"
     target.write_bytes(b"earlier complete file")
@@ -384,7 +380,7 @@ def test_atomic_write_never_leaves_a_truncated_file(once, tmp_path):
     assert link.is_symlink() and target.read_bytes() == b"through the link"
 
 
-def test_outputs_never_replace_an_input_reached_another_way(once, tmp_path):
+def test_outputs_never_replace_an_input_reached_another_way(tmp_path):
     """--out through a symbolic link to the inputs' folder, or an input that is a link (or a hard
     link) to where an output would go: a usage error, and the input is left as it was."""
     data = tmp_path / "data"
@@ -408,7 +404,7 @@ def test_outputs_never_replace_an_input_reached_another_way(once, tmp_path):
     assert (data / "clip.bvh").read_bytes() == before and os.listdir(data) == ["clip.bvh"]
 
 
-def test_names_matplotlib_would_misread_still_plot(once, tmp_path, capsys):
+def test_names_matplotlib_would_misread_still_plot(tmp_path, capsys):
     """A file name that is not UTF-8 and joint names with `$` (a formula to matplotlib): the
     figures are drawn with the names as they are, and the report is written."""
     data = tmp_path / "data"
@@ -427,7 +423,7 @@ def test_names_matplotlib_would_misread_still_plot(once, tmp_path, capsys):
     assert _report._label(os.fsdecode(b"caf\xe9")) == "caf\ufffd"
 
 
-def test_fps_that_bvh_cannot_hold_is_a_usage_error(once, tmp_path, capsys, monkeypatch):
+def test_fps_that_bvh_cannot_hold_is_a_usage_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["python -m jointmath"])
     with pytest.raises(SystemExit) as exc:
         main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--bvh", "--fps", "1e-4"])
@@ -442,7 +438,7 @@ def test_fps_that_bvh_cannot_hold_is_a_usage_error(once, tmp_path, capsys, monke
                                   ["--unit-scale", "0"], ["--unit-scale", "2.54/0"], ["--bits", "12"], ["--bvh"],
                                   ["--out", ""], ["--bvh", "--out", ""], ["--selfch"], ["--self"], ["--unit", "2"],
                                   ["--dask", "foo"], ["--dask", ""]])
-def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
+def test_usage_errors_exit_2_with_usage(args, capsys, monkeypatch):
     calls = []
     monkeypatch.setattr(_job, "process_file", lambda *a, **k: calls.append(a))
     with pytest.raises(SystemExit) as exit_:
@@ -452,7 +448,7 @@ def test_usage_errors_exit_2_with_usage(once, args, capsys, monkeypatch):
     assert calls == []
 
 
-def test_resampling_beyond_memory_fails_that_clip(once, monkeypatch, capsys):
+def test_resampling_beyond_memory_fails_that_clip(monkeypatch, capsys):
     """A frame rate within bounds that still would not fit (a long clip): that clip FAILED with
     the size it needed, before allocating it; the other clips go on."""
     monkeypatch.setattr(_memory, "pipeline_budget", lambda: 50 << 20)
@@ -472,7 +468,7 @@ def run_command(*args, cwd, timeout=120):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
-def test_fifo_named_bvh_is_skipped_not_waited_on(once, tmp_path):
+def test_fifo_named_bvh_is_skipped_not_waited_on(tmp_path):
     """A FIFO named *.bvh in a folder, or given by name, is skipped with a note (opening it would
     block forever: the command runs in a process of its own, with a timeout)."""
     data = copy_clips(tmp_path / "in", "zxy_extra_frame.bvh")
@@ -483,7 +479,7 @@ def test_fifo_named_bvh_is_skipped_not_waited_on(once, tmp_path):
     assert "summary: 1 clips processed, 0 failed, 2 skipped" in done.stdout
 
 
-def test_clip_without_frames_fails_alone(once, tmp_path, capsys):
+def test_clip_without_frames_fails_alone(tmp_path, capsys):
     """A valid clip of 0 frames has nothing to compress: FAILED with that reason, no output
     written for it, the next clip processed."""
     text = Path(DATA, "zxy_extra_frame.bvh").read_text()
@@ -495,14 +491,14 @@ def test_clip_without_frames_fails_alone(once, tmp_path, capsys):
     assert sorted(os.listdir(out)) == ["errors.png", "report.json", "sample.bvh", "sample.npz"]
 
 
-def test_no_clips_is_an_error(once, tmp_path, capsys):
+def test_no_clips_is_an_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("no clips here")
     assert main([str(tmp_path / "empty")]) == 1
     assert f"error: no BVH clips found in {tmp_path / 'empty'}" in capsys.readouterr().err
 
 
-def test_dask_local_runs_threads_never_a_cluster(once, capsys, monkeypatch):
+def test_dask_local_runs_threads_never_a_cluster(capsys, monkeypatch):
     """--dask local: one thread per core of this process (one core: the plain loop), never a
     process cluster (slower on this job: see run_dask); the same results, and a note that says
     what runs."""
@@ -517,7 +513,7 @@ def test_dask_local_runs_threads_never_a_cluster(once, capsys, monkeypatch):
             assert a["file"] == b["file"] and a["angle_error_max"] == b["angle_error_max"]
 
 
-def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, capsys):
+def test_threads_give_the_results_of_one_thread_in_job_order(tmp_path, capsys):
     """run_threads (what --dask local uses below a cluster's start): every clip's figures and
     outputs as in one thread, in job order, and each clip's reader warnings with that clip only
     (they are collected per read, not through the process-wide warnings filters, which threads
@@ -542,7 +538,7 @@ def test_threads_give_the_results_of_one_thread_in_job_order(once, tmp_path, cap
     assert f"{len(paths)}/{len(paths)}" in err and err.count("\rwarning: ") == 8
 
 
-def test_packing_angles_in_c(once, rng):
+def test_packing_angles_in_c(rng):
     """The errors stage's rotation angles (C, without the GIL): 2 atan2(|v|, |w|) of
     conj(a.q) b.q, evaluated here in extended precision, for tiny angles (packing), any angle,
     any scale and either sign; bad arguments are refused."""
@@ -564,7 +560,7 @@ def test_packing_angles_in_c(once, rng):
             _core._packing_angles(*bad)
 
 
-def test_threads_pass_an_unexpected_error_on(once, monkeypatch):
+def test_threads_pass_an_unexpected_error_on(monkeypatch):
     """An exception process_file does not turn into a failed clip (a bug, or KeyboardInterrupt in
     the command) leaves run_threads as it leaves the one-thread loop."""
     def process_file(path, **kwargs):
@@ -579,7 +575,7 @@ def test_threads_pass_an_unexpected_error_on(once, monkeypatch):
             run()
 
 
-def test_command_process_keeps_clip_arrays_on_the_heap(once, tmp_path):
+def test_command_process_keeps_clip_arrays_on_the_heap(tmp_path):
     """python -m jointmath sets glibc's mmap and trim thresholds of WORKER_ENVIRON for its own
     process (mallopt; in a new interpreter here, not in the test process), unless the user set
     either variable."""
@@ -599,7 +595,18 @@ def test_command_process_keeps_clip_arrays_on_the_heap(once, tmp_path):
     assert '__name__ == "__main__":\n    _keep_clip_arrays_on_the_heap()' in source
 
 
-def test_dask_local_cluster_matches(once, tmp_path):
+@pytest.fixture
+def environ_restored():
+    """Dask's nannies put the workers' pre-spawn variables (WORKER_ENVIRON's glibc settings,
+    PYTHONHASHSEED) into this process's os.environ and leave them there: put it back as it was,
+    so that the tests after a cluster's (and the interpreters they start) do not run under them."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_dask_local_cluster_matches(environ_restored, tmp_path):
     """One 2-worker cluster on 127.0.0.1: the command's results match the single-process run,
     a Clip loaded on a worker comes back whole (it pickles), and the workers run with
     WORKER_ENVIRON (the glibc settings the scale-out speed depends on)."""
@@ -630,7 +637,7 @@ def test_dask_local_cluster_matches(once, tmp_path):
     np.testing.assert_array_equal(clip.parents, expected.parents)
 
 
-def test_dask_option_of_the_command(once, tmp_path, capsys, monkeypatch):
+def test_dask_option_of_the_command(tmp_path, capsys, monkeypatch):
     """--dask local through the command: the clips on 2 threads, the report's results and
     outputs those of the single-thread command, in the same order."""
     monkeypatch.setattr(_runners, "_cores", lambda: 2)
@@ -665,7 +672,7 @@ def continuous_in_chunks(q):
     return da.concatenate(blocks)
 
 
-def test_array_functions_inside_dask_array(once):
+def test_array_functions_inside_dask_array():
     """(frames, joints, 4) quaternions chunked along frames: map_blocks with the array functions
     and the chunked make_continuous give exactly the one-shot results, with read-only chunks."""
     da = pytest.importorskip("dask.array")
@@ -687,7 +694,7 @@ def test_array_functions_inside_dask_array(once):
     assert not np.array_equal(naive, whole)
 
 
-def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
+def test_without_matplotlib_and_tqdm(tmp_path, capsys, monkeypatch):
     """Both are optional: a note instead of the plot, no bar, the rest of the output as usual."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
@@ -700,7 +707,7 @@ def test_without_matplotlib_and_tqdm(once, tmp_path, capsys, monkeypatch):
     assert not (out / "errors.png").exists() and (out / "report.json").exists()
 
 
-def test_any_failure_of_one_clip_leaves_the_others_and_the_report(once, tmp_path, monkeypatch, capsys):
+def test_any_failure_of_one_clip_leaves_the_others_and_the_report(tmp_path, monkeypatch, capsys):
     """A clip whose processing fails in a way nobody planned for (here an OverflowError, as a
     'Frames:' count beyond C's integers raised before) is reported FAILED; the batch went down
     with a traceback, without report.json, before."""
@@ -725,7 +732,7 @@ def test_any_failure_of_one_clip_leaves_the_others_and_the_report(once, tmp_path
     assert len(report["clips"]) == 1 and len(report["failed"]) == 2
 
 
-def test_lowest_fps_has_a_finite_frame_time(once, capsys):
+def test_lowest_fps_has_a_finite_frame_time(capsys):
     """--fps down to MIN_FPS, the smallest rate whose frame time 1/fps is finite, runs (one frame
     out); below it the rate is a usage error that says what range works (every clip FAILED on a
     frame time of inf before)."""
@@ -742,7 +749,7 @@ def test_lowest_fps_has_a_finite_frame_time(once, capsys):
 @pytest.mark.parametrize("args", [["--selfch"], ["--self"], ["--selfcheck", "--seed", "-1"],
                                   ["--selfcheck", "--joints", "0"], ["--selfcheck", "--see", "1"],
                                   ["--selfcheck", "--joints", "many"]])
-def test_selfcheck_abbreviations_and_bad_options_are_usage_errors(once, args, capsys, monkeypatch):
+def test_selfcheck_abbreviations_and_bad_options_are_usage_errors(args, capsys, monkeypatch):
     """An abbreviation of --selfcheck ran the compression job (exit 0) and --seed -1 a NumPy
     traceback (exit 1): now both are usage errors, exit 2, before any work."""
     from jointmath import _selfcheck
@@ -757,7 +764,7 @@ def test_selfcheck_abbreviations_and_bad_options_are_usage_errors(once, args, ca
     assert "must be an integer >=" in err or "unrecognized arguments" in err
 
 
-def test_dask_address_problems_are_usage_errors(once, capsys, monkeypatch):
+def test_dask_address_problems_are_usage_errors(capsys, monkeypatch):
     """--dask with an address Dask cannot parse, with no scheduler answering, or without dask
     installed: exit 2 with what is wrong with --dask (a traceback and exit 1 before), no clip
     processed."""
@@ -787,7 +794,7 @@ def test_dask_address_problems_are_usage_errors(once, capsys, monkeypatch):
     assert "--dask tcp://127.0.0.1:8786: needs dask.distributed" in err and 'pip install "jointmath[dask]"' in err
 
 
-def test_scheduler_gets_absolute_paths(once, tmp_path, monkeypatch, capsys):
+def test_scheduler_gets_absolute_paths(environ_restored, tmp_path, monkeypatch, capsys):
     """--dask ADDRESS with relative paths: a worker in another working folder (where another
     clip has the same relative name) processes the clip this process names and writes where
     this process's --out is (before, it read its own clips/box.bvh and wrote into its own
@@ -813,7 +820,7 @@ def test_scheduler_gets_absolute_paths(once, tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "worker" / "res").exists()
 
 
-def test_folder_that_cannot_be_listed_fails_alone(once, tmp_path, monkeypatch, capsys):
+def test_folder_that_cannot_be_listed_fails_alone(tmp_path, monkeypatch, capsys):
     """A directory argument whose listing fails (PermissionError) is a FAILED entry with the
     reason, the other clips are processed and the report written, exit 1 (a traceback before)."""
     locked = tmp_path / "locked"
@@ -848,7 +855,7 @@ def strict_json(path):
     return json.loads(Path(path).read_text(), parse_constant=refuse)
 
 
-def test_report_is_strict_json_and_unmeasurable_figures_say_so(once, tmp_path, capsys):
+def test_report_is_strict_json_and_unmeasurable_figures_say_so(tmp_path, capsys):
     """Offsets near float32's limit: the packing errors, measured in float64, stay finite (the
     run printed 'inf units' before); the float32 kinematics of --check overflows: that figure is
     null in report.json (NaN / Infinity before, which is not JSON) and the clip's table says it
@@ -895,7 +902,7 @@ def test_packing_error_is_not_float32_noise(isa):
     assert r["end_effector_error_mean"] == pytest.approx(effector.mean(), rel=1e-2)
 
 
-def test_rerun_lists_outputs_it_did_not_write(once, tmp_path, capsys):
+def test_rerun_lists_outputs_it_did_not_write(tmp_path, capsys):
     """A second run into the same --out deletes nothing, but notes and reports (stale_outputs)
     the files there that look like outputs and that it did not write: the first run's .bvh
     files and per-skeleton plots, and the .npz of a clip that fails this time; never an input."""

@@ -15,18 +15,12 @@ from jointmath import _core
 ROOT = Path(__file__).resolve().parent.parent  # the checkout or the unpacked sdist
 
 
-@pytest.fixture
-def once(isa):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
-
-
 def _files_under(folder):
     return sorted(str(p.relative_to(ROOT)).replace("\\", "/") for p in (ROOT / folder).rglob("*")
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
 
 
-def test_sdist_holds_the_tests_their_data_and_the_licence(once, tmp_path):
+def test_sdist_holds_the_tests_their_data_and_the_licence(tmp_path):
     """Every file of tests/ (conftest.py, adversarial.py, tests/data ...), the C sources, the type
     stubs, the example notebook (tests run it) and LICENSE are in the sdist; the metadata names the licence by SPDX expression."""
     pytest.importorskip("build")
@@ -81,7 +75,7 @@ def _under_address_sanitizer():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the ELF section table (Linux builds)")
 @pytest.mark.skipif(_under_address_sanitizer(), reason="the sanitizer build keeps its debug information for its reports")
-def test_extension_ships_without_debug_information(once):
+def test_extension_ships_without_debug_information():
     """setup.py builds with -g0 and links with -s unless asked for a debug build: no .debug_*
     sections and no full symbol table (.symtab), only the dynamic symbols an extension needs."""
     sections = _elf_sections(_core.__file__)
@@ -89,7 +83,7 @@ def test_extension_ships_without_debug_information(once):
     assert [s for s in sections if s.startswith(".debug") or s == ".symtab"] == []
 
 
-def test_import_without_the_built_extension_says_what_to_do(once, tmp_path):
+def test_import_without_the_built_extension_says_what_to_do(tmp_path):
     """`import jointmath` from a source tree without the built extension raises an ImportError
     that says how to build or install it, chained to the ModuleNotFoundError it replaces."""
     import shutil

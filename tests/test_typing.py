@@ -99,9 +99,7 @@ jm.unpack_quats([5])
 '''
 
 
-def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
+def test_mypy_checks_callers_against_the_stubs(tmp_path):
     pytest.importorskip("mypy")
     (tmp_path / "good.py").write_text(textwrap.dedent(GOOD))
     (tmp_path / "bad.py").write_text(textwrap.dedent(BAD))
@@ -116,7 +114,7 @@ def test_mypy_checks_callers_against_the_stubs(isa, tmp_path):
     assert sorted({int(e.split(":")[1]) for e in errors}) == [6, 8, 9, 10, 11], done.stdout
 
 
-def test_stubtest_finds_the_stubs_true_to_the_runtime(once_per_module, tmp_path):
+def test_stubtest_finds_the_stubs_true_to_the_runtime(tmp_path):
     """mypy's stubtest: every public name of every module is in its stub, with the runtime's
     signature, and each stub's __all__ is the runtime's."""
     pytest.importorskip("mypy")
@@ -126,7 +124,7 @@ def test_stubtest_finds_the_stubs_true_to_the_runtime(once_per_module, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference"])
-def test_stub_all_is_the_runtime_all(once_per_module, name):
+def test_stub_all_is_the_runtime_all(name):
     """A stub's __all__ is what `from module import *` gives a type checker: the runtime's list."""
     module = importlib.import_module(name)
     stub = ast.parse(Path(module.__file__).with_suffix(".pyi").read_text())
@@ -163,7 +161,7 @@ def test_load_reads_a_traversable_that_is_no_path(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference", "jointmath.__main__"])
-def test_public_modules_export_their_all_and_no_imports(once_per_module, name):
+def test_public_modules_export_their_all_and_no_imports(name):
     module = importlib.import_module(name)
     assert sorted(module.__all__) == sorted(set(module.__all__))
     for export in module.__all__:
@@ -177,7 +175,7 @@ def test_public_modules_export_their_all_and_no_imports(once_per_module, name):
         assert imported not in module.__all__
 
 
-def test_stubs_name_what_the_package_has(once_per_module):
+def test_stubs_name_what_the_package_has():
     """Every name jointmath.__all__ lists is in __init__.pyi, every function of bvh.__all__ in
     bvh.pyi, and the version is the one the package metadata was built from."""
     stub = (PACKAGE / "__init__.pyi").read_text()
@@ -206,8 +204,3 @@ def _env_for_mypy():
         env["MYPYPATH"] = env["PYTHONPATH"] = str(PACKAGE.parent)
     return env
 
-
-@pytest.fixture
-def once_per_module(isa):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")

@@ -1,6 +1,5 @@
 """The NumPy boundary of the plain-array functions: array_like inputs as NumPy's ufuncs take them,
 one return form for single elements, errors of the right kind naming the argument."""
-import re
 import tracemalloc
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import jointmath as jm
 from jointmath import reference as ref
 
-from adversarial import random_unit_quats, run_under_memory_limit
+from adversarial import random_unit_quats
 
 # every plain-array function, called on one array argument of its core shape
 UNARY = {
@@ -175,34 +174,6 @@ def test_results_too_large_to_allocate_say_how_large():
     with pytest.raises(ValueError, match=r"an array of shape \(288230376151711744, 3, 3\) \(4-byte elements\) "
                                          r"needs 1\.038e\+19 bytes"):
         jm.quat_to_matrix(np.broadcast_to(np.zeros(4, np.float32), (1 << 58, 4)))
-
-
-def test_make_continuous_matches_the_numpy_definition(rng):
-    q = random_unit_quats(rng, 6 * 7 * 5).reshape(6, 7, 5, 4)
-    q *= np.where(rng.random((6, 7, 5, 1)) < 0.5, -1, 1).astype(np.float32)
-    for dtype in (np.float32, np.float64):
-        x = q.astype(dtype)
-        for axis in (0, 1, 2, -2, -3, -4):
-            moved = np.moveaxis(x, axis, 0)
-            dots = np.sum(moved[1:].astype(np.float64) * moved[:-1], axis=-1)
-            signs = np.cumprod(np.concatenate([np.ones((1,) + moved.shape[1:-1]), np.where(dots < 0, -1, 1)]), axis=0)
-            expected = np.moveaxis(moved * signs[..., None].astype(dtype), 0, axis)
-            got = jm.make_continuous(x, axis=axis)
-            assert got.dtype == dtype and got.shape == x.shape
-            np.testing.assert_array_equal(got, expected)
-            # in two chunks with prev
-            cut = moved.shape[0] // 2
-            first = jm.make_continuous(np.moveaxis(moved[:cut], 0, axis), axis=axis)
-            second = jm.make_continuous(np.moveaxis(moved[cut:], 0, axis), axis=axis,
-                                        prev=np.take(first, -1, axis=axis))
-            np.testing.assert_array_equal(np.concatenate([first, second], axis=axis), expected)
-    for bad in (True, 1.0, "0", None):
-        with pytest.raises(TypeError, match="axis must be an int"):
-            jm.make_continuous(q, axis=bad)
-    with pytest.raises(ValueError, match=r"axis must name a leading axis of q .*got axis=-1 for q of shape"):
-        jm.make_continuous(q, axis=-1)
-    with pytest.raises(ValueError, match=r"prev must have shape \(7, 5, 4\) \(q's without axis 0\), got shape"):
-        jm.make_continuous(q, prev=q[0, 0])
 
 
 def test_index_of_any_integer_dtype_and_byte_order(rng):
@@ -527,20 +498,6 @@ def test_every_result_too_large_to_allocate_says_how_large():
         jm.forward_kinematics(np.zeros((0, 2**40), jm.JOINT_QUAT), [-1])
 
 
-def test_an_index_check_too_large_to_allocate_says_how_large(isa):
-    """An index in another order is checked with a table of one byte per position up to its
-    largest; a table too large to allocate (joint_index's n_joints may be any size) raises the
-    ValueError saying how large (it was a bare MemoryError). Under RLIMIT_AS in a subprocess."""
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("boundary code: tested on the best path")
-    # 2^20 entries: their copy (8 MB) fits, the table of positions up to 2^26 (64 MB) does not
-    printed = run_under_memory_limit("index = np.broadcast_to(np.intp(1 << 26), (1 << 20,))  # not increasing\n",
-                                     "try:\n    jm.joint_index(index, (1 << 26) + 1)\nexcept ValueError as e:\n"
-                                     "    print(e)\n", 40)
-    assert re.fullmatch(r"an array of shape \(67108865,\) \(1-byte elements\) needs [0-9.e+]+ bytes, more than can be "
-                        r"allocated\s*", printed), printed
-
-
 def test_orders_as_any_sequence_of_str(rng):
     angles = rng.uniform(-3, 3, (4, 3, 3))
     q = random_unit_quats(rng, 12, np.float64).reshape(4, 3, 4)
@@ -632,3 +589,14 @@ def test_masked_arrays_are_refused_naming_the_argument(rng):
         pass
 
     np.testing.assert_array_equal(jm.quat_to_matrix(q.view(Subclass)), jm.quat_to_matrix(q))  # other subclasses: read
+
+
+def test_make_joints():
+    joints = jm.make_joints(np.ones((2, 3, 4)), np.full((2, 3, 3), 5.0))
+    assert joints.shape == (2, 3) and joints.dtype == jm.JOINT_QUAT
+    assert (joints["t"][..., :3] == 5).all() and (joints["t"][..., 3] == 0).all()
+    assert (jm.make_joints(np.ones((4, 4)))["t"] == 0).all()
+    with pytest.raises(ValueError, match=r"q must have shape \(\.\.\., 4\), got shape \(4, 3\)"):
+        jm.make_joints(np.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"t must have shape \(4, 3\), got shape \(4, 4\)"):
+        jm.make_joints(np.ones((4, 4)), np.ones((4, 4)))

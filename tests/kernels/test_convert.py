@@ -1,4 +1,5 @@
-"""quaternion <-> matrix conversion: joints_to_mats, mats_to_joints, quat_to_matrix, matrix_to_quat."""
+"""quaternion <-> matrix conversion: joints_to_mats, mats_to_joints, quat_to_matrix, matrix_to_quat, in float32
+and float64 (the float64 kernels against the extended-precision oracle of longdouble_oracle.py)."""
 
 import numpy as np
 import pytest
@@ -6,28 +7,52 @@ import pytest
 import jointmath as jm
 from jointmath import reference as ref
 
-from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
+from adversarial import SIZES, assert_threads_agree, every_scale_quats64, hard_quats, layouts, random_unit_quats
+from longdouble_oracle import LD, ld_angle, ld_matrix_to_quat, ld_quat_to_matrix, needs_extended_precision
 
 QUAT_TO_MATRIX_BOUND = 5e-7  # max abs element error, unit quaternions
 ANGLE_BOUND = 1e-6  # rad, matrix -> quaternion
 NORM_BOUND = 1e-6
+QUAT_TO_MATRIX_BOUND_64 = 1e-15  # the same for float64
+MATRIX_TO_QUAT_BOUND_64 = 2e-15  # rad
+NORM_BOUND_64 = 1e-15
+
+DTYPES = [np.float32, pytest.param(np.float64, marks=needs_extended_precision)]
+
+
+def _norms64(q):
+    return np.sqrt(np.sum(q.astype(LD) ** 2, axis=-1))
+
+
+# what each dtype's results are held to: float32 against the float64 reference, float64 against
+# the extended-precision oracle (longdouble_oracle.py)
+EXACT = {
+    np.float32: dict(quat_to_matrix=ref.quat_to_matrix, matrix_to_quat=ref.matrix_to_quat, angle=ref.angle_between,
+                     norms=lambda q: np.linalg.norm(q.astype(np.float64), axis=-1),
+                     matrix_bound=QUAT_TO_MATRIX_BOUND, angle_bound=ANGLE_BOUND, norm_bound=NORM_BOUND),
+    np.float64: dict(quat_to_matrix=ld_quat_to_matrix, matrix_to_quat=ld_matrix_to_quat, angle=ld_angle, norms=_norms64,
+                     matrix_bound=QUAT_TO_MATRIX_BOUND_64, angle_bound=MATRIX_TO_QUAT_BOUND_64, norm_bound=NORM_BOUND_64),
+}
 
 
 def random_joints(rng, n):
     return jm.make_joints(random_unit_quats(rng, n), rng.uniform(-100, 100, (n, 3)))
 
 
-def all_quats(rng):
-    return np.concatenate([random_unit_quats(rng, 20000), hard_quats(rng)])
+def all_quats(rng, dtype=np.float32, n=20000):
+    return np.concatenate([random_unit_quats(rng, n, dtype), hard_quats(rng, dtype)])
 
 
 # ---------------------------------------------------------------- accuracy --
 
 
-def test_quat_to_matrix_accuracy(rng):
-    q = all_quats(rng)
-    err = np.abs(jm.quat_to_matrix(q) - ref.quat_to_matrix(q)).max()
-    assert err <= QUAT_TO_MATRIX_BOUND
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_to_matrix_accuracy(rng, dtype):
+    exact = EXACT[dtype]
+    q = all_quats(rng, dtype)
+    m = jm.quat_to_matrix(q)
+    assert m.dtype == dtype
+    assert np.abs(m - exact["quat_to_matrix"](q)).max() <= exact["matrix_bound"]
 
 
 def test_quat_to_matrix_matches_scipy(rng):
@@ -38,18 +63,21 @@ def test_quat_to_matrix_matches_scipy(rng):
 
 
 def check_matrix_to_quat(m, q_true):
+    exact = EXACT[m.dtype.type]
     q = jm.matrix_to_quat(m)
     assert q.dtype == m.dtype
-    assert ref.angle_between(q, q_true).max() <= ANGLE_BOUND
-    assert np.abs(np.linalg.norm(q.astype(np.float64), axis=-1) - 1).max() <= NORM_BOUND
+    assert exact["angle"](q, q_true).max(initial=0) <= exact["angle_bound"]
+    assert np.abs(exact["norms"](q) - 1).max(initial=0) <= exact["norm_bound"]
     return q
 
 
-def test_matrix_to_quat_accuracy(rng):
-    q = all_quats(rng)
-    # the float32 matrix as the kernel sees it; its exact quaternion is the float64 reference's
-    m = ref.quat_to_matrix(q).astype(np.float32)
-    check_matrix_to_quat(m, ref.matrix_to_quat(m))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_to_quat_accuracy(rng, dtype):
+    exact = EXACT[dtype]
+    q = all_quats(rng, dtype)
+    # the matrix as the kernel sees it (the exact rotation rounded to dtype), against its exact quaternion
+    m = exact["quat_to_matrix"](q).astype(dtype)
+    check_matrix_to_quat(m, exact["matrix_to_quat"](m))
     # and against the quaternion we started from
     check_matrix_to_quat(m, q)
 
@@ -79,10 +107,12 @@ def test_matrix_to_quat_half_turns_and_exact_cases():
         np.testing.assert_allclose(out, np.array(q, np.float32), atol=2e-7)
 
 
-def test_round_trip_returns_the_rotation(rng):
-    q = all_quats(rng)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_returns_the_rotation(rng, dtype):
+    exact = EXACT[dtype]
+    q = all_quats(rng, dtype)
     back = jm.matrix_to_quat(jm.quat_to_matrix(q))
-    assert ref.angle_between(back, q).max() <= ANGLE_BOUND
+    assert exact["angle"](back, q).max() <= exact["angle_bound"]
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -356,3 +386,156 @@ def test_inputs_are_never_modified(rng):
     jm.quat_to_matrix(q.astype(np.float64))
     for a, b in zip((joints, q, m, mats), saved):
         np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------- float64: against the extended-precision oracle --
+
+
+@needs_extended_precision
+def test_quat_to_matrix_any_scale(rng):
+    q = every_scale_quats64(rng)
+    assert np.abs(jm.quat_to_matrix(q) - ld_quat_to_matrix(q)).max() <= QUAT_TO_MATRIX_BOUND_64
+    # float32 quaternions widened (|q|^2 - 1 ~ 1e-7: the division path) and arbitrary scales
+    q32 = random_unit_quats(rng, 5000).astype(np.float64)
+    assert np.abs(jm.quat_to_matrix(q32) - ld_quat_to_matrix(q32)).max() <= QUAT_TO_MATRIX_BOUND_64
+    qs = rng.standard_normal((5000, 4)) * np.exp(rng.uniform(-40, 40, (5000, 1)))
+    assert np.abs(jm.quat_to_matrix(qs) - ld_quat_to_matrix(qs)).max() <= QUAT_TO_MATRIX_BOUND_64
+
+
+@needs_extended_precision
+def test_quat_to_matrix_invalid_records_stay_in_their_record(rng):
+    q = random_unit_quats(rng, 40, np.float64)
+    bad = {3: [0, 0, 0, 0], 9: [np.nan, 0, 0, 1], 17: [0, np.inf, 0, 1], 18: [-np.inf, 0, 0, 0], 33: [0, 0, 0, -0.0]}
+    for i, v in bad.items():
+        q[i] = v
+    m = jm.quat_to_matrix(q)
+    good = np.setdiff1d(np.arange(40), list(bad))
+    assert np.isnan(m[list(bad)]).all()
+    assert np.abs(m[good] - ld_quat_to_matrix(q[good])).max() <= QUAT_TO_MATRIX_BOUND_64
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("n", SIZES)
+def test_quat_to_matrix_layouts_and_sizes(rng, n):
+    q = random_unit_quats(rng, n, np.float64)
+    expected = ld_quat_to_matrix(q)
+    for name, a in layouts(q).items():
+        before = a.copy()
+        m = jm.quat_to_matrix(a)
+        assert m.shape == (n, 3, 3) and m.dtype == np.float64, name
+        assert np.abs(m - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND_64, name
+        np.testing.assert_array_equal(a, before)
+    out = np.full((n, 3, 3), 7.0)
+    assert jm.quat_to_matrix(q, out=out) is out
+    assert np.abs(out - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND_64
+    strided_out = np.full((n, 3, 6), 7.0)[:, :, ::2]
+    jm.quat_to_matrix(q, out=strided_out)
+    assert np.abs(strided_out - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND_64
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("n", SIZES)
+def test_quat_to_matrix_out_with_gaps_or_reversed(rng, n):
+    """out= records 96 bytes apart (the AVX-512 path stores whole 64-byte rows plus one masked
+    double per matrix: the 24 bytes between matrices stay untouched) and in reverse order (a
+    negative stride: the overlapping-quad stores)."""
+    q = random_unit_quats(rng, n, np.float64)
+    expected = ld_quat_to_matrix(q)
+    padded = np.full((n, 4, 3), 7.0)
+    assert jm.quat_to_matrix(q, out=padded[:, :3]).base is not None
+    assert np.abs(padded[:, :3] - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND_64
+    np.testing.assert_array_equal(padded[:, 3], 7.0)
+    backwards = np.full((n, 3, 3), 7.0)[::-1]
+    jm.quat_to_matrix(q, out=backwards)
+    assert np.abs(backwards - expected).max(initial=0) <= QUAT_TO_MATRIX_BOUND_64
+    m = np.full((n, 4, 3), np.nan)
+    m[:, :3] = expected.astype(np.float64)
+    assert ld_angle(jm.matrix_to_quat(m[:, :3]), q).max(initial=0) <= MATRIX_TO_QUAT_BOUND_64
+
+
+def at_offset(shape, offset):
+    """A float64 array of `shape` starting `offset` bytes after a 64-byte boundary."""
+    size = int(np.prod(shape)) * 8
+    raw = np.empty(size + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    return raw[start:start + size].view(np.float64).reshape(shape)
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1024])
+def test_quat_to_matrix_any_alignment(rng, n, isa):
+    """Input and out= at every 8-byte offset from a 64-byte boundary (NumPy's arrays start at 16):
+    against the oracle, and bit-identical on the AVX2 and AVX-512 paths (AVX-512 runs the AVX2
+    kernel: its own straddled cache lines and cost more, csrc/convert.c)."""
+    q = np.concatenate([random_unit_quats(rng, n, np.float64)[: n - 1], [[3e-300, 0, 4e-300, 0]]])
+    expected = ld_quat_to_matrix(q)
+    results = []
+    for q_offset in range(0, 64, 8):
+        x = at_offset(q.shape, q_offset)
+        x[...] = q
+        out = at_offset((n, 3, 3), (q_offset + 24) % 64)
+        assert jm.quat_to_matrix(x, out=out) is out
+        assert np.abs(out - expected).max() <= QUAT_TO_MATRIX_BOUND_64, q_offset
+        np.testing.assert_array_equal(jm.quat_to_matrix(x), out)
+        np.testing.assert_array_equal(x, q)
+        results.append(out.copy())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    if isa == "avx512":
+        jm._core._set_isa("avx2")
+        try:
+            np.testing.assert_array_equal(jm.quat_to_matrix(q), results[0])
+        finally:
+            jm._core._set_isa("avx512")
+
+
+@needs_extended_precision
+def test_matrix_to_quat_divisor_component_positive_and_exact_cases(rng):
+    q = all_quats(rng, np.float64)
+    out = jm.matrix_to_quat(ld_quat_to_matrix(q).astype(np.float64))
+    assert (out[np.arange(len(out)), np.abs(out).argmax(1)] > 0).all()
+    cases = {(1, 0, 0, 0): [[1, 0, 0], [0, -1, 0], [0, 0, -1]], (0, 1, 0, 0): [[-1, 0, 0], [0, 1, 0], [0, 0, -1]],
+             (0, 0, 1, 0): [[-1, 0, 0], [0, -1, 0], [0, 0, 1]], (0, 0, 0, 1): [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}
+    for expected, m in cases.items():
+        np.testing.assert_array_equal(jm.matrix_to_quat(np.array(m, np.float64)), expected)
+
+
+@needs_extended_precision
+def test_matrix_to_quat_non_rotations_finite_nan_in_own_record(rng):
+    m = rng.standard_normal((50, 3, 3)) * np.exp(rng.uniform(-600, 600, (50, 1, 1)))
+    m[7] = 0
+    m[11, 1, 2] = np.nan
+    q = jm.matrix_to_quat(m)
+    assert np.isnan(q[11]).all()
+    fine = np.delete(np.arange(50), 11)
+    assert np.isfinite(q[fine]).all()
+    assert np.abs(np.linalg.norm(q[fine], axis=1) - 1).max() <= NORM_BOUND_64
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("n", SIZES)
+def test_matrix_to_quat_layouts_and_sizes(rng, n):
+    m = ld_quat_to_matrix(random_unit_quats(rng, n, np.float64)).astype(np.float64)
+    expected = ld_matrix_to_quat(m)
+    for name, a in layouts(m).items():
+        before = a.copy()
+        q = jm.matrix_to_quat(a)
+        assert q.shape == (n, 4), name
+        assert ld_angle(q, expected).max(initial=0) <= MATRIX_TO_QUAT_BOUND_64, name
+        np.testing.assert_array_equal(a, before)
+    out = np.zeros((n, 8))[:, ::2]
+    assert jm.matrix_to_quat(m, out=out) is out
+    assert ld_angle(out, expected).max(initial=0) <= MATRIX_TO_QUAT_BOUND_64
+
+
+@needs_extended_precision
+def test_float64_functions_never_call_the_reference(rng, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the float64 product path called jointmath.reference")
+
+    for name in ["quat_to_matrix", "matrix_to_quat", "euler_to_quat", "quat_to_euler"]:
+        monkeypatch.setattr(ref, name, refuse)
+    q = random_unit_quats(rng, 10, np.float64)
+    jm.matrix_to_quat(jm.quat_to_matrix(q))
+    jm.quat_to_euler(jm.euler_to_quat(np.zeros((10, 3)), "ZXY", degrees=True), "ZXY")
+    jm.quat_to_euler(q, ["XYZ", "zyx"] * 5, degrees=True)

@@ -1,6 +1,7 @@
-"""slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays."""
+"""slerp / nlerp: slerp_joints, lerp_joints (index, out=, in place) and slerp, nlerp on arrays; the
+float64 kernels against the textbook formulas evaluated in np.longdouble (never
+jointmath.reference's float64 code)."""
 
-import os
 import pickle
 import warnings
 
@@ -11,7 +12,8 @@ import jointmath as jm
 from jointmath import _core
 from jointmath import reference as ref
 
-from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats, run_python
+from adversarial import SIZES, assert_threads_agree, hard_quats, layouts, random_unit_quats
+from longdouble_oracle import LD, needs_extended_precision
 
 SLERP_BOUND = 5e-7  # max abs component error against the float64 slerp, unit quaternions
 NLERP_BOUND = 3e-7
@@ -844,119 +846,6 @@ def test_joint_index_is_not_copied_where_the_gil_is_released():
     assert peaks[0] >= plain.nbytes and peaks[1] == 0, peaks
 
 
-INDEX_RACE = """
-import sys, threading
-import numpy as np
-import jointmath as jm
-n = int(sys.argv[1])
-joints = np.zeros(n, jm.JOINT_QUAT)
-joints["q"][:, 3] = 1
-blend = joints.copy()
-blend["q"][:, 0], blend["t"][:, 0] = 1, 2
-good = np.arange(0, n, 2)
-far = good + (1 << 40)
-index, expected, stop = good.copy(), jm.slerp_joints(joints, blend, 0.5, index=good), False
-
-
-def writer():
-    while not stop:  # NumPy copies more than 500 entries without the GIL
-        np.copyto(index, far)
-        np.copyto(index, good)
-
-
-thread = threading.Thread(target=writer)
-thread.start()
-sys.setswitchinterval(1e-6)
-blended = refused = 0
-try:
-    for _ in range(int(sys.argv[2])):
-        try:
-            result = jm.slerp_joints(joints, blend, 0.5, index=index)
-        except ValueError:
-            refused += 1
-        else:
-            assert result.tobytes() == expected.tobytes()
-            blended += 1
-finally:
-    stop = True
-    thread.join()
-print(blended, refused)
-"""
-
-
-@pytest.mark.parametrize("n_joints, calls", [(1024, 100_000), (8192, 5_000)])
-def test_index_changed_by_another_thread(isa, n_joints, calls):
-    """Another thread overwrites the index during the calls (NumPy's copies run without the GIL),
-    between every second joint and positions far out of range: each call blends the joints it
-    checked or raises ValueError, and never reads a position it did not check. Before the calls
-    copied a short index (below 4,096 records) before checking it, the kernel could read a
-    position changed after the check: 100,000 calls of 1,024 joints crashed (SIGSEGV) in each of
-    four runs. In a subprocess, so that a crash fails the test; run on the best path (boundary
-    code)."""
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("boundary code: tested on the best path")
-    done = run_python("-c", INDEX_RACE, str(n_joints), str(calls))
-    assert done.returncode == 0, done.stderr
-    blended, refused = map(int, done.stdout.split())
-    assert blended + refused == calls
-
-
-SMALL_THREAD_STACK = """
-import sys
-import threading
-import numpy as np
-import jointmath as jm
-for size in (int(sys.argv[1]) << k for k in range(4)):  # the smallest this platform allows (arm64: 128 KB)
-    try:
-        threading.stack_size(size)
-        break
-    except ValueError:
-        pass
-n = 2048
-joints = np.zeros((2, n), jm.JOINT_QUAT)
-joints["q"][..., 3] = 1
-blend = joints.copy()
-blend["q"][..., 0], blend["t"][..., 0] = 1, 2
-results = []
-
-
-def work():
-    # the largest index copied to the stack, one beyond it, and one of the frames run as one flat
-    # index (fewer than 256 entries: its chunks on the stack as well)
-    for m in (1024, n // 2 + 1, 255):
-        index = np.arange(m)
-        results.append(jm.slerp_joints(joints, blend, 0.5, index=index)[:, index].tobytes())
-        results.append(jm.joint_index(index, n).tobytes())
-        results.append(jm.slerp_joints(joints[:, :m], blend[:, :m], 0.5).tobytes())
-        results.append(index.tobytes())
-
-
-thread = threading.Thread(target=work)
-thread.start()
-thread.join()
-assert len(results) == 12, "wrong results"
-for k in range(0, 12, 4):
-    assert results[k] == results[k + 2] and results[k + 1] == results[k + 3], "wrong results"
-print("ok")
-"""
-
-
-def test_index_in_a_thread_with_the_smallest_stack(isa):
-    """The calls copy a plain index to the stack up to 1,024 entries (8 KB), and a short index over
-    several frames runs in chunks on the stack (5 KB): in a thread with the smallest stack Python
-    allows (32 KB on x86-64 Linux) they run and blend as in the main thread.
-    A copy of up to 4,096 entries (32 KB) on the stack crashed there (SIGSEGV; still with 40 KB).
-    In a subprocess, so that a crash fails the test; run on the best path (boundary code). Under
-    AddressSanitizer (the README's recipe preloads it), whose stack frames are several times
-    larger, the thread gets 8 times the stack."""
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("boundary code: tested on the best path")
-    stack = 32768 * (8 if "libasan" in os.environ.get("LD_PRELOAD", "") else 1)
-    done = run_python("-c", SMALL_THREAD_STACK, str(stack))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["ok"]
-
-
 def test_index_in_another_order_dense_and_sparse(rng):
     """An index in another order is checked in full and sorted: a dense one through a table of its
     positions (the first repeat in the given order is reported), a sparse one over a long list
@@ -1306,7 +1195,7 @@ def test_inputs_are_never_modified(rng):
     t = rng.uniform(0, 1, 100)
     idx = np.array([5, 1, 99])
     saved = [a.copy() for a in (joints, blend, q0, q1, t, idx)]
-    for func in (jm.slerp_joints, jm.lerp_joints, _core._slerp_joints_libm):
+    for func in (jm.slerp_joints, jm.lerp_joints):
         func(joints, blend, 0.5)
     jm.slerp_joints(joints, blend, 0.5, index=idx)
     jm.lerp_joints(joints, blend, 1.0, index=idx)
@@ -1317,10 +1206,329 @@ def test_inputs_are_never_modified(rng):
         np.testing.assert_array_equal(a, b)
 
 
-def test_libm_baseline_is_a_slerp(rng):
-    # the benchmark's baseline computes the same thing (to float libm accuracy)
-    joints, blend = random_joints(rng, 200), random_joints(rng, 200)
-    out = _core._slerp_joints_libm(joints, blend, 0.3)
-    expected = ref.slerp_joints(joints, blend, np.float32(0.3))
-    assert np.abs(out["q"] - expected["q"]).max() < 1e-5
-    assert np.abs(out["t"] - expected["t"]).max() < 1e-4
+# ------------------------------- float64: slerp / nlerp against the extended-precision oracle --
+
+FLOAT64_BOUND = 2e-15  # max abs component error, slerp and nlerp
+TIE = 1e-12  # |q0 . q1| below this (relative): the shorter arc is a tie that rounding decides
+DBL_MAX = float(np.finfo(np.float64).max)
+
+
+# ----------------------------------------------------------- float64: the oracle (longdouble) --
+
+
+def ld_dot(q0, q1):
+    return np.sum(np.asarray(q0).astype(LD) * np.asarray(q1).astype(LD), axis=-1, keepdims=True)
+
+
+def ld_slerp(q0, q1, t, sign):
+    """slerp along the arc to sign * q1 (sign +-1, (..., 1)) in extended precision: the angle from
+    2 atan2(|a - b|, |a + b|) (no dot product), weights sin((1 - t) w) / sin w, sin(t w) / sin w."""
+    a, b = np.asarray(q0).astype(LD), np.asarray(q1).astype(LD) * sign.astype(LD)
+    t = np.asarray(t).astype(LD)[..., None]
+    omega = 2 * np.arctan2(np.sqrt(np.sum((a - b) ** 2, -1, keepdims=True)),
+                           np.sqrt(np.sum((a + b) ** 2, -1, keepdims=True)))
+    sin_omega = np.sin(omega)
+    parallel = sin_omega == 0
+    safe = np.where(parallel, 1, sin_omega)
+    w0 = np.where(parallel, 1 - t, np.sin((1 - t) * omega) / safe)
+    w1 = np.where(parallel, t, np.sin(t * omega) / safe)
+    return w0 * a + w1 * b
+
+
+def ld_nlerp(q0, q1, t, sign):
+    """normalize((1 - t) q0 + sign t q1) in extended precision (any float64 scale fits its range)."""
+    a, b = np.asarray(q0).astype(LD), np.asarray(q1).astype(LD)
+    t = np.asarray(t).astype(LD)[..., None]
+    s = (1 - t) * a + sign.astype(LD) * t * b
+    with np.errstate(invalid="ignore"):  # 0 / 0 at t = 0 or 1 of a zero input: not compared
+        return s / np.sqrt(np.sum(s * s, -1, keepdims=True))
+
+
+def arc_error64(func, q0, q1, t):
+    """Max abs component error of func(q0, q1, t) (float64) against the oracle, per element; where
+    q0 . q1 is a tie (|d| < TIE |q0| |q1|) the smaller of the errors against the two arcs. Also
+    checks dtype, finiteness and the exact endpoints."""
+    q0, q1 = np.broadcast_arrays(np.asarray(q0, np.float64), np.asarray(q1, np.float64))
+    t = np.broadcast_to(np.asarray(t, np.float64), q0.shape[:-1])
+    out = func(q0, q1, t)
+    assert out.dtype == np.float64 and out.shape == q0.shape
+    assert np.isfinite(out).all()
+    oracle = ld_slerp if func is jm.slerp else ld_nlerp
+    d = ld_dot(q0 / scale_of(q0), q1 / scale_of(q1))  # exact sign at any scale
+    norms = np.sqrt(np.sum((q0 / scale_of(q0)).astype(LD) ** 2, -1, keepdims=True) *
+                    np.sum((q1 / scale_of(q1)).astype(LD) ** 2, -1, keepdims=True))
+    tie = (np.abs(d) < TIE * norms)[..., 0]
+    sign = np.where(d < 0, -1.0, 1.0)
+    inner = (t > 0) & (t < 1)
+    np.testing.assert_array_equal(out[t == 0], q0[t == 0])
+    end = (out[t == 1] == sign[t == 1] * q1[t == 1]).all(-1) | tie[t == 1]
+    assert end.all() and (np.abs(out[t == 1]) == np.abs(q1[t == 1])).all()
+    err = np.abs(out - oracle(q0, q1, t, sign)).max(-1)
+    if tie.any():
+        err = np.where(tie, np.minimum(err, np.abs(out - oracle(q0, q1, t, -sign)).max(-1)), err)
+    return float(np.where(inner, err, 0).max(initial=0))
+
+
+def scale_of(q):
+    """the largest |component| of each quaternion (1 for zero ones), (..., 1)"""
+    m = np.abs(q).max(-1, keepdims=True)
+    return np.where(m > 0, m, 1.0)
+
+
+def normalised64(q):
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def hard_pairs64(rng, n=300):
+    """identical, antipodal, nearly parallel and nearly antipodal at 1e-3 ... 1e-15, orthogonal,
+    around the 45-degree switch of the angle formula (q0 . q1 ~ cos(pi/8)), 90 degrees
+    (q0 . q1 ~ 0) and the adversarial quaternions against shuffled and negated copies"""
+    q = random_unit_quats(rng, n, np.float64)
+    other = rng.standard_normal((n, 4))
+    other = normalised64(other - np.sum(other * q, -1, keepdims=True) * q)  # orthogonal to q
+    pairs = [(q, q), (q, -q), (q, other), (q, -other)]
+    for eps in (1e-3, 1e-5, 1e-7, 1e-9, 1e-11, 1e-13, 1e-15):
+        near = normalised64(q + eps * other)
+        pairs += [(q, near), (q, -near)]
+    for half_angle in (np.pi / 8, np.pi / 4):  # quaternion angles pi/4 and pi/2 (the rotation's: twice)
+        for delta in (0, 1e-15, -1e-15, 1e-9, -1e-9):
+            a = half_angle + delta
+            pairs.append((q, normalised64(np.cos(a) * q + np.sin(a) * other)))
+    h = hard_quats(rng, np.float64)
+    pairs += [(h, h[rng.permutation(len(h))]), (h, -h), (h, h)]
+    return np.concatenate([p[0] for p in pairs]), np.concatenate([p[1] for p in pairs])
+
+
+FRACTIONS = [0.0, 5e-324, 1e-300, 1e-16, 1e-8, 0.25, 0.5, 0.75, 1 - 2.0**-53, 1.0]
+
+
+# -------------------------------------------------------------------------- float64: accuracy --
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
+def test_accuracy_random(rng, func):
+    q0, q1 = random_unit_quats(rng, 200000, np.float64), random_unit_quats(rng, 200000, np.float64)
+    assert arc_error64(func, q0, q1, rng.uniform(0, 1, 200000)) <= FLOAT64_BOUND
+    assert arc_error64(func, q0, q1, 0.3) <= FLOAT64_BOUND  # one t for all (t_stride 0)
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
+def test_accuracy_hard_pairs(rng, func):
+    q0, q1 = hard_pairs64(rng)
+    for t in FRACTIONS:
+        assert arc_error64(func, q0, q1, t) <= FLOAT64_BOUND, t
+    assert arc_error64(func, q0, q1, rng.uniform(0, 1, len(q0))) <= FLOAT64_BOUND
+    assert arc_error64(func, q0, q1, rng.choice(FRACTIONS, len(q0))) <= FLOAT64_BOUND
+
+
+@needs_extended_precision
+def test_slerp_identical_and_antipodal(rng):
+    """q with itself or -q: q at every t (never NaN), within the bound."""
+    q = random_unit_quats(rng, 1000, np.float64)
+    for other in (q, -q):
+        for t in FRACTIONS[1:-1]:
+            for func in (jm.slerp, jm.nlerp):
+                np.testing.assert_allclose(func(q, other, t), q, rtol=0, atol=FLOAT64_BOUND)
+
+
+@needs_extended_precision
+def test_slerp_constant_speed_and_shortest_arc(rng):
+    """The angle from q0 grows as t times the whole angle (up to pi/2 between quaternions), and
+    -q1 gives the same result as q1."""
+    q0, q1 = random_unit_quats(rng, 5000, np.float64), random_unit_quats(rng, 5000, np.float64)
+    t = rng.uniform(0, 1, 5000)
+    out = jm.slerp(q0, q1, t)
+    np.testing.assert_array_equal(jm.slerp(q0, -q1, t), out)
+
+    def angle(a, b):
+        a, b = a.astype(LD), b.astype(LD)
+        b = b * np.where(np.sum(a * b, -1, keepdims=True) < 0, -1, 1)
+        return 2 * np.arctan2(np.linalg.norm((a - b).astype(np.float64), axis=-1),
+                              np.linalg.norm((a + b).astype(np.float64), axis=-1))
+
+    np.testing.assert_allclose(angle(q0, out), t * angle(q0, q1), rtol=0, atol=1e-14)
+
+
+@needs_extended_precision
+def test_scalar_t_is_the_per_element_formula(rng):
+    """t_stride 0 runs the per-lane formula: bit for bit what an array of that t gives."""
+    q0, q1 = hard_pairs64(rng)
+    for func in (jm.slerp, jm.nlerp):
+        for t in FRACTIONS:
+            np.testing.assert_array_equal(func(q0, q1, t), func(q0, q1, np.full(len(q0), t)))
+
+
+# ---------------------------------------------------------------- float64: nlerp at any scale --
+
+
+def scales():
+    """powers of two across float64: the smallest denormal, denormals, normals, near DBL_MAX"""
+    return [2.0**e for e in (-1074, -1060, -1030, -1022, -1000, -700, -481, -480, -300, -1, 0, 300, 480, 481,
+                             700, 1000, 1020)]
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("same", [True, False])
+def test_nlerp_any_scale_float64(rng, same):
+    """Each input at any scale (same for both, or one each), t including denormal ones: within the
+    bound of the extended-precision normalised64 sum as written, never inf or NaN."""
+    q0, q1 = hard_pairs64(rng, 40)
+    fractions = np.array(FRACTIONS)[rng.integers(0, len(FRACTIONS), len(q0))]
+    for s0 in scales():
+        for s1 in ([s0] if same else scales()[::3]):
+            a, b = q0 * s0, q1 * s1  # denormal scales round the components: the oracle takes them as they are
+            if not (np.abs(a).max(-1) > 0).all() or not (np.abs(b).max(-1) > 0).all():
+                continue  # a quaternion rounded to zero (tested below)
+            assert arc_error64(jm.nlerp, a, b, fractions) <= FLOAT64_BOUND, (s0, s1)
+            assert arc_error64(jm.nlerp, a, b, 0.5) <= FLOAT64_BOUND, (s0, s1)
+
+
+@needs_extended_precision
+def test_nlerp_extremes(rng):
+    """DBL_MAX components, the smallest denormal against DBL_MAX, one zero input, t = 5e-324."""
+    q = random_unit_quats(rng, 64, np.float64)
+    r = random_unit_quats(rng, 64, np.float64)
+    huge = np.sign(q) * DBL_MAX  # |q|^2 overflows any direct sum
+    tiny = np.sign(r) * 5e-324
+    for a, b in ((huge, huge[::-1]), (huge, tiny), (tiny, huge), (tiny, tiny[::-1]), (np.zeros_like(q), r * 1e300),
+                 (r * 1e-300, np.zeros_like(q))):
+        for t in (5e-324, 0.5, rng.uniform(0, 1, 64), 1 - 2.0**-53):
+            assert arc_error64(jm.nlerp, a, b, t) <= FLOAT64_BOUND
+    # 2^-24 (1, 0, 0, 0) and 2^1000 (0, 1, 0, 0) at t = 2^-1024: equal terms, an orthogonal pair
+    np.testing.assert_allclose(jm.nlerp(np.array([2.0**-24, 0, 0, 0]), np.array([0, 2.0**1000, 0, 0]), 2.0**-1024),
+                               [0.5**0.5, 0.5**0.5, 0, 0], rtol=0, atol=FLOAT64_BOUND)
+
+
+# ------------------------------------------------------------------------- float64: NaN rules --
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
+def test_non_finite_stays_in_its_record(rng, func):
+    """NaN or inf in one record: that record's result is not finite (NaN for nlerp), every other
+    record is bit for bit what it is without it; two zero quaternions give NaN in nlerp."""
+    n = 37
+    q0, q1 = random_unit_quats(rng, n, np.float64), random_unit_quats(rng, n, np.float64)
+    t = rng.uniform(0.01, 0.99, n)
+    clean = func(q0, q1, t)
+    for bad in (np.nan, np.inf, -np.inf):
+        for k in (0, 5, 16, 36):
+            a, b = q0.copy(), q1.copy()
+            (a if k % 2 else b)[k, k % 4] = bad
+            out = func(a, b, t)
+            assert not np.isfinite(out[k]).any() if func is jm.nlerp else not np.isfinite(out[k]).all()
+            if func is jm.nlerp or bad != bad:  # a NaN leaves no plausible component (slerp took the lerp weights)
+                assert np.isnan(out[k]).all()
+            np.testing.assert_array_equal(np.delete(out, k, 0), np.delete(clean, k, 0))
+    if func is jm.nlerp:
+        zero = np.zeros((n, 4))
+        assert np.isnan(jm.nlerp(zero, zero, t)).all()
+        np.testing.assert_array_equal(jm.nlerp(zero, zero, 0.0), zero)
+
+
+@needs_extended_precision
+def test_t_outside_or_nan_is_refused():
+    q = np.array([0.0, 0, 0, 1])
+    for func in (jm.slerp, jm.nlerp):
+        for t in (-1e-300, 1 + 2.0**-52, np.nan, [0.5, np.nan]):
+            with pytest.raises(ValueError, match="t must be in"):
+                func(q, q, t)
+            # float32 quaternions: float64 t is checked as given, however it is spelled (a Python
+            # float was; a NumPy one was cast first, 1 + 2^-52 to 1)
+            for spelled in (t, np.float64(t) if np.ndim(t) == 0 else np.array(t), np.array(t)[..., None, None]):
+                with pytest.raises(ValueError, match="t must be in"):
+                    func(q.astype(np.float32), q.astype(np.float32), spelled)
+
+
+# ------------------------------------------------------------- float64: shapes, layouts, out= --
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
+def test_sizes_and_layouts(rng, n, func):
+    """Every size around the vector widths and every awkward layout gives the contiguous result,
+    bit for bit; inputs are never written."""
+    q0, q1 = random_unit_quats(rng, n, np.float64), random_unit_quats(rng, n, np.float64)
+    q1[: n // 3] = -q0[: n // 3]  # antipodal pairs among the others
+    t = rng.choice(FRACTIONS, n)
+    expected = func(q0, q1, t)
+    assert arc_error64(func, q0, q1, t) <= FLOAT64_BOUND
+    for name, a in layouts(q0).items():
+        for other_name, b in layouts(q1).items():
+            before = (a.copy(), b.copy())
+            np.testing.assert_array_equal(func(a, b, t), expected, err_msg=f"{name} / {other_name}")
+            np.testing.assert_array_equal(a, before[0])
+            np.testing.assert_array_equal(b, before[1])
+    for name, tt in layouts(t).items():
+        np.testing.assert_array_equal(func(q0, q1, tt), expected, err_msg=name)
+
+
+@needs_extended_precision
+@pytest.mark.parametrize("func", [jm.slerp, jm.nlerp])
+def test_broadcasting_and_out(rng, func):
+    """One record against many, t per frame, out= separate, strided and in place (out=q0, out=q1)."""
+    frames, joints = 7, 13
+    q0 = random_unit_quats(rng, frames * joints, np.float64).reshape(frames, joints, 4)
+    q1 = random_unit_quats(rng, frames * joints, np.float64).reshape(frames, joints, 4)
+    t = rng.uniform(0, 1, frames)[:, None]
+    expected = func(q0, q1, np.broadcast_to(t, (frames, joints)).copy())
+    np.testing.assert_array_equal(func(q0, q1, t), expected)
+    np.testing.assert_array_equal(func(q0[0, 0], q1, 0.4), func(np.broadcast_to(q0[0, 0], q1.shape).copy(), q1, 0.4))
+    np.testing.assert_array_equal(func(q0, q1[2, 3], 0.4), func(q0, np.broadcast_to(q1[2, 3], q0.shape).copy(), 0.4))
+    separate = np.empty_like(q0)
+    assert func(q0, q1, t, out=separate) is separate
+    np.testing.assert_array_equal(separate, expected)
+    strided = np.zeros((frames, joints, 8))[..., ::2]
+    func(q0, q1, t, out=strided)
+    np.testing.assert_array_equal(strided, expected)
+    for which in (0, 1):
+        work = (q0 if which == 0 else q1).copy()
+        args = (work, q1, t) if which == 0 else (q0, work, t)
+        func(*args, out=work)
+        np.testing.assert_array_equal(work, expected)
+    # out overlapping an input other than record for record: as if through a temporary
+    work = np.concatenate([q0.reshape(-1, 4), np.zeros((1, 4))])
+    func(work[:-1], q1.reshape(-1, 4), 0.4, out=work[1:])
+    np.testing.assert_array_equal(work[1:], func(q0.reshape(-1, 4), q1.reshape(-1, 4), 0.4))
+
+
+@needs_extended_precision
+def test_lanes_are_independent(rng):
+    """A record's result does not depend on its neighbours (lane position, block, cold lanes of
+    nlerp beside it): each record alone gives what it gives in the batch."""
+    q0, q1 = hard_pairs64(rng, 8)
+    q0 = np.concatenate([q0, q0[:20] * 2.0**-1000, q0[:20] * 2.0**1000])
+    q1 = np.concatenate([q1, q1[:20], q1[:20] * 2.0**-1000])
+    t = rng.uniform(0, 1, len(q0))
+    for func in (jm.slerp, jm.nlerp):
+        batch = func(q0, q1, t)
+        for k in range(0, len(q0), 7):
+            np.testing.assert_array_equal(func(q0[k], q1[k], t[k]), batch[k])
+
+
+@needs_extended_precision
+def test_large_arrays_threads(rng):
+    """Calls large enough to release the GIL agree across threads."""
+    from adversarial import assert_threads_agree
+
+    q0, q1 = random_unit_quats(rng, 100000, np.float64), random_unit_quats(rng, 100000, np.float64)
+    t = rng.uniform(0, 1, 100000)
+    assert_threads_agree(lambda: (jm.slerp(q0, q1, t), jm.nlerp(q0, q1, t)), n_threads=3, repeats=1)
+
+
+@needs_extended_precision
+def test_no_reference_on_the_call_path(rng, monkeypatch):
+    """float64 slerp / nlerp never compute through jointmath.ref."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("jointmath.ref called on a product path")
+
+    for name in ("slerp", "nlerp", "_arc_sign", "_endpoints", "_mantissa_exponent"):
+        monkeypatch.setattr(ref, name, refuse)
+    q0, q1 = random_unit_quats(rng, 50, np.float64), random_unit_quats(rng, 50, np.float64)
+    for func in (jm.slerp, jm.nlerp):
+        assert func(q0, q1, 0.3).dtype == np.float64
+        assert func(q0, q1, rng.uniform(0, 1, 50)).dtype == np.float64
+        assert func(q0 * 2.0**-1050, q1 * 2.0**1000, 0.3).dtype == np.float64

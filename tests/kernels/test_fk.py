@@ -1,6 +1,5 @@
-"""compose_mats, forward_kinematics, make_continuous and resampling."""
+"""compose_mats and forward_kinematics."""
 import tracemalloc
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ from jointmath import reference as ref
 
 from adversarial import SIZES, layouts, random_unit_quats
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def random_mats(rng, n):
@@ -221,149 +220,3 @@ def test_forward_kinematics_empty_and_awkward_shapes(rng):
     np.testing.assert_array_equal(jm.forward_kinematics(joints[..., ::2], [-1, 0, 1]),
                                   chained_kernels(joints[..., ::2], [-1, 0, 1]))
     np.testing.assert_array_equal(jm.forward_kinematics(joints[1, 3], parents), expected[1, 3])
-
-
-def test_make_continuous_names_what_is_missing():
-    with pytest.raises(ValueError, match=r"needs q with a time axis before the components, shape \(frames, \.\.\., 4\), "
-                                         r"got q of shape \(4,\)"):
-        jm.make_continuous(np.array([1.0, 0, 0, 0]))
-    with pytest.raises(ValueError, match=r"time axis: 0 \.\.\. 0 or -2 \.\.\. -2; .* got axis=1 for q of shape \(3, 4\)"):
-        jm.make_continuous(np.zeros((3, 4)), axis=1)
-
-
-def test_make_continuous(rng):
-    q = random_unit_quats(rng, 200 * 5).reshape(200, 5, 4)
-    # a smooth motion, then random sign flips as exporters write them
-    smooth = ref.slerp(np.repeat(q[:1], 200, 0), np.repeat(q[1:2], 200, 0), np.linspace(0, 1, 200)[:, None])
-    flips = np.where(rng.random((200, 5)) < 0.5, -1.0, 1.0)[..., None]
-    flipped = (smooth * flips).astype(np.float32)
-    before = flipped.copy()
-    fixed = jm.make_continuous(flipped)
-    np.testing.assert_array_equal(flipped, before)
-    assert (np.sum(fixed[1:] * fixed[:-1], axis=-1) >= 0).all()
-    np.testing.assert_array_equal(np.abs(fixed), np.abs(flipped))
-    np.testing.assert_array_equal(fixed[0], flipped[0])
-    # in chunks with prev = the last frame of the previous chunk: the same answer
-    first = jm.make_continuous(flipped[:77])
-    second = jm.make_continuous(flipped[77:], prev=first[-1])
-    np.testing.assert_array_equal(np.concatenate([first, second]), fixed)
-    # along another axis
-    np.testing.assert_array_equal(jm.make_continuous(np.swapaxes(flipped, 0, 1), axis=1), np.swapaxes(fixed, 0, 1))
-    with pytest.raises(ValueError, match="prev must have shape"):
-        jm.make_continuous(flipped, prev=flipped[0, 0])
-    for axis in (2, -1, 3, -4):  # the component axis, or no axis of q
-        with pytest.raises(ValueError, match=rf"axis must name a leading axis of q .*got axis={axis} "):
-            jm.make_continuous(flipped, axis=axis)
-    # float64 runs its own kernel: the same signs
-    np.testing.assert_array_equal(jm.make_continuous(flipped.astype(np.float64)), fixed)
-
-
-@pytest.mark.parametrize("dtype, scales", [(np.float32, [2.0 ** k for k in range(-149, 128, 3)] + [3e38]),
-                                           (np.float64, [2.0 ** k for k in range(-1074, 1024, 31)] + [1e308])])
-def test_make_continuous_at_any_scale(rng, dtype, scales):
-    """Non-unit quaternions of any finite size: a float32 dot product that underflowed (1e-23
-    quaternions) or overflowed (2e19: +inf + -inf = NaN) kept opposite signs, as did float64's
-    at 1e-170 and 1e170. Every frame pair, in blocks and in the tails (17 joints)."""
-    q = random_unit_quats(rng, 40 * 17, np.float64).reshape(40, 17, 4)
-    smooth = ref.slerp(q[:1], q[1:2], np.linspace(0, 0.3, 40)[:, None])  # close neighbours
-    scale = rng.choice(scales, (40, 17, 1))
-    flips = np.where(rng.random((40, 17, 1)) < 0.5, -1.0, 1.0)
-    with np.errstate(over="ignore"):
-        flipped = (smooth * flips * scale).astype(dtype)
-    assert np.isfinite(flipped).all()
-    fixed = jm.make_continuous(flipped)
-    np.testing.assert_array_equal(np.abs(fixed), np.abs(flipped))
-    units = fixed / np.abs(fixed).max(axis=-1, keepdims=True)  # exact: scaled by a power of two or one number
-    assert (np.einsum("fjk,fjk->fj", units[1:].astype(np.float64), units[:-1].astype(np.float64)) > 0).all()
-
-
-def test_resample_joints_exact_ratios(rng):
-    joints = jm.make_joints(random_unit_quats(rng, 121 * 4).reshape(121, 4, 4), rng.uniform(-1, 1, (121, 4, 3)))
-    joints["q"] = jm.make_continuous(joints["q"])
-    down = jm.resample_joints(joints, 1 / 120, 30)
-    np.testing.assert_array_equal(down, joints[::4])
-    up = jm.resample_joints(joints, 1 / 120, 240)
-    assert up.shape == (241, 4)
-    np.testing.assert_array_equal(up[::2], joints)
-    np.testing.assert_allclose(up["q"][1::2], ref.slerp(joints["q"][:-1], joints["q"][1:], 0.5), atol=5e-7)
-    np.testing.assert_allclose(up["t"][1::2], (joints["t"][:-1] + joints["t"][1:]) / 2, atol=1e-6)
-    odd = jm.resample_joints(joints, 1 / 120, 100)  # 120 -> 100: fractions 0, .2, .4, .6, .8
-    assert odd.shape == (101, 4)
-    np.testing.assert_allclose(odd["q"][1], ref.slerp(joints["q"][1], joints["q"][2], 0.2), atol=5e-7)
-    # frames on opposite hemispheres (not made continuous): every new frame at a source frame is
-    # that frame, the last one too (it was the end of the shortest arc from the frame before, -q)
-    joints["q"][1::2] *= -1
-    np.testing.assert_array_equal(jm.resample_joints(joints, 1 / 120, 30), joints[::4])
-    np.testing.assert_array_equal(jm.resample_joints(joints, 1 / 120, 120), joints)
-
-
-def test_resample_a_pose(rng):
-    """One frame (a pose, no duration) resamples to itself at any rate, from any layout."""
-    joints = jm.make_joints(random_unit_quats(rng, 6).reshape(3, 2, 4), rng.normal(size=(3, 2, 3)))
-    for pose in (joints[:1], joints[1:2, ::-1], joints[2::3]):
-        for fps in (1, 30, 120.5, 1e6):
-            new = jm.resample_joints(pose, 1 / 120, fps)
-            assert new.shape == (1, 2) and new.dtype == jm.JOINT_QUAT
-            assert new.tobytes() == pose.tobytes()
-            assert not np.shares_memory(new, joints)
-
-
-def test_resample_bad_arguments(rng):
-    joints = jm.make_joints(random_unit_quats(rng, 8).reshape(4, 2, 4))
-    with pytest.raises(ValueError, match="fps must be a positive number"):
-        jm.resample_joints(joints, 0.01, 0)
-    with pytest.raises(ValueError, match="frame_time must be a positive number"):
-        jm.resample_joints(joints, -1, 30)
-    with pytest.raises(ValueError, match="at least 1 frame, got 0"):
-        jm.resample_joints(joints[:0], 0.01, 30)
-    with pytest.raises(ValueError, match=r"shape \(frames, joints\)"):
-        jm.resample_joints(joints[0], 0.01, 30)
-
-
-def test_resample_clip_saves_and_reloads(isa, tmp_path):
-    if isa != jm.available_isas()[-1]:
-        pytest.skip("file handling does not depend on the ISA path: run once")
-    clip = bvh.load(DATA / "01_01.bvh")
-    for fps in (30, 100, 240):
-        new = bvh.resample(clip, fps)
-        assert new.frame_time == 1 / fps
-        assert new.n_frames == int(np.floor((clip.n_frames - 1) * clip.frame_time * fps + 1e-9)) + 1
-        bvh.save(new, tmp_path / "r.bvh")
-        again = bvh.load(tmp_path / "r.bvh")
-        assert ref.angle_between(again.joints["q"], new.joints["q"]).max() < 2e-6
-        np.testing.assert_allclose(again.joints["t"], new.joints["t"], atol=1e-4)
-
-
-def test_resample_argument_types_and_sizes(rng):
-    joints = jm.make_joints(random_unit_quats(rng, 8).reshape(4, 2, 4))
-    with pytest.raises(TypeError, match="frame_time must be a positive number of seconds per source frame, got bool"):
-        jm.resample_joints(joints, True, 30)  # not 1 s
-    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got bool"):
-        jm.resample_joints(joints, 0.01, True)
-    with pytest.raises(TypeError, match="fps must be a positive number of frames per second, got str"):
-        jm.resample_joints(joints, 0.01, "30")
-    with pytest.raises(ValueError, match="fps must be a positive number"):
-        jm.resample_joints(joints, 0.01, float("nan"))
-    # far more frames than any memory: a ValueError saying how many frames and bytes (the result's
-    # 2 joints x 32 bytes a frame: nothing else is allocated), no MemoryError
-    with pytest.raises(ValueError, match=r"fps=10000000000000.0 at frame_time=0.01 makes 300,000,000,001 frames "
-                                         r"\(19,200,000,000,064 bytes\)"):
-        jm.resample_joints(joints, 0.01, 1e13)
-    with pytest.raises(ValueError, match=r"makes 3e\+304 frames \(1.92e\+306 bytes\)"):
-        jm.resample_joints(joints, 0.01, 1e306)
-    with pytest.raises(ValueError, match="bytes"):
-        jm.resample_joints(joints, 1e300, 1e300)  # the duration times fps overflows to inf
-    same_rate = jm.resample_joints(joints, np.float64(0.5), np.int64(2))  # NumPy numbers are numbers
-    assert same_rate.shape == joints.shape
-    np.testing.assert_array_equal(np.abs(same_rate["q"]), np.abs(joints["q"]))
-
-
-def test_make_continuous_float64_prev_of_any_size_for_float32_q():
-    """A float64 prev is converted to float32 q's dtype: -1e-50 became 0 (no flip) and 1e50 inf
-    (with NumPy's overflow warning); each prev quaternion is scaled by a power of two first."""
-    q = np.array([[[0, 0, 0, 1.0]]], np.float32)
-    for p, flipped in ((-1e-50, True), (-1e50, True), (-1e-320, True), (1e-50, False), (0.0, False)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            got = jm.make_continuous(q, 0, np.array([[0, 0, 0, p]]))
-        assert got.dtype == np.float32 and got[0, 0, 3] == (-1 if flipped else 1)
