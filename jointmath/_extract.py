@@ -13,7 +13,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     """The rotation closest to each matrix, as a unit quaternion.
 
     Finds the proper rotation R (det +1) maximising trace(R^T A), that is minimising
-    ||A - R||_F: the rotational part of the polar decomposition for det A > 0, and still a
+    ``||A - R||_F``: the rotational part of the polar decomposition for det A > 0, and still a
     proper rotation for det A <= 0 and for rank-deficient A, where the directions A does not
     determine carry over from the start. Both methods turn R <- exp(omega) R from the start:
 
@@ -23,9 +23,9 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
       elsewhere (far from the answer) the Ritz update, the best rotation about H's lowest
       eigenvector. Converges quadratically.
     - ``method="muller"``: the update of Mueller et al. 2016,
-      omega = tau / (|trace(R^T A)| + 1e-9). Linear, but the cheapest per update: the one
+      ``omega = tau / (|trace(R^T A)| + 1e-9)``. Linear, but the cheapest per update: the one
       for per-frame warm starts with a small ``max_iter``. Where det A < 0 the denominator is
-      raised to |H|_F (the paper's step overshoots there).
+      raised to ``|H|_F`` (the paper's step overshoots there).
 
     Neither returns a stationary point that is not the maximum: before a matrix stops, the
     second-order condition (H positive semidefinite) is checked, and a saddle is left by a
@@ -48,8 +48,8 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
         The most updates per matrix, in [0, 2**24] (default 200).
     tol : float, optional
         A real number in [0, 1e30]; default 2e-7 for float32 and 1e-12 for float64.
-        ``"muller"``: a matrix stops when |omega| < tol, before updating. ``"newton"``: a
-        matrix stops after the step with |omega| < tol (1 + |trace(R^T A)| tr(H^-1)), tol
+        ``"muller"``: a matrix stops when ``|omega| < tol``, before updating. ``"newton"``: a
+        matrix stops after the step with ``|omega| < tol (1 + |trace(R^T A)| tr(H^-1))``, tol
         times an estimate of the conditioning sigma1 / (sigma2 + sigma3). ``tol=0`` runs
         ``max_iter`` updates.
     out : ndarray, shape (..., 4), optional
@@ -84,14 +84,14 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
 
     Notes
     -----
-    A is first scaled by the power of two that puts its largest |element| in [1, 2): exact,
+    A is first scaled by the power of two that puts its largest ``|element|`` in [1, 2): exact,
     so any finite A gives a finite result. A = 0 returns the start unchanged. NaN or inf in
     one matrix or ``q0`` gives NaN for that matrix only.
 
     float32, default ``tol`` and ``max_iter``, cold start, every path: with ``"newton"`` every
     matrix of condition <= 1,000 is within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of
     the SVD polar rotation, in a median of 4 updates or fewer (at most 13); rotation
-    matrices within 2.7e-7 rad; | |q| - 1 | <= 3.1e-7. ``"muller"`` converges linearly (the
+    matrices within 2.7e-7 rad; ``| |q| - 1 | <= 3.1e-7``. ``"muller"`` converges linearly (the
     error about the axis of sigma1 shrinks by sigma1 / (sigma1 + sigma2 + sigma3) per update).
     float64 runs the same methods in float64 kernels: ``"newton"`` within
     2e-15 sigma1 / (sigma2 + sigma3) rad of an extended-precision polar rotation.
