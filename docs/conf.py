@@ -9,6 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if any(p.suffix in (".so", ".pyd") for p in (ROOT / "jointmath").glob("_core.*")):
     sys.path.insert(0, str(ROOT))
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+else:  # `python -m sphinx` from the root puts the unbuilt source folder first: the installed one instead
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT]
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 import jointmath  # noqa: E402

@@ -41,8 +41,10 @@ def collect():
 TESTS = collect()
 
 
-def test_every_public_function_has_examples():
-    """numpydoc form: Parameters (when it takes any), Returns and Examples with >>> lines."""
+def test_every_public_function_has_examples(isa):
+    """numpydoc form: Parameters and Raises (when it takes arguments), Returns and Examples with >>> lines."""
+    if isa != jointmath.available_isas()[-1]:
+        pytest.skip("runs once, on the best path")
     lacking = []
     for name, obj in public_objects():
         if not inspect.isroutine(obj):
