@@ -1,7 +1,7 @@
 """The Examples of every public docstring run, on every ISA path, and print what they show.
 
-The docstrings of jointmath.__all__ and jointmath.bvh (the module, its public names and their
-methods) are collected with doctest.DocTestFinder; each runs under the `isa` fixture, once per
+The docstrings of jointmath.__all__ and of its public modules (jointmath.bvh ...: the module, its
+public names and their methods) are collected with doctest.DocTestFinder; each runs under the `isa` fixture, once per
 path. Floats in the examples are printed rounded (np.round), so every path prints the same.
 """
 import doctest
@@ -12,14 +12,18 @@ import numpy as np
 import pytest
 
 import jointmath
-import jointmath.bvh
 
 
 def public_objects():
-    """(qualified name, object) of every public name of jointmath and jointmath.bvh."""
-    found = [(f"jointmath.{name}", getattr(jointmath, name)) for name in jointmath.__all__ if name != "reference"]
-    found += [("jointmath.bvh", jointmath.bvh)]
-    found += [(f"jointmath.bvh.{name}", getattr(jointmath.bvh, name)) for name in jointmath.bvh.__all__]
+    """(qualified name, object) of every public name of jointmath and of its public modules."""
+    found = []
+    for name in jointmath.__all__:
+        if name == "reference":  # the float64 oracle of the tests
+            continue
+        obj = getattr(jointmath, name)
+        found.append((f"jointmath.{name}", obj))
+        if inspect.ismodule(obj):  # jointmath.bvh ...: the module and its public names
+            found += [(f"jointmath.{name}.{n}", getattr(obj, n)) for n in obj.__all__]
     return found
 
 
