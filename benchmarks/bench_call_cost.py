@@ -2,7 +2,7 @@
 
 Each ratio is the median over rounds of (time of the call) / (time of np.add(a, b) on two (4,)
 float32 arrays), the two timed back to back in every round (benchmarks/timing.py), so a slow
-spell of the shared machine slows both sides. Goals (issue #18): every function <= 3x np.add,
+spell of the shared machine slows both sides. Goals: every function <= 3x np.add,
 forward_kinematics <= 5x.
 
     python benchmarks/bench_call_cost.py [--rounds 31]

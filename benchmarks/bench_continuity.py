@@ -1,6 +1,6 @@
 """make_continuous against the plain NumPy sign continuity it replaces, (35,776 x 31) quaternions.
 
-The NumPy version is the float32 one of issue #18: the dot product of each frame with the previous
+The NumPy version is the plain float32 one: the dot product of each frame with the previous
 one, then the cumulative product of the signs along time. Both are timed back to back in every
 round (benchmarks/timing.py) on every path; the goal is >= 2x faster than NumPy.
 

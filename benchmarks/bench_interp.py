@@ -247,7 +247,7 @@ def bench_placements(rng, rounds=11, n=1024):
     """Every second joint of n with a separate out=, over the full call, at each placement of
     joints, blend and out at 0, 16, 32 or 48 bytes past a 64-byte line (NumPy aligns to 16
     bytes, so a program gets any of them): per path and index form, the median and largest
-    ratio over the 64 placements and how many are <= 0.7 (issue #18's goal)."""
+    ratio over the 64 placements and how many are <= 0.7 (the goal)."""
     print(f"\n  every second joint of {n:,} with out= / the full call, at 64 placements of the lists: medians of "
           f"{rounds} rounds per placement, thread CPU time")
     index = np.arange(0, n, 2)

@@ -802,9 +802,39 @@ static PyObject *py_gil_releases(PyObject *self, PyObject *unused) {
 /* ---------------------------------------------------------------------- module -- */
 
 static PyMethodDef core_methods[] = {
-    {"isa", py_isa, METH_NOARGS, "isa()\n--\n\nThe name of the running ISA path (scalar, sse, avx2 or avx512 on x86-64; scalar or neon on arm64)."},
+    {"isa", py_isa, METH_NOARGS,
+     "isa()\n--\n\n"
+     "The name of the running ISA path.\n\n"
+     "Returns\n"
+     "-------\n"
+     "str\n"
+     "    ``'scalar'``, ``'sse'``, ``'avx2'`` or ``'avx512'`` on x86-64; ``'scalar'`` or\n"
+     "    ``'neon'`` on arm64. The best path this CPU and OS run is chosen at import;\n"
+     "    ``JOINTMATH_ISA`` in the environment forces one.\n\n"
+     "See Also\n"
+     "--------\n"
+     "available_isas\n\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import jointmath as jm\n"
+     ">>> jm.isa() in jm.available_isas()\n"
+     "True"},
     {"available_isas", py_available_isas, METH_NOARGS,
-     "available_isas()\n--\n\nThe ISA paths this CPU and OS can run, from scalar up."},
+     "available_isas()\n--\n\n"
+     "The ISA paths this CPU and OS can run, from scalar up.\n\n"
+     "Returns\n"
+     "-------\n"
+     "list of str\n"
+     "    ``['scalar', 'sse', 'avx2', 'avx512']`` on an x86-64 CPU with AVX-512,\n"
+     "    ``['scalar', 'neon']`` on arm64; any other CPU has ``['scalar']``.\n\n"
+     "See Also\n"
+     "--------\n"
+     "isa\n\n"
+     "Examples\n"
+     "--------\n"
+     ">>> import jointmath as jm\n"
+     ">>> jm.available_isas()[0]\n"
+     "'scalar'"},
     {"_set_isa", py_set_isa, METH_O, "Switch the running path (tests and benchmarks)."},
     {"_gil_releases", py_gil_releases, METH_NOARGS, "How many kernel calls have run without the GIL (tests)."},
     {"_empty", py_empty, METH_VARARGS,

@@ -12,91 +12,109 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
                      return_iterations=False):
     """The rotation closest to each matrix, as a unit quaternion.
 
-    Finds the proper rotation R (det +1) maximising trace(R^T A), i.e. minimising ||A - R||_F:
-    the rotational part of the polar decomposition for det A > 0, and still a proper rotation for
-    det A <= 0 and for rank-deficient A, where the directions A does not determine carry over
-    from the start. Both methods turn R <- exp(omega) R from the start (space frame):
+    Finds the proper rotation R (det +1) maximising trace(R^T A), that is minimising
+    ``||A - R||_F``: the rotational part of the polar decomposition for det A > 0, and still a
+    proper rotation for det A <= 0 and for rank-deficient A, where the directions A does not
+    determine carry over from the start. Both methods turn R <- exp(omega) R from the start:
 
-    - method="newton" (default): Newton steps omega = H^-1 tau on the torque tau = sum_i r_i x a_i
-      (columns r_i of R, a_i of A) with the curvature H = trace(M) I - (M + M^T) / 2, M = A R^T,
-      where H is safely positive definite; elsewhere (far from the answer) the Ritz update, the
-      best rotation about H's lowest eigenvector (up to a half turn). Converges quadratically.
-    - method="muller": the update of Mueller et al. 2016, omega = tau / (|trace(R^T A)| + 1e-9).
-      Linear: cheapest per update, the choice for per-frame warm starts with a small max_iter.
-      Where det A < 0 the denominator is raised to |H|_F (the paper's step overshoots there, up
-      to 2x: mirrored matrices oscillated or moved away from the maximum).
+    - ``method="newton"`` (default): Newton steps omega = H^-1 tau on the torque
+      tau = sum_i r_i x a_i (columns r_i of R, a_i of A) with the curvature
+      H = trace(M) I - (M + M^T) / 2, M = A R^T, where H is safely positive definite;
+      elsewhere (far from the answer) the Ritz update, the best rotation about H's lowest
+      eigenvector. Converges quadratically.
+    - ``method="muller"``: the update of Mueller et al. 2016,
+      ``omega = tau / (|trace(R^T A)| + 1e-9)``. Linear, but the cheapest per update: the one
+      for per-frame warm starts with a small ``max_iter``. Where det A < 0 the denominator is
+      raised to ``|H|_F`` (the paper's step overshoots there).
 
     Neither returns a stationary point that is not the maximum: before a matrix stops, the
-    second-order condition (H positive semidefinite: every pair of eigenvalues of sym(A R^T)
-    sums to >= 0) is checked, and a saddle is left by the Ritz update (a half turn about the
-    eigenvector of the largest eigenvalue).
+    second-order condition (H positive semidefinite) is checked, and a saddle is left by a
+    Ritz update (a half turn about the eigenvector of the largest eigenvalue).
 
-    a: array_like (..., 3, 3) (float32 and float16 compute in float32; float64, integers and bools
-    in float64, as NumPy's ufuncs), or a JOINT_MAT array (...) whose 3x3 part is used (computed
-    in float32). Any layout, byte order or alignment; never modified.
-    q0: optional array_like (..., 4) starting quaternions (x, y, z, w), e.g. the previous frame's
-    result; broadcast against a's batch shape; converted to a's dtype (a float64 q0 for float32 a
-    first scaled by powers of two into float32's range: any finite size keeps its direction); need
-    not be unit (q0 = 0 starts from the identity). Without q0 the start is the normalised matrix->quaternion of A (the
-    paper's recommendation) scaled to the Frobenius norm of a rotation, sqrt(3), so that any
-    positive multiple of a rotation starts at that rotation (A = 0: the identity).
-    method: "newton" (default) or "muller" (a str: None is a TypeError).
-    max_iter: int in [0, 2**24], the most updates per matrix (default 200): a Python or NumPy
-    integer or a 0-d integer array.
-    tol: a real number >= 0 (a Python or NumPy number, a 0-d array, a Fraction, anything with
-    __float__; not a bool), default 2e-7 for float32 and 1e-12 for float64. "muller": a matrix stops
-    when |omega| < tol, before updating (tol=0 runs max_iter updates). "newton": a matrix stops
-    after the Newton step with |omega| < tol (1 + |trace(R^T A)| tr(H^-1)) (tol times an
-    estimate, within 3x and high, of the conditioning sigma1 / (sigma2 + sigma3): the level
-    where rounding leaves the steps); tol=0 runs max_iter updates.
-    out: optional writeable (..., 4) array of the result dtype (float32 for JOINT_MAT); it is
-    returned. It may be q0 itself (warm start updated in place).
-    return_iterations: also return the int32 (...) count of updates each matrix took (for
-    "newton": Newton steps, Ritz updates and Mueller updates, each counts 1); for one matrix a
-    NumPy int32 scalar, as ufuncs return 0-d results.
+    Parameters
+    ----------
+    a : array_like, shape (..., 3, 3), or ndarray of JOINT_MAT
+        The matrices. float32 and float16 compute in float32; float64, integers and bools
+        in float64. A JOINT_MAT array's 3x3 part is used (in float32). Any layout, byte
+        order or alignment; never modified.
+    q0 : array_like, shape (..., 4), optional
+        Starting quaternions ``(x, y, z, w)``, e.g. the previous frame's result; broadcast
+        against ``a``'s batch shape and converted to its dtype; need not be unit (0 starts
+        from the identity). Without ``q0`` the start is the normalised matrix-to-quaternion
+        of A.
+    method : {"newton", "muller"}, optional
+        The update (a str; None is a TypeError).
+    max_iter : int, optional
+        The most updates per matrix, in [0, 2**24] (default 200).
+    tol : float, optional
+        A real number in [0, 1e30]; default 2e-7 for float32 and 1e-12 for float64.
+        ``"muller"``: a matrix stops when ``|omega| < tol``, before updating. ``"newton"``: a
+        matrix stops after the step with ``|omega| < tol (1 + |trace(R^T A)| tr(H^-1))``, tol
+        times an estimate of the conditioning sigma1 / (sigma2 + sigma3). ``tol=0`` runs
+        ``max_iter`` updates.
+    out : ndarray, shape (..., 4), optional
+        A writeable array of the result dtype (float32 for JOINT_MAT) to fill; it is
+        returned. It may be ``q0`` itself (a warm start updated in place).
+    return_iterations : bool, optional
+        Also return the int32 count of updates each matrix took (Newton, Ritz and Mueller
+        updates count 1 each).
 
-    Returns (..., 4) unit quaternions in a's dtype (float32 for JOINT_MAT), or (q, iterations).
-    The sign follows the start and the updates (either sign of a quaternion is the same rotation).
+    Returns
+    -------
+    q : ndarray, shape (..., 4)
+        Unit quaternions in ``a``'s dtype (float32 for JOINT_MAT). The sign follows the start
+        and the updates.
+    iterations : ndarray of int32, shape (...)
+        Only with ``return_iterations=True``; a NumPy scalar for one matrix.
 
-    Before iterating, A is scaled by the power of two that puts its largest |element| in [1, 2):
-    exact, the answer does not change, and any finite A gives a finite result. A = 0 returns the
-    start unchanged (bit for bit a float32 q0 with | |q0|^2 - 1 | <= 2^-21). NaN or inf in one
-    matrix or q0 gives NaN for that matrix only (after 1 update).
+    Raises
+    ------
+    TypeError
+        For complex, object or string ``a`` or ``q0`` (naming it), a masked array, an ``out``
+        of the wrong type or dtype, a non-str ``method``, a non-integer ``max_iter`` or a
+        non-real ``tol`` (bools are neither).
+    ValueError
+        For wrong shapes, batch shapes that do not broadcast, an unknown method,
+        ``max_iter`` or ``tol`` out of range, a read-only ``out``, a result too large to
+        allocate.
 
-    Accuracy and iterations, float32, default tol and max_iter, cold start (bench_extract.py,
-    4,000 matrices A = R S per condition number, eigenvalues 1, uniform, kappa; every ISA path,
-    tests/test_extract.py checks the bounds): "newton": every matrix with kappa <= 1,000 within
-    max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of the SVD polar rotation (the float32
-    conditioning of the polar factor; measured at most 0.25 of that bound); updates median /
-    99th percentile / max: kappa 1: 1 / 1 / 1, 10: 4 / 6 / 8, 100: 4 / 6 / 9, 1000: 4 / 6 / 9.
-    "muller" converges linearly (the error about the axis of s1 shrinks by s1 / (s1 + s2 + s3)
-    per update): kappa 10: 27 / 74 / 95, 100: median 33, 99th percentile ~400, beyond max_iter
-    for many matrices past kappa ~30; from starts within +-pi/3 of A = I, 95.7 % reach
-    ||A - R||_F^2 < 0.001 in 3 updates (the paper's experiment). Rotation matrices: within
-    2.7e-7 rad; | |q| - 1 | <= 3.1e-7.
+    See Also
+    --------
+    matrix_to_quat : the quaternion of a matrix that is already a rotation.
 
-    Limits: "newton" needs the curvature's eigenvalues 2 (sigma_j + sigma_k) (sigma3 negative for
-    det A < 0) above 2^-14 of A's scale; rank <= 1 A (no unique answer) and det A < 0 with
-    sigma2 - sigma3 below about 3e-5 of the largest |element| (two rotations nearly tie for the
-    maximum) take Mueller's updates there: they run up to max_iter updates (no hang) and return
-    a proper rotation whose trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum, turned
-    about the nearly undetermined axis by whatever the start left.
+    Notes
+    -----
+    A is first scaled by the power of two that puts its largest ``|element|`` in [1, 2): exact,
+    so any finite A gives a finite result. A = 0 returns the start unchanged. NaN or inf in
+    one matrix or ``q0`` gives NaN for that matrix only.
 
-    float64 runs the same methods in float64 SIMD kernels: the same starts, updates, stops and
-    saddle check; a q0 with | |q0|^2 - 1 | < 2^-49 is used bit for bit, results have
-    | |q| - 1 | < 2^-50. Accuracy, float64, default tol 1e-12, cold start, condition up to 1e4,
-    every path (tests/test_float64_extract.py): "newton" within 2e-15 sigma1 / (sigma2 + sigma3)
-    rad of an extended-precision polar rotation (measured 7.8e-16 of it) and within 1.2e-14 of
-    it from numpy.linalg.svd's polar rotation (measured 1.08e-14, the SVD's own error);
-    rotation matrices within 2e-15 rad; Newton updates median 4, at most 10. "muller" stops on
-    |omega| < tol, about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad from the answer.
-    The kernels run without the GIL when matrices * (max_iter + 1) >= 16,384.
+    float32, default ``tol`` and ``max_iter``, cold start, every path: with ``"newton"`` every
+    matrix of condition <= 1,000 is within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of
+    the SVD polar rotation, in a median of 4 updates or fewer (at most 13); rotation
+    matrices within 2.7e-7 rad; ``| |q| - 1 | <= 3.1e-7``. ``"muller"`` converges linearly (the
+    error about the axis of sigma1 shrinks by sigma1 / (sigma1 + sigma2 + sigma3) per update).
+    float64 runs the same methods in float64 kernels: ``"newton"`` within
+    2e-15 sigma1 / (sigma2 + sigma3) rad of an extended-precision polar rotation.
 
-    Raises TypeError for complex, object or string a or q0 (naming it), a masked array, out of
-    the wrong type or dtype, a non-str method (None included), a non-integer max_iter or a
-    non-real tol (bools are neither); ValueError for wrong shapes, batch shapes that do not
-    broadcast, an unknown method, max_iter or tol out of range (tol must be in [0, 1e30];
-    either reported as given), a read-only out, or a result too large to allocate (saying how
-    large).
+    Limits: ``"newton"`` needs the curvature's eigenvalues above 2**-14 of A's scale (2**-40
+    in float64); rank <= 1 A, and det A < 0 with sigma2 - sigma3 below about 3e-5 of the
+    largest element, take Mueller's updates there and return a proper rotation whose
+    trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum. The kernels run without the
+    GIL when matrices * (max_iter + 1) >= 16,384.
+
+    Examples
+    --------
+    >>> import numpy as np, jointmath as jm
+    >>> turn = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]], np.float32)   # 90 degrees about z
+    >>> stretched = turn @ np.diag([2.0, 0.5, 1.0]).astype(np.float32)     # A = R S
+    >>> np.round(jm.extract_rotation(stretched), 5) + 0.0
+    array([0.     , 0.     , 0.70711, 0.70711], dtype=float32)
+
+    A warm start, three Mueller updates, in place:
+
+    >>> q = jm.extract_rotation(stretched[None].repeat(4, 0))
+    >>> q, n = jm.extract_rotation(stretched, q[0], method="muller", max_iter=3, return_iterations=True)
+    >>> np.round(q, 5) + 0.0, int(n) <= 3
+    (array([0.     , 0.     , 0.70711, 0.70711], dtype=float32), True)
     """
     return _core._extract_rotation(a, q0, max_iter, tol, out, return_iterations, method)

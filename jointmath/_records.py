@@ -26,11 +26,38 @@ make_joints = _core.make_joints
 
 
 def translations(joints):
-    """The translations of a JOINT_QUAT array as a writeable (..., 3) float32 view.
+    """The translations of a JOINT_QUAT array as a writeable float32 view.
 
     ``t`` holds a 4th padding lane, so ``joints["t"] = xyz`` does not broadcast; read and set
-    translations through this view instead: ``translations(joints)[:] = xyz``. The 4th lane
-    stays 0.
+    translations through this view instead. The 4th lane stays 0.
+
+    Parameters
+    ----------
+    joints : ndarray of JOINT_QUAT
+        Any shape, or one record.
+
+    Returns
+    -------
+    ndarray of float32, shape (..., 3)
+        A view of ``joints``' memory: writing it writes the translations.
+
+    Raises
+    ------
+    TypeError
+        For anything but an ndarray of JOINT_QUAT (a masked array included).
+
+    See Also
+    --------
+    make_joints
+
+    Examples
+    --------
+    >>> import jointmath as jm
+    >>> joints = jm.make_joints([[0, 0, 0, 1], [0, 0, 0, 1]])
+    >>> jm.translations(joints)[:] = [[1, 2, 3], [4, 5, 6]]
+    >>> joints["t"]
+    array([[1., 2., 3., 0.],
+           [4., 5., 6., 0.]], dtype=float32)
     """
     return checked_joints(joints)["t"][..., :3]
 

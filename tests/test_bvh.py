@@ -339,12 +339,12 @@ Frame Time: 0.033333
 
 
 def test_readme_euler_recipe_on_a_joint_without_rotation_channels():
-    """The README's per-joint Euler recipe runs on a clip with a joint without rotation channels
+    """The docs' per-joint Euler recipe (docs/families/euler.md) runs on a clip with a joint without rotation channels
     (its Clip.orders entry is ""): the angles of the joints that have an order, as the file holds
     them. Before, the recipe passed clip.orders itself and raised ValueError ("... got ''").
     Passing clip.orders with a "" still raises, naming the joint and saying why."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    recipe = [line for line in readme.splitlines() if line.startswith(("rotated = ", "euler = "))]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "families" / "euler.md").read_text(encoding="utf-8")
+    recipe = [line for line in page.splitlines() if line.startswith(("rotated = ", "euler = "))]
     assert len(recipe) == 2, recipe
     clip = bvh.load(io.StringIO(PROP))
     assert clip.orders == ["ZXY", ""]

@@ -2,7 +2,7 @@
 on every ISA path against the float64 jointmath.reference (the bounds in README.md, csrc/convert.c
 and csrc/euler.c come from this script).
 
-Run: PYTHONPATH=. python benchmarks/convert_numerics.py [--quick]
+Run: PYTHONPATH=. python tools/convert_numerics.py [--quick]
 
 1. The adversarial quaternions of the scale-invariance fix, one row per case and function: the
    max abs element error of quat_to_matrix / joints_to_mats, and the rotation error of the

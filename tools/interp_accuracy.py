@@ -1,6 +1,6 @@
 """Measures the accuracy bounds written in csrc/interp.c, on every ISA path.
 
-Run: python benchmarks/interp_accuracy.py [--pairs N] [--scaled-pairs M] [--float64-pairs K]
+Run: python tools/interp_accuracy.py [--pairs N] [--scaled-pairs M] [--float64-pairs K]
 (defaults 10,000,000, 1,000,000 and 1,000,000 random pairs; --float64-only runs only the last part)
 
 Random unit quaternion pairs (uniform over rotations, rounded to float32) with random t in
