@@ -21,16 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]  # the checkout or the unpacked sdist
 INCLUDED = ["CHANGELOG.md", "benchmarks/README.md"]  # files outside docs/ that pages include
 
 
-def test_docs_build_with_warnings_as_errors(isa, tmp_path):
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
+def test_docs_build_with_warnings_as_errors(tmp_path):
     shutil.copytree(ROOT / "docs", tmp_path / "docs",
                     ignore=shutil.ignore_patterns("_build", "generated", "jupyter_execute"))
     for name in INCLUDED:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     package_root = str(Path(jointmath.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=package_root, JOINTMATH_ISA=isa, MPLBACKEND="Agg")
+    env = dict(os.environ, PYTHONPATH=package_root, JOINTMATH_ISA=jointmath.isa(), MPLBACKEND="Agg")
     done = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                            str(tmp_path / "docs"), str(tmp_path / "html")],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
@@ -44,12 +42,10 @@ BLOCKS = [(f"{page.relative_to(ROOT / 'docs')}:{n + 1}", block) for page in PAGE
 
 
 @pytest.mark.parametrize("block", [b for _, b in BLOCKS], ids=[name for name, _ in BLOCKS])
-def test_docs_python_blocks_run(isa, block, tmp_path):
+def test_docs_python_blocks_run(block, tmp_path):
     """Every ```python block of the docs' pages runs as written, on its own, in an empty folder."""
-    if isa != jointmath.available_isas()[-1]:
-        pytest.skip("runs once, on the best path")
     package_root = str(Path(jointmath.__file__).resolve().parents[1])
-    env = dict(os.environ, PYTHONPATH=package_root, JOINTMATH_ISA=isa, MPLBACKEND="Agg")
+    env = dict(os.environ, PYTHONPATH=package_root, JOINTMATH_ISA=jointmath.isa(), MPLBACKEND="Agg")
     done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, f"docs python block failed:\n{block}\n{done.stderr}"
