@@ -6,7 +6,7 @@
  * Each block converts JM_W records at once, one record per vector lane.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /* JOINT_QUAT (q, t) -> JOINT_MAT: rotation from q, translation t copied to column 3. */

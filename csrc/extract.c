@@ -7,7 +7,7 @@
  * other's latency (one group alone leaves the FMA pipes idle most of the time).
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /*

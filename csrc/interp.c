@@ -13,7 +13,7 @@
  * accuracy figures below were measured by benchmarks/interp_accuracy.py on every path.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 #include <limits.h>
