@@ -16,8 +16,8 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c", "csrc/euler.c",
-                   "csrc/continuity.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/slerp.c", "csrc/partial_body.c",
+                   "csrc/joint_index.c", "csrc/euler.c", "csrc/continuity.c"]
 
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
@@ -72,13 +72,13 @@ class BuildPerIsa(build_ext):
                 macros=[("JM_ISA", value)],
                 include_dirs=["csrc"],
                 extra_postargs=common + (msvc_flags if msvc else flags),
-                depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h"],
+                depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "csrc/slerp_lanes.h", "csrc/joint_blocks.h"],
             )
         ext.extra_objects = objects
         ext.extra_compile_args = common
         ext.extra_link_args = (RELEASE_LDFLAGS if release else []) + EXTRA_FLAGS
         if not msvc:
-            ext.libraries = ["m"]  # the libm slerp baseline (csrc/interp.c); part of the C runtime on Windows
+            ext.libraries = ["m"]  # sin, cos, frexp, ldexp ... of the kernels; part of the C runtime on Windows
         super().build_extension(ext)
 
 
@@ -90,7 +90,8 @@ core = Extension(
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so
     # that editing a kernel rebuilds the extension
-    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],
+    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "csrc/slerp_lanes.h",
+                                "csrc/joint_blocks.h", "jointmath/_core.h"],
 )
 
 # only when run (pip's build backend and `python setup.py ...` run it as __main__): the benchmarks that
