@@ -17,8 +17,8 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c", "csrc/euler.c",
-                   "csrc/continuity.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/slerp.c", "csrc/partial_body.c",
+                   "csrc/joint_index.c", "csrc/euler.c", "csrc/continuity.c"]
 
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
@@ -33,9 +33,9 @@ ARM64 = TARGET in ("aarch64", "arm64")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the headers every kernel family includes (a change rebuilds them all)
-KERNEL_HEADERS = ["csrc/jointmath.h", "csrc/kernels.h", "csrc/isas.h", "csrc/quat_math.h", "csrc/simd/common.h",
-                  "csrc/simd/lane_helpers.h", "csrc/simd/scalar.h", "csrc/simd/sse.h", "csrc/simd/avx2.h",
-                  "csrc/simd/avx512.h", "csrc/simd/neon.h"]
+KERNEL_HEADERS = ["csrc/jointmath.h", "csrc/kernels.h", "csrc/isas.h", "csrc/quat_math.h", "csrc/slerp_lanes.h",
+                  "csrc/joint_blocks.h", "csrc/simd/common.h", "csrc/simd/lane_helpers.h", "csrc/simd/scalar.h",
+                  "csrc/simd/sse.h", "csrc/simd/avx2.h", "csrc/simd/avx512.h", "csrc/simd/neon.h"]
 
 # Target flags of each ISA path, by name: GCC/clang, MSVC. The scalar path is honest scalar code
 # (no auto-vectorisation): the baseline the SIMD paths are measured against. MSVC compiles SSE4.1
@@ -96,7 +96,7 @@ class BuildPerIsa(build_ext):
         ext.extra_compile_args = common
         ext.extra_link_args = (RELEASE_LDFLAGS if release else []) + EXTRA_FLAGS
         if not msvc:
-            ext.libraries = ["m"]  # the libm slerp baseline (csrc/interp.c); part of the C runtime on Windows
+            ext.libraries = ["m"]  # sin, cos, frexp, ldexp ... of the kernels; part of the C runtime on Windows
         super().build_extension(ext)
 
 

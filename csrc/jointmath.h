@@ -140,10 +140,6 @@ typedef struct {
 #define JM_DECLARE_ISA(isa) JM_KERNELS(JM_DECLARE_KERNEL, isa)
 JM_ISA_LIST(JM_DECLARE_ISA)
 
-/* The commonly used libm slerp (acos, sin), one joint at a time: a benchmark baseline only. */
-void jm_slerp_joints_libm(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
-                          ptrdiff_t out_stride, size_t n, float t);
-
 /* The table of path i of JM_ISA_LIST (0 = scalar ... JM_NUM_ISAS - 1). */
 const jm_kernel_table *jm_isa_table(int i);
 
