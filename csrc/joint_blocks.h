@@ -102,11 +102,7 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
  * more still (avx2 1.31-1.41 against 1.12-1.15): lists from 4 MiB on keep them (two runs each,
  * benchmarks/README.md).
  */
-#if JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512
-#define PREFETCH_FAR 256
-#else
-#define PREFETCH_FAR 0
-#endif
+#define PREFETCH_FAR JM_PREFETCH_FAR_BYTES /* per path: 256 on AVX2 and AVX-512, else 0 (simd/) */
 #define PREFETCH_FAR_MIN_RECORDS 131072
 
 /* 1 when a call over `records` records of contiguous lists takes the far requests (see PREFETCH_FAR) */

@@ -186,7 +186,7 @@ JM_INLINE int every_second_joint(const intptr_t *index) {
  * wherever some cross (random subsets, every third joint) made those slower: only these blocks,
  * chosen once per frame, take them.
  */
-#define HALF_COPIES (JM_ISA == JM_ISA_AVX2 || JM_ISA == JM_ISA_AVX512)
+#define HALF_COPIES JM_RECORD32_SINGLE_MOVE /* AVX2 and AVX-512 (simd/) */
 JM_INLINE int gap_copies_cross(const char *fo, intptr_t first) {
     return (((uintptr_t)fo + sizeof(jm_joint_quat) * (uintptr_t)(first + 1)) & 63) > 32;
 }
@@ -425,45 +425,14 @@ JM_INLINE void blend_joints_indexed(int mode, const char *a, ptrdiff_t as, const
     }
 }
 
-#if JM_ISA == JM_ISA_AVX512
-/*
- * Whether an index of n joints runs on this path's own indexed slerp: when it has blocks of 16 and
- * at least half of them (of a sample, below) are runs of consecutive joints (one 512-bit move per
- * two records, as the full call). Else (and for fewer than 16 entries) the AVX2 kernel runs: a
- * scattered block of 16 reads and writes every record on its own, and on a CPU that executes
- * 512-bit shuffles as two 256-bit halves (AMD Zen 4) the 16 inserts and 8 extracts beside the
- * transposes made such a block cost ~1.4 full blocks, where an AVX2 block of 8 scattered records
- * costs about one full AVX2 block (measured on the EPYC of benchmarks/README.md: every second joint
- * of 1,024, in place 0.76 of the full AVX-512 call on this kernel, ~0.65 on AVX2's). The fixed-t
- * slerp computes the same FMAs in the same order on both paths (no estimate instruction), so the
- * results are bit-identical either way.
- */
-/* up to RUNS_SAMPLE blocks, evenly spread, decide: reading every block's ends (every second cache
-   line of the index) before the kernel reads the index again cost a long call 10-20 % (every second
-   joint of 1,048,576 in place, kernels side by side in huge pages, 15 rounds: 1.24 -> 1.04 of the
-   full call in place; with out= 0.84 -> 0.77), and the vectorised loop over the 32 blocks of 512
-   entries 0.01-0.03 of a 1,024-joint call (benchmarks/README.md). Either kernel gives the same
-   results. */
-#define RUNS_SAMPLE 16
-static int runs_dominate(const intptr_t *index, size_t n) {
-    const size_t blocks = n / JM_W, step = blocks > RUNS_SAMPLE ? blocks / RUNS_SAMPLE : 1;
-    size_t runs = 0, sampled = 0;
-    for (size_t b = 0; b < blocks; b += step, sampled++)
-        runs += index[b * JM_W + JM_W - 1] - index[b * JM_W] == JM_W - 1;
-    return sampled && 2 * runs >= sampled;
-}
-#endif
-
 /* jm_slerp_joints on the joints at `index` of every frame, the others copied (see above). */
 void JM_FN(jm_slerp_joints_indexed)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
                                     ptrdiff_t os, size_t n_frames, size_t n_joints, const intptr_t *index,
                                     size_t n_index, float t) {
-#if JM_ISA == JM_ISA_AVX512
-    if (!runs_dominate(index, n_index)) {
-        jm_slerp_joints_indexed_avx2(a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
+    if (JM_HANDOFF_SLERP_JOINTS_INDEXED(index, n_index)) { /* AVX-512: AVX2's kernel, simd/avx512.h */
+        JM_HANDOFF_FN(jm_slerp_joints_indexed)(a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
         return;
     }
-#endif
     blend_joints_indexed(SLERP_FIXED_T, a, as, b, bs, out, os, n_frames, n_joints, index, n_index, t);
 }
 

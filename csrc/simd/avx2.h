@@ -18,6 +18,8 @@
  *   drecords vd_load_quads vd_store_quads
  * Overrides of common.h's generic helpers: the 32-byte record pairs (JM_OCT_RAW, voct,
  * v_load_octs, v_store_octs).
+ * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE,
+ * jm_copy_increasing.
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"
@@ -264,4 +266,27 @@ JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, c
         _mm256_storeu_ps((float *)JM_REC(base, stride, idx, j), _mm256_permute2f128_ps(q[j], raw->v[j], 0x20));
         _mm256_storeu_ps((float *)JM_REC(base, stride, idx, j + 4), _mm256_permute2f128_ps(q[j], raw->v[j], 0x31));
     }
+}
+
+/* ---------------------------------------------------------- kernel overrides -- */
+/* the joint blends' far requests (csrc/joint_blocks.h, PREFETCH_FAR) and copies by halves */
+#define JM_PREFETCH_FAR_BYTES 256
+#define JM_RECORD32_SINGLE_MOVE 1
+
+/* jm_copy_increasing: four entries a step, compared in registers as signed 64-bit integers */
+#define JM_NATIVE_COPY_INCREASING
+JM_INLINE int jm_copy_increasing(const intptr_t *index, intptr_t *copy, size_t n) {
+    size_t k = 0;
+    __m256i last = _mm256_set1_epi64x(-1), above = _mm256_set1_epi64x(-1);
+    for (; k + 4 <= n; k += 4) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(index + k));
+        _mm256_storeu_si256((__m256i *)(copy + k), v);
+        /* last[3], v[0], v[1], v[2]: last[2..3] | v[0..1], then per 128-bit lane 8 bytes along */
+        const __m256i before = _mm256_alignr_epi8(v, _mm256_permute2x128_si256(last, v, 0x21), 8);
+        above = _mm256_and_si256(above, _mm256_cmpgt_epi64(v, before));
+        last = v;
+    }
+    uint64_t bad = _mm256_movemask_epi8(above) != -1;
+    bad |= jm_copy_increasing_rest(index, copy, k, n);
+    return !bad;
 }

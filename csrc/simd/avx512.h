@@ -20,6 +20,9 @@
  * v_load_octs, v_store_octs), packed records as whole vectors (jm_records_packed,
  * jm_load_records_packed, jm_store_records_packed) and double 3x3 matrices whole rows apart
  * (vd_mat3_packed, vd_load_mat3_packed).
+ * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE, the hand-offs
+ * to the AVX2 path (JM_HANDOFF_FN, JM_HANDOFF_QUATS_TO_MATRICES_F64,
+ * JM_HANDOFF_SLERP_JOINTS_INDEXED), jm_copy_increasing.
  *
  * Lane order: v_load_quads (and the records loads built on it, v_load_u32, v_store_u32,
  * v_store_u64) put record 4j + L of a block in lane 4L + j: the quads of records 4j .. 4j+3 fill
@@ -446,4 +449,48 @@ JM_INLINE void vd_load_mat3_packed(const char *base, ptrdiff_t stride, vd r[9]) 
     }
     jm_transpose_8x8_pd(rows, r);
     r[8] = last;
+}
+
+/* ---------------------------------------------------------- kernel overrides -- */
+#define JM_PREFETCH_FAR_BYTES 256 /* as AVX2 */
+#define JM_RECORD32_SINGLE_MOVE 1
+
+/*
+ * Hand-offs to the AVX2 path (same results: the fixed-t slerp and the float64 conversion compute
+ * the same operations in the same order on both): on a core that executes 512-bit shuffles as
+ * two 256-bit halves the AVX2 kernels are faster for these calls (docs/design/simd-layer.md).
+ * jm_quats_to_matrices_f64 always (its 8-lane transposes in and out cost more than the 8-lane
+ * math gains); jm_slerp_joints_indexed unless the index has blocks of 16 and at least half of
+ * them (of up to JM_RUNS_SAMPLE evenly spread) are runs of consecutive joints (one 512-bit move
+ * per two records, as the full call): a scattered block of 16 reads and writes every record on
+ * its own. Sampling, not reading every block's ends: the decision must cost next to nothing
+ * beside the kernel's own pass over the index.
+ */
+#define JM_HANDOFF_FN(name) JM_CAT(name, avx2)
+#define JM_HANDOFF_QUATS_TO_MATRICES_F64 1
+#define JM_RUNS_SAMPLE 16
+static inline int jm_runs_dominate(const intptr_t *index, size_t n) {
+    const size_t blocks = n / JM_W, step = blocks > JM_RUNS_SAMPLE ? blocks / JM_RUNS_SAMPLE : 1;
+    size_t runs = 0, sampled = 0;
+    for (size_t b = 0; b < blocks; b += step, sampled++)
+        runs += index[b * JM_W + JM_W - 1] - index[b * JM_W] == JM_W - 1;
+    return sampled && 2 * runs >= sampled;
+}
+#define JM_HANDOFF_SLERP_JOINTS_INDEXED(index, n) (!jm_runs_dominate(index, n))
+
+/* jm_copy_increasing: eight entries a step, compared in registers as signed 64-bit integers */
+#define JM_NATIVE_COPY_INCREASING
+JM_INLINE int jm_copy_increasing(const intptr_t *index, intptr_t *copy, size_t n) {
+    size_t k = 0;
+    __m512i last = _mm512_set1_epi64(-1); /* the entry before the first: index[0] > -1 */
+    __mmask8 not_above = 0;
+    for (; k + 8 <= n; k += 8) {
+        const __m512i v = _mm512_loadu_si512((const void *)(index + k));
+        _mm512_storeu_si512((void *)(copy + k), v);
+        not_above |= _mm512_cmple_epi64_mask(v, _mm512_alignr_epi64(v, last, 7)); /* last[7], v[0..6] */
+        last = v;
+    }
+    uint64_t bad = not_above;
+    bad |= jm_copy_increasing_rest(index, copy, k, n);
+    return !bad;
 }

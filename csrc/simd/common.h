@@ -83,6 +83,9 @@
  * JM_NATIVE_RECIPROCALS, JM_NATIVE_OCTS, and the fast paths tested per call JM_NATIVE_PACKED_QUADS
  * (jm_quads_packed), JM_NATIVE_PACKED_RECORDS (jm_records_packed), JM_NATIVE_PACKED_MAT3
  * (vd_mat3_packed).
+ *
+ * Kernel overrides (the section of that name below): what a kernel does differently on some
+ * paths, with a default here and each differing path's value in its header.
  */
 #ifndef JM_SIMD_COMMON_H
 #define JM_SIMD_COMMON_H
@@ -144,6 +147,23 @@ JM_INLINE int jm_popcount(unsigned m) {
 
 /* The record of lane i: base + idx[i] * stride, or base + i * stride when idx is NULL. */
 #define JM_REC(base, stride, idx, i) ((base) + ((idx) ? (ptrdiff_t)(idx)[i] : (ptrdiff_t)(i)) * (stride))
+
+/*
+ * The end of jm_copy_increasing (kernel overrides, below) on the paths that compare 64-bit
+ * integers in registers (simd/avx2.h, avx512.h): index[k..n) copied after copy[0..k); nonzero
+ * when a value is not above the one before it (-1 before the first), read from the copy.
+ */
+JM_INLINE uint64_t jm_copy_increasing_rest(const intptr_t *index, intptr_t *copy, size_t k, size_t n) {
+    uint64_t bad = 0;
+    intptr_t previous = k ? copy[k - 1] : -1; /* the copy: no second read of index */
+    for (; k < n; k++) {
+        const intptr_t v = index[k];
+        copy[k] = v;
+        bad |= v <= previous;
+        previous = v;
+    }
+    return bad;
+}
 
 /* ------------------------------------------------------------ the path header -- */
 #if JM_ISA == JM_ISA_SCALAR
@@ -375,6 +395,67 @@ JM_INLINE void vd_store_mat3(char *base, ptrdiff_t stride, const vd r[9]) {
     vd_store_quads(base + 32, stride, r[4], r[5], r[6], r[7]);
     vd_store_quads(base + 40, stride, r[5], r[6], r[7], r[8]);
 }
+
+/* ------------------------------------------------------------ kernel overrides -- */
+/*
+ * What a kernel does differently on some paths, named here so that the kernel sources test no
+ * JM_ISA; each path header defines its own values under the same names (see its list).
+ *
+ * JM_PREFETCH_FAR_BYTES: how far ahead (bytes) the joint blends in place request the lines of
+ * long lists beyond their near prefetches (csrc/joint_blocks.h, PREFETCH_FAR); 0: never.
+ * JM_RECORD32_SINGLE_MOVE: 1 when jm_copy_record32 is one 256-bit access, which crosses a cache
+ * line where the record starts 48 bytes into one (the indexed blends then copy some records by
+ * halves, csrc/partial_body.c); 0 when it never crosses one more than memcpy does.
+ * JM_HANDOFF_FN(name): the kernel `name` of the path this one hands some calls to (a path whose
+ * own kernel is slower there and gives the same results); by default this path's own, never
+ * called. JM_HANDOFF_QUATS_TO_MATRICES_F64: 1 when jm_quats_to_matrices_f64 always hands off;
+ * JM_HANDOFF_SLERP_JOINTS_INDEXED(index, n): whether jm_slerp_joints_indexed hands off an index
+ * of n joints. By default constants 0 (macros, not functions: the hand-off code is folded away
+ * before the kernel is compiled, and leaves its object code as if it were not there).
+ * jm_copy_increasing(index, copy, n): copies index[0..n) to copy[0..n) (copy may be index) and
+ * returns 1 when the values copied are strictly increasing from 0 or more, each read once (the
+ * check is made on the values as they were copied, never on a second read of index). It may
+ * also return 0 for values of 2^62 or more (the caller then checks in full). Generic: chunks in
+ * L1 are copied, then the copy is checked on unsigned differences (below).
+ */
+#ifndef JM_PREFETCH_FAR_BYTES
+#define JM_PREFETCH_FAR_BYTES 0
+#endif
+#ifndef JM_RECORD32_SINGLE_MOVE
+#define JM_RECORD32_SINGLE_MOVE 0
+#endif
+
+#ifndef JM_HANDOFF_FN
+#define JM_HANDOFF_FN(name) JM_FN(name)
+#define JM_HANDOFF_QUATS_TO_MATRICES_F64 0
+#define JM_HANDOFF_SLERP_JOINTS_INDEXED(index, n) 0
+#endif
+
+#ifndef JM_NATIVE_COPY_INCREASING
+/* entries of index copied at a time, then checked in L1 (4 KB) */
+#define JM_INDEX_CHUNK 512
+/*
+ * No 64-bit compare before SSE4.2 (nor on the scalar path): a strictly increasing copy of values
+ * in [0, 2^62) has every copy[k] - copy[k - 1] - 1 and every copy[k] below 2^62; anything else
+ * (a larger or negative value, a repeat, a step down) sets one of the two top bits. GCC
+ * vectorises the check of a chunk.
+ */
+JM_INLINE int jm_copy_increasing(const intptr_t *index, intptr_t *copy, size_t n) {
+    size_t k = 0;
+    uint64_t top_bits = 0;
+    for (; k < n; k += JM_INDEX_CHUNK) {
+        const size_t len = n - k < JM_INDEX_CHUNK ? n - k : JM_INDEX_CHUNK;
+        if (copy != index)
+            memcpy(copy + k, index + k, len * sizeof(intptr_t));
+        const intptr_t *chunk = copy + k;
+        const uint64_t previous = k ? (uint64_t)chunk[-1] : (uint64_t)-1;
+        top_bits |= ((uint64_t)chunk[0] - previous - 1) | (uint64_t)chunk[0];
+        for (size_t j = 1; j < len; j++)
+            top_bits |= ((uint64_t)chunk[j] - (uint64_t)chunk[j - 1] - 1) | (uint64_t)chunk[j];
+    }
+    return !(top_bits >> 62);
+}
+#endif
 
 /* ------------------------------------------------------------ the block driver -- */
 /*

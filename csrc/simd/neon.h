@@ -18,6 +18,7 @@
  *   drecords vd_load_quads vd_store_quads
  * Overrides of common.h's generic helpers: packed quads by de-interleaving loads and stores
  * (jm_quads_packed, jm_load_quads_packed, jm_store_quads_packed).
+ * Kernel overrides: none (simd/common.h's defaults).
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"

@@ -18,6 +18,7 @@
  *   dmasks   md_and md_or md_not md_any
  *   drecords vd_load_quads vd_store_quads
  * Overrides of common.h's generic helpers: v_rsqrt, v_rcp, v_rsqrt_fine (exact divisions).
+ * Kernel overrides: none (simd/common.h's defaults).
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"

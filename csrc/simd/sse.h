@@ -16,7 +16,7 @@
  *            vd_store_u64_halves
  *   dmasks   md_and md_or md_not md_any
  *   drecords vd_load_quads vd_store_quads
- * No overrides.
+ * Kernel overrides (simd/common.h): jm_copy_increasing.
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"
@@ -203,4 +203,34 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
     _mm_storeu_pd((double *)(base + 16), _mm_unpacklo_pd(c2, c3));
     _mm_storeu_pd((double *)(base + stride), _mm_unpackhi_pd(c0, c1));
     _mm_storeu_pd((double *)(base + stride + 16), _mm_unpackhi_pd(c2, c3));
+}
+
+/* ---------------------------------------------------------- kernel overrides -- */
+/*
+ * jm_copy_increasing: four entries a step in two registers, checked as the generic version (no
+ * 64-bit compare before SSE4.2: unsigned differences and the top two bits, simd/common.h).
+ */
+#define JM_NATIVE_COPY_INCREASING
+JM_INLINE int jm_copy_increasing(const intptr_t *index, intptr_t *copy, size_t n) {
+    size_t k = 0;
+    __m128i last = _mm_set1_epi64x(-1), top = _mm_setzero_si128();
+    const __m128i one = _mm_set1_epi64x(1);
+    for (; k + 4 <= n; k += 4) {
+        const __m128i v0 = _mm_loadu_si128((const __m128i *)(index + k));
+        const __m128i v1 = _mm_loadu_si128((const __m128i *)(index + k + 2));
+        _mm_storeu_si128((__m128i *)(copy + k), v0);
+        _mm_storeu_si128((__m128i *)(copy + k + 2), v1);
+        const __m128i step0 = _mm_sub_epi64(v0, _mm_alignr_epi8(v0, last, 8)); /* v0 - (last[1], v0[0]) */
+        const __m128i step1 = _mm_sub_epi64(v1, _mm_alignr_epi8(v1, v0, 8));
+        top = _mm_or_si128(top, _mm_or_si128(_mm_or_si128(_mm_sub_epi64(step0, one), _mm_sub_epi64(step1, one)),
+                                             _mm_or_si128(v0, v1)));
+        last = v1;
+    }
+    uint64_t top_bits = (uint64_t)_mm_cvtsi128_si64(_mm_or_si128(top, _mm_unpackhi_epi64(top, top)));
+    for (; k < n; k++) { /* the last entries of n not a multiple of 4 */
+        const intptr_t v = index[k];
+        copy[k] = v;
+        top_bits |= ((uint64_t)v - (uint64_t)(k ? copy[k - 1] : -1) - 1) | (uint64_t)v;
+    }
+    return !(top_bits >> 62);
 }
