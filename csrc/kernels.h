@@ -23,11 +23,11 @@
     X(extract_matrices, extract, isa)      /* rotation of float[3][3] -> float[4] */               \
     X(compose_mats, binary, isa)           /* jm_joint_mat a * b -> jm_joint_mat (compose.c) */    \
     X(forward_kinematics, hierarchy, isa)  /* jm_joint_quat frames -> world jm_joint_mat */        \
-    X(slerp_joints, blend, isa)            /* jm_joint_quat records (interp.c) */                  \
+    X(slerp_joints, blend, isa)            /* jm_joint_quat records (slerp.c) */                   \
     X(lerp_joints, blend, isa)                                                                     \
-    X(slerp_joints_indexed, blend_indexed, isa)                                                    \
+    X(slerp_joints_indexed, blend_indexed, isa) /* the joints of an index (partial_body.c) */        \
     X(lerp_joints_indexed, blend_indexed, isa)                                                     \
-    X(copy_index, index, isa)              /* the indexed kernels' index, copied and checked */    \
+    X(copy_index, index, isa)              /* the index, copied and checked (joint_index.c) */     \
     X(slerp_quats, quat_blend, isa)        /* float[4] quaternions, float t */                     \
     X(nlerp_quats, quat_blend, isa)                                                                \
     X(euler_to_quats, euler, isa)          /* float[3] angles -> float[4] (euler.c) */             \
@@ -38,7 +38,7 @@
     X(matrices_to_quats_f64, map, isa)     /* double[3][3] -> double[4] */                         \
     X(euler_to_quats_f64, euler_f64, isa)  /* double[3] angles -> double[4] (euler.c) */           \
     X(quats_to_euler_f64, euler_f64, isa)  /* double[4] -> double[3] angles */                     \
-    X(slerp_quats_f64, quat_blend_f64, isa) /* double[4] quaternions, double t (interp.c) */       \
+    X(slerp_quats_f64, quat_blend_f64, isa) /* double[4] quaternions, double t (slerp.c) */        \
     X(nlerp_quats_f64, quat_blend_f64, isa)                                                        \
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
