@@ -2,7 +2,8 @@
 # Partial-body blending kernels of several builds, side by side in one process (x86-64, gcc):
 #   benchmarks/partial_body_kernels.sh JOINTS PATHS ROUNDS NAME=TREE [NAME=TREE ...]
 # TREE is a checkout holding csrc/ (the current one, or one made by `git worktree add DIR COMMIT`);
-# NAME labels it in the table (a C identifier). Each tree's csrc/interp.c is compiled for the four
+# NAME labels it in the table (a C identifier). Each tree's csrc/interp.c (or slerp.c, partial_body.c
+# and joint_index.c) is compiled for the four
 # x86 paths with setup.py's flags, its symbols prefixed with NAME_, and linked into the driver
 # partial_body_kernels.c, which times every build's kernels round by round against the first
 # build's full call. Example, this checkout against commit 44eb6fa:
@@ -40,10 +41,15 @@ builds="" objects=()
 for spec in "$@"; do
     name=${spec%%=*} tree=${spec#*=}
     mkdir "$work/$name"
+    # the interpolation kernels: csrc/interp.c, or the files it was split into
+    sources=("$tree/csrc/interp.c")
+    [ -e "${sources[0]}" ] || sources=("$tree/csrc/slerp.c" "$tree/csrc/partial_body.c" "$tree/csrc/joint_index.c")
     for entry in "${isa_flags[@]}"; do
-        # shellcheck disable=SC2086  # the ISA's flags are separate words
-        gcc "${flags[@]}" -I"$tree/csrc" -DJM_ISA=${entry%% *} ${entry#* } -c "$tree/csrc/interp.c" \
-            -o "$work/$name/isa${entry%% *}.o"
+        for source in "${sources[@]}"; do
+            # shellcheck disable=SC2086  # the ISA's flags are separate words
+            gcc "${flags[@]}" -I"$tree/csrc" -DJM_ISA=${entry%% *} ${entry#* } -c "$source" \
+                -o "$work/$name/isa${entry%% *}_$(basename "$source" .c).o"
+        done
     done
     ld -r "$work/$name"/isa*.o -o "$work/$name/all.o"
     nm --defined-only -g "$work/$name/all.o" | awk -v p="$name" '{print $3, p "_" $3}' > "$work/$name/symbols"

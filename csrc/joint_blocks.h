@@ -10,13 +10,13 @@
 #include "slerp_lanes.h"
 
 /*
- * One block of JM_W joint records: lane i is the record at x + i * stride, or with an index at
+ * joints_block: one block of JM_W joint records: lane i is the record at x + i * stride, or with an index at
  * x + idx[i] * stride, for x = a, b, out. Every load happens before the first store, so out may
  * be a or b itself. The translation (all four floats) is (1 - t) a.t + t b.t; t = 1 gives the
  * arc's end, b.q or -b.q, and b.t exactly.
  * One block at a time, unlike the quaternion arrays' two groups: the fixed-t math is short, and
- * the records' raw vectors of a second block would not fit the registers (on AVX-512, 2 x 16
- * live vectors: the spills made the indexed blocks ~15 % slower, measured).
+ * the raw vectors of a second block's records would not fit the registers (AVX-512 spilled;
+ * docs/design/partial-body-scheduler.md#blocks).
  */
 JM_INLINE void joints_block(int mode, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o,
                             ptrdiff_t os, const intptr_t *restrict idx, const fixed_t *ft) {
@@ -66,42 +66,18 @@ JM_INLINE void tail_index(const intptr_t *first, size_t r, intptr_t idx[JM_W]) {
 
 /*
  * Software prefetch for lists beyond the L2 cache (PREFETCH_MIN_RECORDS records or more, 1 MB a
- * list): the records PREFETCH_AHEAD positions ahead of a block are requested from both inputs
- * while the block computes. The hardware prefetchers alone left the memory and the math of a
- * block largely serial (benchmarks/bench_interp.py before and after, 1,048,576 joints, avx2 on
- * a first-generation Zen EPYC: the full slerp 8.9 -> 7.4 ns/joint, the every-second-joint index
- * in place 8.9 -> 7.0; 1,024 joints skip it). Contiguous lists only; with an index, within a
- * frame only, and see blend_joints_indexed for which records.
+ * list, contiguous): the records PREFETCH_AHEAD positions ahead of a block are requested from
+ * both inputs while the block computes (the hardware prefetchers alone left memory and math
+ * largely serial). With an index, within a frame only (partial_body.c picks which records).
+ * In place (out is a), on AVX2 and AVX-512, lists of PREFETCH_FAR_MIN_RECORDS records or more (4
+ * MiB a list) also request the lines PREFETCH_FAR records ahead into L2: without a third list to
+ * write, the near requests alone hold the L1's miss buffers for a whole memory round trip. With
+ * a separate out, on SSE, or over lists that fit L3 the far requests cost more than they hide.
+ * Evidence: docs/design/partial-body-scheduler.md#software-prefetch.
  */
 #define PREFETCH_MIN_RECORDS 32768
 #define PREFETCH_AHEAD 64
 
-/*
- * In place (out is a), the AVX2 and AVX-512 paths also request the lines PREFETCH_FAR records
- * ahead into L2 (JM_PREFETCH_L2), beside the requests PREFETCH_AHEAD records ahead into L1.
- * Without a third list to write, the core's requests to memory are the limit: the near requests
- * alone hold the L1's miss buffers for a whole memory round trip (a profile put a third of the
- * indexed kernel's samples on its prefetch instructions). 1,048,576 joints, ns per joint, medians
- * of 7 runs alternating the builds (benchmarks/README.md's machine): the full call in place avx2
- * 3.41 -> 2.60, avx512 3.66 -> 2.54; every second joint in place 3.95 -> 2.85 and 4.04 -> 2.99; a
- * random half in place 3.70 -> 2.69 and 3.98 -> 2.92 (128 records ahead: about half the gain; 512:
- * no better than 256). With a separate out= the far requests made every call slower (the writes
- * to out need the memory too: every second joint 3.5 -> 4.6 on avx2), and on sse in place they
- * cost 5-7 % (the full call 4.10 -> 4.39): neither takes them. The L2 hint for the near requests
- * of a call with out= speeds the full call (avx2 4.2-5.2 -> 3.2-3.6 ns) but not the indexed
- * ones (every second joint 3.5-4.3 -> 3.4-4.1), which then cost more than the full call: left
- * as it was (benchmarks/README.md).
- * Only lists of PREFETCH_FAR_MIN_RECORDS records or more take them (4 MiB a list). Over a clip
- * in L3 they cost more than they hid: 2,752 frames of 31 joints (85,312 records, 2.7 MB a list;
- * partial_body_kernels.sh with FRAME_JOINTS=31, both builds in both orders, 6 runs) without them,
- * the full call in place 0.88-0.96 of its time with them, every second joint in place 0.76-0.91
- * of its time, and over the full call: avx2 0.83-1.07 -> 0.71-0.92, avx512 0.85-1.22 -> 0.72-1.06;
- * a random half (4 runs) 0.68-0.83 -> 0.60-0.66 and 0.71-0.98 -> 0.59-0.81. At 131,072 records in one
- * frame every second joint in place cost more without them (avx2 1.03-1.29 of the full call
- * against 0.89-0.96, avx512 1.15-1.45 against 0.92-1.09; the sparser indexes less), at 262,144
- * more still (avx2 1.31-1.41 against 1.12-1.15): lists from 4 MiB on keep them (two runs each,
- * benchmarks/README.md).
- */
 #define PREFETCH_FAR JM_PREFETCH_FAR_BYTES /* per path: 256 on AVX2 and AVX-512, else 0 (simd/) */
 #define PREFETCH_FAR_MIN_RECORDS 131072
 

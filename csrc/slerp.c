@@ -11,12 +11,11 @@
 #include <string.h>
 
 /*
- * blend_joints' blocks of contiguous lists; returns the position after them. The lines below
- * prefetch_below are requested PREFETCH_AHEAD records ahead, those below far_below also
- * PREFETCH_FAR ahead into L2. Called with the constant far_below 0 for every call but a long one
- * in place, so that their loop carries no far requests: it compiles to the loop those calls ran
- * before them (with the test in one loop, the register allocation of the whole block changed and
- * the full call with out= ran up to ~10 % slower or faster, varying between builds).
+ * contiguous_full_blocks: blend_joints' blocks of contiguous lists; returns the position after
+ * them. The lines below prefetch_below are requested PREFETCH_AHEAD records ahead, those below
+ * far_below also PREFETCH_FAR ahead into L2. Called with the constant far_below 0 for every call
+ * but a long one in place, so that the loop of the others carries no far requests (with the test
+ * in one loop the whole block's register allocation changed: docs/design/slerp.md#loop-shapes).
  */
 JM_INLINE size_t contiguous_full_blocks(int mode, const char *a, const char *b, char *o, size_t n,
                                         size_t prefetch_below, size_t far_below, const fixed_t *ft) {
@@ -134,17 +133,13 @@ JM_INLINE void blend_quats(int mode, const char *a, ptrdiff_t as, const char *b,
 /*
  * jm_slerp_joints: out[i].q = slerp(a[i].q, b[i].q, t), out[i].t = (1 - t) a[i].t + t b[i].t,
  * for t in [0, 1] and unit quaternions (not normalised: other inputs give w0 a + w1 b with the
- * weights of their raw dot product). Shortest arc: b.q is negated where a.q . b.q < 0. t = 0
- * copies a exactly; t = 1 gives the end of that arc exactly, b.q or -b.q (where the float32 dot
- * product is < 0; -0 and NaN count as >= 0), and b.t, so that a curve sampled up to t = 1 stays
- * on one hemisphere. Never NaN for finite input; the fixed-t weights (one t for all joints), so
- * parallel and antipodal pairs need no special case.
- * Accuracy, unit quaternions, float32, measured by benchmarks/interp_accuracy.py over 10^7
- * pairs (random pairs and one in ten nearly parallel or nearly antipodal at 1e-3 ... 1e-7, one
- * random t per 10,000 pairs): max abs component error against a float64 slerp 2.43e-7
- * (scalar, sse), 2.20e-7 (avx2; avx512, which computes the same FMAs, was not run since the
- * even/odd evaluation: no AVX-512 on that machine); | |q| - 1 | <= 3.3e-7. The tests check 5e-7
- * and 1e-6 on every path, on random, identical, antipodal, nearly parallel and orthogonal pairs.
+ * weights of their raw dot product). Shortest arc: b.q is negated where a.q . b.q < 0 (q and -q
+ * are one rotation). t = 0 copies a exactly; t = 1 gives the end of that arc exactly, b.q or
+ * -b.q (where the float32 dot product is < 0; -0 and NaN count as >= 0), and b.t, so that a curve
+ * sampled up to t = 1 stays on one hemisphere. Never NaN for finite input: the fixed-t weights
+ * (one t for all joints) make parallel and antipodal pairs no special case; NaN input gives NaN.
+ * Bound, unit quaternions: max abs component error 5e-7 against a float64 slerp, | |q| - 1 | <=
+ * 1e-6, on every path (measured: docs/design/slerp.md#accuracy).
  */
 void JM_FN(jm_slerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os,
                             size_t n, float t) {
@@ -160,11 +155,8 @@ void JM_FN(jm_slerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_
  * double (nlerp_records_in_double), so the result is the normalised sum as written; a = b = 0
  * gives NaN. Those lanes cost a scalar double loop over their block; unit inputs never take it
  * unless a . b is exactly 0.
- * Accuracy, unit quaternions, measured as for jm_slerp_joints: max abs component error
- * against a float64 nlerp 1.76e-7 (scalar, sse), 1.59e-7 (avx2, avx512); inputs at random
- * scales 2^-149 ... 2^127 (same or one each, 10^6 pairs) 1.85e-7 (scalar), 1.64e-7 (sse), 1.53e-7
- * (avx2), 1.50e-7 (avx512), no non-finite result (before the double lanes: up to 54 % of them
- * inf or NaN). The tests check 3e-7.
+ * Bound: max abs component error 3e-7 against a float64 nlerp, unit or any finite scale, every
+ * path (measured: docs/design/slerp.md#accuracy).
  */
 void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os,
                            size_t n, float t) {
@@ -172,12 +164,13 @@ void JM_FN(jm_lerp_joints)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
 }
 
 /*
- * jm_slerp_quats: out[i] = slerp(a[i], b[i], t[i]) on float[4] quaternions; t is read at
- * byte offset i * ts. ts = 0 (one t for all): the fixed-t weights of jm_slerp_joints, same
- * accuracy. Else the per-lane formula (slerp_weights), measured as above with a random t per
- * pair: max abs component error 2.66e-7 (scalar, sse), 2.39e-7 (avx2, avx512), | |q| - 1 | <=
- * 3.3e-7; the tests check 5e-7. t = 0 gives a[i] and t = 1 the arc's end, b[i] or -b[i] (where
- * a[i] . b[i] < 0), exactly, per element. Unit quaternions, as jm_slerp_joints.
+ * jm_slerp_quats: out[i] = slerp(a[i], b[i], t[i]) on float[4] unit quaternions, shortest arc;
+ * t is read at byte offset i * ts. ts = 0 (one t for all): the fixed-t weights of
+ * jm_slerp_joints. Else the per-lane formula (slerp_weights). t = 0 gives a[i] and t = 1 the
+ * arc's end, b[i] or -b[i] (where a[i] . b[i] < 0), exactly, per element; q vs -q, parallel,
+ * antipodal and NaN input as jm_slerp_joints.
+ * Bound: max abs component error 5e-7 against a float64 slerp, | |q| - 1 | <= 1e-6, every path
+ * (measured: docs/design/slerp.md#accuracy).
  */
 void JM_FN(jm_slerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t, ptrdiff_t ts,
                            char *out, ptrdiff_t os, size_t n) {
@@ -196,7 +189,8 @@ void JM_FN(jm_nlerp_quats)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t
  * jm_slerp_quats_f64 / jm_nlerp_quats_f64: the quaternion-array kernels on double[4] records and
  * double fractions, JM_WD records per block (lane i = record i, vd_load_quads). No float32
  * polynomial carries over: sinc_f64 and atanc_f64 are their own fits (benchmarks/
- * fit_interp_polys.py, float64 section), the angle comes from one square root and one division.
+ * fit_interp_polys.py), the angle comes from one square root and one division
+ * (docs/design/slerp.md#a-t-per-lane).
  */
 
 /* sin(x) / x = 1 + s P(s) for s = x^2 in [0, (pi/2)^2]: relative error 3.6e-17 with the
@@ -439,12 +433,8 @@ JM_INLINE void quats_run_f64(int mode, const char *a, ptrdiff_t as, const char *
  * product is < 0; -0 and NaN count as >= 0), exactly. Nearly parallel and antipodal pairs take
  * the same formula (no NaN, no special case). Not normalised: other inputs give w0 a + w1 b with
  * the weights of their raw dot product.
- * Accuracy, float64 unit quaternions: max abs component error against an extended-precision
- * slerp 6.6e-16 (scalar, sse), 6.0e-16 (avx2, avx512), per-element or one t, measured over 10^6
- * random pairs (a tenth nearly parallel or antipodal at 1e-3 ... 1e-15; benchmarks/
- * interp_accuracy.py --float64-only) and the hard pairs of tests/test_float64_interp.py
- * (identical, antipodal, nearly parallel and antipodal, around omega = pi/4 and pi/2); the tests
- * check 2e-15 on every path.
+ * Bound: max abs component error 2e-15 against an extended-precision slerp, every path
+ * (measured: docs/design/slerp.md#accuracy).
  */
 void JM_FN(jm_slerp_quats_f64)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
                                ptrdiff_t ts, char *out, ptrdiff_t os, size_t n) {
@@ -459,9 +449,8 @@ void JM_FN(jm_slerp_quats_f64)(const char *a, ptrdiff_t as, const char *b, ptrdi
  * computed from mantissas and exponents (nlerp_record_scaled), so the result is the normalised
  * sum as written; unit inputs take that cold path only where a . b is exactly 0. a = b = 0 gives
  * NaN, an inf or NaN component NaN (t = 0, 1: a, +-b as they are).
- * Accuracy: max abs component error against an extended-precision nlerp 3.5e-16 on unit pairs
- * (measured as for jm_slerp_quats_f64) and 3.4e-16 with each input at its own random scale
- * 2^-1074 ... 2^1022, every path; the tests check 2e-15 (tests/test_float64_interp.py).
+ * Bound: max abs component error 2e-15 against an extended-precision nlerp, unit or any finite
+ * scale, every path (measured: docs/design/slerp.md#accuracy).
  */
 void JM_FN(jm_nlerp_quats_f64)(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const char *t,
                                ptrdiff_t ts, char *out, ptrdiff_t os, size_t n) {

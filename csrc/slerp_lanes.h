@@ -8,8 +8,8 @@
  *    angle from the dot product, the angle from a polynomial arctangent, the weights from a
  *    polynomial sine and a reciprocal square root estimate refined by one Newton-Raphson step
  *    with its second-order term (v_rsqrt_fine).
- * All polynomial coefficients are minimax fits made by benchmarks/fit_interp_polys.py; the
- * accuracy figures below were measured by benchmarks/interp_accuracy.py on every path.
+ * All polynomial coefficients are minimax fits made by benchmarks/fit_interp_polys.py. Why these
+ * forms, and the measured accuracy: docs/design/slerp.md.
  */
 #ifndef JM_SLERP_LANES_H
 #define JM_SLERP_LANES_H
@@ -153,11 +153,10 @@ JM_NOINLINE static fixed_t fixed_t_for(float t) {
 }
 
 /*
- * sum_k c[k] u^k as E(u^2) + u O(u^2), the even and the odd terms each by Horner's scheme: two
- * independent chains of four steps instead of one of eight. A block's latency is what bounds the
- * joint-list loop on paths without FMA (sse: 12 % faster than plain Horner, measured); the
- * rounding stays close to Horner's (float32 evaluation error 1.2e-7, plain Horner 1.0e-7, full
- * Estrin 1.7e-7; benchmarks/fit_interp_polys.py).
+ * fixed_t_weight: sum_k c[k] u^k as E(u^2) + u O(u^2), the even and the odd terms each by
+ * Horner's scheme: two independent chains of four steps instead of one of eight, since a block's
+ * latency bounds the joint-list loop on paths without FMA; float32 evaluation error 1.2e-7
+ * (docs/design/slerp.md#one-t-for-every-lane-the-fixed-t-weights).
  */
 _Static_assert(FIXED_T_TERMS % 2 == 1, "fixed_t_weight: the highest term is an even one");
 JM_INLINE vf fixed_t_weight(const float c[FIXED_T_TERMS], vf u) {

@@ -464,7 +464,7 @@ JM_INLINE void vd_load_mat3_packed(const char *base, ptrdiff_t stride, vd r[9]) 
  * them (of up to JM_RUNS_SAMPLE evenly spread) are runs of consecutive joints (one 512-bit move
  * per two records, as the full call): a scattered block of 16 reads and writes every record on
  * its own. Sampling, not reading every block's ends: the decision must cost next to nothing
- * beside the kernel's own pass over the index.
+ * beside the kernel's own pass over the index (docs/design/partial-body-scheduler.md).
  */
 #define JM_HANDOFF_FN(name) JM_CAT(name, avx2)
 #define JM_HANDOFF_QUATS_TO_MATRICES_F64 1
