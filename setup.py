@@ -9,6 +9,7 @@ No -march=native anywhere, so the module runs on any CPU of its architecture. GC
 """
 import os
 import platform
+import re
 import sys
 import sysconfig
 
@@ -16,8 +17,8 @@ import numpy
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/interp.c", "csrc/euler.c",
-                   "csrc/continuity.c"]
+KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/slerp.c", "csrc/partial_body.c",
+                   "csrc/joint_index.c", "csrc/euler.c", "csrc/continuity.c"]
 
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
@@ -30,18 +31,35 @@ if TARGET == "universal2":
 X86 = TARGET in ("x86_64", "amd64", "i686", "i386", "win32")
 ARM64 = TARGET in ("aarch64", "arm64")
 
-# name -> (JM_ISA value, GCC/clang target flags, MSVC target flags); the order is csrc/jointmath.h's
-# JM_ISA_LIST. The scalar path is honest scalar code (no auto-vectorisation): the baseline the SIMD
-# paths are measured against. MSVC compiles SSE4.1 intrinsics without a flag.
-ISA_TARGETS = {"scalar": ("0", ["-fno-tree-vectorize"], [])}
-if X86:
-    ISA_TARGETS.update({
-        "sse": ("1", ["-msse4.1"], []),
-        "avx2": ("2", ["-mavx2", "-mfma"], ["/arch:AVX2"]),
-        "avx512": ("3", ["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"], ["/arch:AVX512"]),
-    })
-elif ARM64:
-    ISA_TARGETS["neon"] = ("4", [], [])
+HERE = os.path.dirname(os.path.abspath(__file__))
+# the headers every kernel family includes (a change rebuilds them all)
+KERNEL_HEADERS = ["csrc/jointmath.h", "csrc/kernels.h", "csrc/isas.h", "csrc/quat_math.h", "csrc/slerp_lanes.h",
+                  "csrc/joint_blocks.h", "csrc/simd/common.h", "csrc/simd/lane_helpers.h", "csrc/simd/scalar.h",
+                  "csrc/simd/sse.h", "csrc/simd/avx2.h", "csrc/simd/avx512.h", "csrc/simd/neon.h"]
+
+# Target flags of each ISA path, by name: GCC/clang, MSVC. The scalar path is honest scalar code
+# (no auto-vectorisation): the baseline the SIMD paths are measured against. MSVC compiles SSE4.1
+# intrinsics without a flag.
+ISA_FLAGS = {
+    "scalar": (["-fno-tree-vectorize"], []),
+    "sse": (["-msse4.1"], []),
+    "avx2": (["-mavx2", "-mfma"], ["/arch:AVX2"]),
+    "avx512": (["-mavx2", "-mfma", "-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl"], ["/arch:AVX512"]),
+    "neon": ([], []),  # baseline on arm64
+}
+
+
+def isa_targets(arch):
+    """name -> (JM_ISA value, GCC/clang flags, MSVC flags) of the paths csrc/isas.h lists for arch
+    ("X86", "ARM64" or "OTHER"), in its order (the dispatch table's)."""
+    with open(os.path.join(HERE, "csrc", "isas.h")) as f:
+        text = f.read()
+    values = dict(re.findall(r"^#define JM_ISA_([A-Z0-9]+) (\d+)$", text, re.M))
+    names = re.findall(r"X\((\w+)\)", re.search(r"^#define JM_ISAS_%s\(X\) (.*)$" % arch, text, re.M).group(1))
+    return {name: (values[name.upper()], *ISA_FLAGS[name]) for name in names}
+
+
+ISA_TARGETS = isa_targets("X86" if X86 else "ARM64" if ARM64 else "OTHER")
 
 # -ffp-contract=off: a multiply and an add stay two roundings unless a kernel asks for an FMA, so
 # the paths round alike where bit-identical results are promised (packing); MSVC does not contract
@@ -72,13 +90,13 @@ class BuildPerIsa(build_ext):
                 macros=[("JM_ISA", value)],
                 include_dirs=["csrc"],
                 extra_postargs=common + (msvc_flags if msvc else flags),
-                depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h"],
+                depends=KERNEL_HEADERS,
             )
         ext.extra_objects = objects
         ext.extra_compile_args = common
         ext.extra_link_args = (RELEASE_LDFLAGS if release else []) + EXTRA_FLAGS
         if not msvc:
-            ext.libraries = ["m"]  # the libm slerp baseline (csrc/interp.c); part of the C runtime on Windows
+            ext.libraries = ["m"]  # sin, cos, frexp, ldexp ... of the kernels; part of the C runtime on Windows
         super().build_extension(ext)
 
 
@@ -90,7 +108,7 @@ core = Extension(
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so
     # that editing a kernel rebuilds the extension
-    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "jointmath/_core.h"],
+    depends=KERNEL_FAMILIES + KERNEL_HEADERS + ["jointmath/_core.h"],
 )
 
 # only when run (pip's build backend and `python setup.py ...` run it as __main__): the benchmarks that

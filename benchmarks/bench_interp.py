@@ -10,6 +10,12 @@ with out= over the full call, at each of the 64 placements of the three lists wi
 lines; --quick: 1,024 joints and 2,752 frames)
 """
 
+import ctypes
+import importlib.util
+import os
+import shutil
+import subprocess
+
 import numpy as np
 
 import jointmath as jm
@@ -24,6 +30,34 @@ except ImportError:  # scipy is optional: its rows are skipped
 
 T = 0.3
 SCIPY = "scipy r0*from_rotvec(t*(r0.inv()*r1)..)"
+
+
+def libm_slerp():
+    """benchmarks/libm_slerp.c compiled into build/ as setup.py compiles the scalar path, as a
+    function (joints, blend, t, out) -> None; None without a C compiler (the row is skipped)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("jointmath_setup", os.path.join(here, os.pardir, "setup.py"))
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    compiler = os.environ.get("CC", "cc").split()
+    if not shutil.which(compiler[-1]):
+        return None
+    shared = os.path.join(here, os.pardir, "build", "libm_slerp.so")
+    os.makedirs(os.path.dirname(shared), exist_ok=True)
+    subprocess.run([*compiler, "-shared", "-fPIC", *setup.COMMON_FLAGS, *setup.ISA_TARGETS["scalar"][1],
+                    os.path.join(here, "libm_slerp.c"), "-lm", "-o", shared], check=True)
+    kernel = ctypes.CDLL(shared).libm_slerp_joints
+    p, s = ctypes.c_void_p, ctypes.c_ssize_t
+    kernel.argtypes = [p, s, p, s, p, s, ctypes.c_size_t, ctypes.c_float]
+    kernel.restype = None
+
+    def slerp(joints, blend, t, out):
+        kernel(joints.ctypes.data, joints.strides[0], blend.ctypes.data, blend.strides[0], out.ctypes.data,
+               out.strides[0], len(out), t)
+    return slerp
+
+
+LIBM_SLERP = libm_slerp()
 
 
 def random_quats(n, rng):
@@ -59,8 +93,8 @@ def bench_joints(n, rng):
     in_place = joints.copy()  # out=joints, as the seed's routine (values drift, cost does not)
     rows += isa_rows("  same, out=joints", lambda: jm.slerp_joints(in_place, blend, T, index=every_second,
                                                                   out=in_place))
-    rows.append(("libm slerp (acos, sin), scalar", median_seconds(lambda: _core._slerp_joints_libm(joints, blend, T,
-                                                                                                   out=out))))
+    if LIBM_SLERP is not None:
+        rows.append(("libm slerp (acos, sin), scalar", median_seconds(lambda: LIBM_SLERP(joints, blend, T, out))))
     if Rotation is not None:
         q0, q1 = joints["q"].astype(np.float64), blend["q"].astype(np.float64)
         r0, r1 = Rotation.from_quat(q0), Rotation.from_quat(q1)
@@ -73,8 +107,10 @@ def bench_joints(n, rng):
 
     d = dict(rows)
     slerp_best, best_isa = best_full(rows)
-    print(f"  best slerp_joints path ({best_isa}): {d['libm slerp (acos, sin), scalar'] / slerp_best:.1f}x faster "
-          f"than the libm slerp, {slerp_best / copy_time:.2f}x the copy", end="")
+    print(f"  best slerp_joints path ({best_isa}):", end="")
+    if LIBM_SLERP is not None:
+        print(f" {d['libm slerp (acos, sin), scalar'] / slerp_best:.1f}x faster than the libm slerp,", end="")
+    print(f" {slerp_best / copy_time:.2f}x the copy", end="")
     if Rotation is not None:
         print(f", {d[SCIPY] / slerp_best:.0f}x faster than scipy's route on prebuilt Rotations "
               f"({d['  same from and to quaternions'] / slerp_best:.0f}x from and to quaternions)", end="")

@@ -5,7 +5,7 @@
  * forward-kinematics blocks hold JM_W frames, one per lane.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /*

@@ -6,7 +6,7 @@
  * result), so the work is one pass of dot products over memory: memory-bound.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 
 #define QUAT(base, frame, fs, joint, js) ((base) + (ptrdiff_t)(frame) * (fs) + (ptrdiff_t)(joint) * (js))
 

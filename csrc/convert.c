@@ -6,7 +6,7 @@
  * Each block converts JM_W records at once, one record per vector lane.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /* JOINT_QUAT (q, t) -> JOINT_MAT: rotation from q, translation t copied to column 3. */
@@ -138,20 +138,6 @@ JM_INLINE void matrices_to_quats_f64_block(const char *src, ptrdiff_t ss, char *
     vd_store_quads(dst, ds, q[0], q[1], q[2], q[3]);
 }
 
-/*
- * The AVX-512 path runs the AVX2 kernel (4 quaternions a block), so both give the same bits. Its
- * own 8-lane kernel was slower per element on every alignment of the input and out= (Zen 4, 1,024
- * quaternions, ns per element, AVX2 / AVX-512: 2.23 / 2.43 with both 64-byte aligned, 2.22 /
- * 2.59 at NumPy's 16 bytes): on a core that executes 512-bit operations as two 256-bit halves the
- * 8-lane computation gains nothing, and the 8x4 transposes in and the 8x8 transposes and masked
- * stores out cost more than AVX2's 4x4 unpacks. Splitting each 512-bit load into two 256-bit
- * ones, so that fewer straddle a cache line, made it slower still (2.97 at 16 bytes).
- */
-#if JM_ISA == JM_ISA_AVX512
-void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
-    jm_quats_to_matrices_f64_avx2(src, ss, dst, ds, n);
-}
-#else
 /* double[4] -> double[3][3] (vd_store_mat3) */
 JM_INLINE void quats_to_matrices_f64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds) {
     vd q[4], r[9];
@@ -160,10 +146,14 @@ JM_INLINE void quats_to_matrices_f64_block(const char *src, ptrdiff_t ss, char *
     vd_store_mat3(dst, ds, r);
 }
 
+/* The AVX-512 path runs the AVX2 kernel (same bits; faster there, simd/avx512.h). */
 void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
+    if (JM_HANDOFF_QUATS_TO_MATRICES_F64) {
+        JM_HANDOFF_FN(jm_quats_to_matrices_f64)(src, ss, dst, ds, n);
+        return;
+    }
     JM_FOR_BLOCKS_D(quats_to_matrices_f64_block, src, ss, 32, dst, ds, 72, n);
 }
-#endif
 
 void JM_FN(jm_matrices_to_quats_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS_D(matrices_to_quats_f64_block, src, ss, 72, dst, ds, 32, n);

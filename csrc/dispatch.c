@@ -10,19 +10,13 @@
 
 #include <stdint.h>
 
-#define JM_TABLE(isa)                                                                            \
-    {#isa, jm_joints_to_mats_##isa, jm_mats_to_joints_##isa, jm_quats_to_matrices_##isa,          \
-     jm_matrices_to_quats_##isa, jm_pack_quats32_##isa, jm_pack_quats64_##isa,                   \
-     jm_unpack_quats32_##isa, jm_unpack_quats64_##isa, jm_extract_mats_##isa,                    \
-     jm_extract_matrices_##isa, jm_compose_mats_##isa, jm_forward_kinematics_##isa,                \
-     jm_slerp_joints_##isa, jm_lerp_joints_##isa,                                               \
-     jm_slerp_joints_indexed_##isa, jm_lerp_joints_indexed_##isa, jm_copy_index_##isa,           \
-     jm_slerp_quats_##isa,                                                                      \
-     jm_nlerp_quats_##isa, jm_euler_to_quats_##isa, jm_quats_to_euler_##isa,                    \
-     jm_make_continuous_##isa, jm_make_continuous_f64_##isa,                                       \
-     jm_quats_to_matrices_f64_##isa, jm_matrices_to_quats_f64_##isa, jm_euler_to_quats_f64_##isa, \
-     jm_quats_to_euler_f64_##isa, jm_slerp_quats_f64_##isa, jm_nlerp_quats_f64_##isa,                 \
-     jm_extract_matrices_f64_##isa, jm_pack_quats32_f64_##isa, jm_pack_quats64_f64_##isa},
+/* Path isa's table: its name, then jm_<name>_<isa> for every kernel of csrc/kernels.h. */
+#define JM_TABLE_ENTRY(name, kind, isa) jm_##name##_##isa,
+#define JM_TABLE(isa) {#isa, JM_KERNELS(JM_TABLE_ENTRY, isa)},
+
+/* every field after the name is a kernel of the list (none added or left out by hand) */
+_Static_assert(sizeof(jm_kernel_table) == sizeof(const char *) + JM_NUM_KERNELS * sizeof(void (*)(void)),
+               "jm_kernel_table has one field per kernel of csrc/kernels.h");
 
 static const jm_kernel_table tables[JM_NUM_ISAS] = {JM_ISA_LIST(JM_TABLE)};
 

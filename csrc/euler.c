@@ -4,7 +4,7 @@
  * Compiled once per ISA (see simd.h). Each block converts JM_W angle triples, one per lane.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /*

@@ -7,7 +7,7 @@
  * other's latency (one group alone leaves the FMA pipes idle most of the time).
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 #include "quat_math.h"
 
 /*
@@ -59,35 +59,23 @@ typedef struct {
     vmask mirrored; /* det A < 0 (see mueller_denominator) */
 } extract_state;
 
-/*
- * Whether A has rank >= 2 (numerically: ||adj A||_F^2 = s1^2 s2^2 + s1^2 s3^2 + s2^2 s3^2 above
- * 2^-40 ||A||_F^4, about s2 > 2^-20 s1: above the float32 rounding of a rank-one A's cofactors),
- * so that the maximum is unique. Rank <= 1 lanes only ever take Mueller's update, which turns R
- * by the shortest arc and leaves the directions A does not determine where the start put them.
- * (At 2^-24, s2 > 2^-12 s1, matrices such as sigma = (1e4, 1..2.4, 1) counted as rank one: from
- * a start on the far side of the weak axis Mueller's updates ran all 200 and ended up to pi off,
- * 38 % of those matrices in float32 and float64; the Ritz update's gain test already keeps a
- * rank-one A, whose f does not change about the undetermined axis, from taking it.) A from K: 2 A = [kxx + kww, kxy - kzw, kxz + kyw;
- * kxy + kzw, kyy + kww, kyz - kxw; kxz - kyw, kyz + kxw, kzz + kww] (exact but for the factor).
- */
-JM_INLINE vmask rank_two(const extract_state *st) {
-    const vf a[9] = {v_add(st->kxx, st->kww), v_sub(st->kxy, st->kzw), v_add(st->kxz, st->kyw),
-                     v_add(st->kxy, st->kzw), v_add(st->kyy, st->kww), v_sub(st->kyz, st->kxw),
-                     v_sub(st->kxz, st->kyw), v_add(st->kyz, st->kxw), v_add(st->kzz, st->kww)};
-    vf norm2 = v_mul(a[0], a[0]);
-    for (int i = 1; i < 9; i++)
-        norm2 = v_fmadd(a[i], a[i], norm2);
-    vf cofactors2 = v_set1(0.0f);
-    for (int i = 0; i < 3; i++) {
-        const vf *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
-        for (int j = 0; j < 3; j++) {
-            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            vf minor = v_fnmadd(r[j2], s[j1], v_mul(r[j1], s[j2]));
-            cofactors2 = v_fmadd(minor, minor, cofactors2);
-        }
-    }
-    return v_gt(cofactors2, v_mul(v_set1(0x1p-40f), v_mul(norm2, norm2)));
-}
+/* the objective and its derivatives on float32 lanes (rank_two, k_times, tangent_basis,
+   extract_gradient, dot4, extract_curvature) */
+#define T vf
+#define T_MASK vmask
+#define T_OP(op) v_##op
+#define T_FN(name) name
+#define T_STATE extract_state
+#define T_NEGATE(x) v_sub(v_set1(0.0f), (x))
+#define T_RANK_TWO 0x1p-40f
+#include "extract_objective.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_STATE
+#undef T_NEGATE
+#undef T_RANK_TWO
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -162,66 +150,6 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     }
     st->iterations = v_set1(0.0f);
     st->active = v_ge(st->iterations, st->iterations); /* every lane (0 >= 0) */
-}
-
-/* p = K v for a 4-vector v of JM_W lanes. */
-JM_INLINE void k_times(const extract_state *st, vf vx, vf vy, vf vz, vf vw, vf p[4]) {
-    p[0] = v_fmadd(st->kxx, vx, v_fmadd(st->kxy, vy, v_fmadd(st->kxz, vz, v_mul(st->kxw, vw))));
-    p[1] = v_fmadd(st->kxy, vx, v_fmadd(st->kyy, vy, v_fmadd(st->kyz, vz, v_mul(st->kyw, vw))));
-    p[2] = v_fmadd(st->kxz, vx, v_fmadd(st->kyz, vy, v_fmadd(st->kzz, vz, v_mul(st->kzw, vw))));
-    p[3] = v_fmadd(st->kxw, vx, v_fmadd(st->kyw, vy, v_fmadd(st->kzw, vz, v_mul(st->kww, vw))));
-}
-
-/*
- * The tangent basis at q = (v, w): b_i = (e_i, 0) * q, the quaternion of R turned by pi about
- * axis i (b_i . q = 0, |b_i| = |q|): b_x = (w, -z, y, -x), b_y = (z, w, -x, -y),
- * b_z = (-y, x, w, -z). Turning R by a small angle eps (space frame) moves q to
- * q + sum_i eps_i b_i / 2.
- */
-JM_INLINE void tangent_basis(const extract_state *st, vf b[3][4]) {
-    const vf x = st->x, y = st->y, z = st->z, w = st->w;
-    const vf zero = v_set1(0.0f);
-    b[0][0] = w, b[0][1] = v_sub(zero, z), b[0][2] = y, b[0][3] = v_sub(zero, x);
-    b[1][0] = z, b[1][1] = w, b[1][2] = v_sub(zero, x), b[1][3] = v_sub(zero, y);
-    b[2][0] = v_sub(zero, y), b[2][1] = x, b[2][2] = w, b[2][3] = v_sub(zero, z);
-}
-
-/*
- * The objective f = trace(R^T A) = q . K q and its derivatives at q, all scaled by |q|^2 (the
- * updates are ratios, so the drift of |q| changes nothing; q is normalised at the end):
- *   f(eps) = f + tau . eps - eps^T H eps / 2 + O(eps^3),   R(eps) = exp(eps) R,
- * tau_i = b_i . K q = (sum_i r_i x a_i)_i (the torque of Mueller et al.; from p = K q:
- * w p_v - p_w v + v x p_v), and the curvature H = f I - (R A^T + A R^T) / 2 = (f I - G) / 2
- * with G_ij = b_i . K b_j. H is positive semidefinite at the maximum (its eigenvalues are the
- * sums of pairs of the singular values, signed by det A) and has a negative eigenvalue at every
- * other stationary point. curvature[] holds N = 2 H: xx, yy, zz, xy, xz, yz.
- */
-JM_INLINE void extract_gradient(const extract_state *st, vf torque[3], vf *f) {
-    const vf x = st->x, y = st->y, z = st->z, w = st->w;
-    vf p[4];
-    k_times(st, x, y, z, w, p);
-    torque[0] = v_fnmadd(p[3], x, v_fmadd(w, p[0], v_fnmadd(z, p[1], v_mul(y, p[2]))));
-    torque[1] = v_fnmadd(p[3], y, v_fmadd(w, p[1], v_fnmadd(x, p[2], v_mul(z, p[0]))));
-    torque[2] = v_fnmadd(p[3], z, v_fmadd(w, p[2], v_fnmadd(y, p[0], v_mul(x, p[1]))));
-    *f = v_fmadd(x, p[0], v_fmadd(y, p[1], v_fmadd(z, p[2], v_mul(w, p[3]))));
-}
-
-JM_INLINE vf dot4(const vf a[4], const vf b[4]) {
-    return v_fmadd(a[0], b[0], v_fmadd(a[1], b[1], v_fmadd(a[2], b[2], v_mul(a[3], b[3]))));
-}
-
-JM_INLINE void extract_curvature(const extract_state *st, vf f, vf curvature[6]) {
-    vf b[3][4], kb[3][4];
-    tangent_basis(st, b);
-    for (int i = 0; i < 3; i++)
-        k_times(st, b[i][0], b[i][1], b[i][2], b[i][3], kb[i]);
-    curvature[0] = v_sub(f, dot4(b[0], kb[0]));
-    curvature[1] = v_sub(f, dot4(b[1], kb[1]));
-    curvature[2] = v_sub(f, dot4(b[2], kb[2]));
-    const vf zero = v_set1(0.0f);
-    curvature[3] = v_sub(zero, dot4(b[0], kb[1]));
-    curvature[4] = v_sub(zero, dot4(b[0], kb[2]));
-    curvature[5] = v_sub(zero, dot4(b[1], kb[2]));
 }
 
 /* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
@@ -603,31 +531,24 @@ typedef struct {
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
 } extract_state_f64;
 
+/* the same on float64 lanes (rank_two_f64, k_times_f64, ..., extract_curvature_f64) */
+#define T vd
+#define T_MASK vdmask
+#define T_OP(op) vd_##op
+#define T_FN(name) name##_f64
+#define T_STATE extract_state_f64
+#define T_NEGATE(x) vd_negate(x)
+#define T_RANK_TWO RANK_TWO_F64
+#include "extract_objective.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_STATE
+#undef T_NEGATE
+#undef T_RANK_TWO
+
 JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
-
-JM_INLINE vd dot4_f64(const vd a[4], const vd b[4]) {
-    return vd_fmadd(a[0], b[0], vd_fmadd(a[1], b[1], vd_fmadd(a[2], b[2], vd_mul(a[3], b[3]))));
-}
-
-/* rank_two on float64 lanes */
-JM_INLINE vdmask rank_two_f64(const extract_state_f64 *st) {
-    const vd a[9] = {vd_add(st->kxx, st->kww), vd_sub(st->kxy, st->kzw), vd_add(st->kxz, st->kyw),
-                     vd_add(st->kxy, st->kzw), vd_add(st->kyy, st->kww), vd_sub(st->kyz, st->kxw),
-                     vd_sub(st->kxz, st->kyw), vd_add(st->kyz, st->kxw), vd_add(st->kzz, st->kww)};
-    vd norm2 = vd_mul(a[0], a[0]);
-    for (int i = 1; i < 9; i++)
-        norm2 = vd_fmadd(a[i], a[i], norm2);
-    vd cofactors2 = vd_set1(0.0);
-    for (int i = 0; i < 3; i++) {
-        const vd *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
-        for (int j = 0; j < 3; j++) {
-            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            vd minor = vd_fnmadd(r[j2], s[j1], vd_mul(r[j1], s[j2]));
-            cofactors2 = vd_fmadd(minor, minor, cofactors2);
-        }
-    }
-    return vd_gt(cofactors2, vd_mul(vd_set1(RANK_TWO_F64), vd_mul(norm2, norm2)));
-}
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
@@ -686,43 +607,6 @@ JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0
     }
     st->iterations = zero;
     st->active = vd_ge(zero, zero); /* every lane */
-}
-
-JM_INLINE void k_times_f64(const extract_state_f64 *st, vd vx, vd vy, vd vz, vd vw, vd p[4]) {
-    p[0] = vd_fmadd(st->kxx, vx, vd_fmadd(st->kxy, vy, vd_fmadd(st->kxz, vz, vd_mul(st->kxw, vw))));
-    p[1] = vd_fmadd(st->kxy, vx, vd_fmadd(st->kyy, vy, vd_fmadd(st->kyz, vz, vd_mul(st->kyw, vw))));
-    p[2] = vd_fmadd(st->kxz, vx, vd_fmadd(st->kyz, vy, vd_fmadd(st->kzz, vz, vd_mul(st->kzw, vw))));
-    p[3] = vd_fmadd(st->kxw, vx, vd_fmadd(st->kyw, vy, vd_fmadd(st->kzw, vz, vd_mul(st->kww, vw))));
-}
-
-JM_INLINE void tangent_basis_f64(const extract_state_f64 *st, vd b[3][4]) {
-    const vd x = st->x, y = st->y, z = st->z, w = st->w;
-    b[0][0] = w, b[0][1] = vd_negate(z), b[0][2] = y, b[0][3] = vd_negate(x);
-    b[1][0] = z, b[1][1] = w, b[1][2] = vd_negate(x), b[1][3] = vd_negate(y);
-    b[2][0] = vd_negate(y), b[2][1] = x, b[2][2] = w, b[2][3] = vd_negate(z);
-}
-
-JM_INLINE void extract_gradient_f64(const extract_state_f64 *st, vd torque[3], vd *f) {
-    const vd x = st->x, y = st->y, z = st->z, w = st->w;
-    vd p[4];
-    k_times_f64(st, x, y, z, w, p);
-    torque[0] = vd_fnmadd(p[3], x, vd_fmadd(w, p[0], vd_fnmadd(z, p[1], vd_mul(y, p[2]))));
-    torque[1] = vd_fnmadd(p[3], y, vd_fmadd(w, p[1], vd_fnmadd(x, p[2], vd_mul(z, p[0]))));
-    torque[2] = vd_fnmadd(p[3], z, vd_fmadd(w, p[2], vd_fnmadd(y, p[0], vd_mul(x, p[1]))));
-    *f = vd_fmadd(x, p[0], vd_fmadd(y, p[1], vd_fmadd(z, p[2], vd_mul(w, p[3]))));
-}
-
-JM_INLINE void extract_curvature_f64(const extract_state_f64 *st, vd f, vd curvature[6]) {
-    vd b[3][4], kb[3][4];
-    tangent_basis_f64(st, b);
-    for (int i = 0; i < 3; i++)
-        k_times_f64(st, b[i][0], b[i][1], b[i][2], b[i][3], kb[i]);
-    curvature[0] = vd_sub(f, dot4_f64(b[0], kb[0]));
-    curvature[1] = vd_sub(f, dot4_f64(b[1], kb[1]));
-    curvature[2] = vd_sub(f, dot4_f64(b[2], kb[2]));
-    curvature[3] = vd_negate(dot4_f64(b[0], kb[1]));
-    curvature[4] = vd_negate(dot4_f64(b[0], kb[2]));
-    curvature[5] = vd_negate(dot4_f64(b[1], kb[2]));
 }
 
 /* ritz_update on float64 lanes: the same power iteration, each square rescaled by a power of two

@@ -36,7 +36,7 @@
  * exact.
  */
 #include "jointmath.h"
-#include "simd.h"
+#include "simd/common.h"
 
 /*
  * One field exactly, where its estimate is too close to a rounding boundary to decide: round(v)

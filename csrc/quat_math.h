@@ -5,7 +5,7 @@
 #ifndef JM_QUAT_MATH_H
 #define JM_QUAT_MATH_H
 
-#include "simd.h"
+#include "simd/common.h"
 
 /* EACH(statement): the statement for every group g < groups (a variable or constant of the
    caller). Kernels that convert several blocks of lanes at once write each step for all groups

@@ -1,7 +1,7 @@
 /*
- * _interp.c - boundary of the interpolation kernels (csrc/interp.c): slerp_joints and
- * lerp_joints on JOINT_QUAT arrays, slerp / nlerp on (..., 4) arrays, resample_joints (a clip at
- * another frame rate), and the libm baseline the benchmarks compare against.
+ * _interp.c - boundary of the interpolation kernels (csrc/slerp.c, csrc/partial_body.c,
+ * csrc/joint_index.c): slerp_joints and lerp_joints on JOINT_QUAT arrays, slerp / nlerp on
+ * (..., 4) arrays, resample_joints (a clip at another frame rate).
  */
 #include "_core.h"
 
@@ -234,8 +234,8 @@ static int parse_index(PyObject *obj, int joints_ndim, npy_intp n_joints, npy_in
 static int same_run(const char *b1, ptrdiff_t s1, const char *b2, ptrdiff_t s2) { return b1 == b2 && s1 == s2; }
 
 /*
- * The body of slerp_joints / lerp_joints / _slerp_joints_libm: checks every argument, then runs
- * `kernel` (or `indexed` when index is given; indexed NULL: the function has no index).
+ * The body of slerp_joints / lerp_joints: checks every argument, then runs `kernel` (or
+ * `indexed` when index is given).
  */
 static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                               jm_blend_kernel kernel, jm_blend_indexed_kernel indexed) {
@@ -513,11 +513,6 @@ PyDoc_STRVAR(lerp_joints_doc,
 static PyObject *py_lerp_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)self;
     return blend_joints("lerp_joints", args, nargs, kwnames, jm_active->lerp_joints, jm_active->lerp_joints_indexed);
-}
-
-static PyObject *py_slerp_joints_libm(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    return blend_joints("_slerp_joints_libm", args, nargs, kwnames, jm_slerp_joints_libm, NULL);
 }
 
 /* ------------------------------------------------------ slerp / nlerp on (..., 4) arrays -- */
@@ -946,9 +941,6 @@ PyMethodDef jm_interp_methods[] = {
     {"joint_index", (PyCFunction)(void (*)(void))py_joint_index, METH_FASTCALL | METH_KEYWORDS, joint_index_doc},
     {"slerp_joints", (PyCFunction)(void (*)(void))py_slerp_joints, METH_FASTCALL | METH_KEYWORDS, slerp_joints_doc},
     {"lerp_joints", (PyCFunction)(void (*)(void))py_lerp_joints, METH_FASTCALL | METH_KEYWORDS, lerp_joints_doc},
-    {"_slerp_joints_libm", (PyCFunction)(void (*)(void))py_slerp_joints_libm, METH_FASTCALL | METH_KEYWORDS,
-     "_slerp_joints_libm(joints, blend, t, out=None)\n--\n\n"
-     "Internal: the commonly used libm slerp (acos, sin), one joint at a time, as the benchmark baseline."},
     {"slerp", (PyCFunction)(void (*)(void))py_slerp, METH_FASTCALL | METH_KEYWORDS, slerp_doc},
     {"nlerp", (PyCFunction)(void (*)(void))py_nlerp, METH_FASTCALL | METH_KEYWORDS, nlerp_doc},
     {"resample_joints", (PyCFunction)(void (*)(void))py_resample_joints, METH_FASTCALL | METH_KEYWORDS,

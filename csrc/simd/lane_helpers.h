@@ -1,0 +1,65 @@
+/*
+ * simd/lane_helpers.h - the helpers that float32 and float64 lanes share, written once: simd/
+ * common.h includes this file twice, after defining
+ *   JM_T                the lane's C type (float, double) and JM_T_BITS its unsigned twin
+ *   JM_T_EXPONENT_MASK  the bits of JM_T's exponent field
+ *   JM_T_MIN_NORMAL     JM_T's smallest normal number (FLT_MIN, DBL_MIN)
+ *   JM_T_VEC            the vector of JM_T (vf, vd), JM_T_OP(name) its op `name` (v_name, vd_name)
+ *   JM_T_FROM_BITS      the name of the bit-pattern helper defined here
+ * and undefines them at the end. Defines JM_T_FROM_BITS, JM_T_OP(abs), JM_T_OP(negate) and
+ * JM_T_OP(scale_pow2): jm_float_from_bits v_abs v_negate v_scale_pow2, jm_double_from_bits
+ * vd_abs vd_negate vd_scale_pow2.
+ */
+#ifndef JM_SIMD_COMMON_H
+#error "include simd/common.h, which includes this template"
+#endif
+
+/* a JM_T from its IEEE-754 bit pattern (sign masks and the like) */
+JM_INLINE JM_T JM_T_FROM_BITS(JM_T_BITS bits) {
+    JM_T f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* |a|: every bit but the sign */
+JM_INLINE JM_T_VEC JM_T_OP(abs)(JM_T_VEC a) {
+    return JM_T_OP(and)(a, JM_T_OP(set1)(JM_T_FROM_BITS((JM_T_BITS)-1 >> 1)));
+}
+
+/* -a, also for zeros and NaNs (the sign bit flipped) */
+JM_INLINE JM_T_VEC JM_T_OP(negate)(JM_T_VEC a) { return JM_T_OP(xor)(a, JM_T_OP(set1)((JM_T)-0.0)); }
+
+/*
+ * scale_pow2: multiplies v[0..n) (a quaternion, a matrix: any group of lanes normalised together)
+ * by the power of two that puts the largest |v[i]| in [1, 2), and returns that largest |v[i]| as
+ * it was. Exact: powers of two change no mantissa bit, so anything computed from the result is
+ * the same for every scale of the input (the smallest denormal to the largest finite), and sums
+ * of squares can neither overflow nor underflow. A subnormal largest is first lifted by 2^64
+ * (exactly) so that its exponent can be read; the scale 2^-e of the exponent-only value 2^e comes
+ * from flipping its exponent bits (E -> E_max - E is 2^(1 - e), exact for every normal 2^e) and
+ * halving: no division. All zero: unchanged (the scale is capped at 1 / JM_T_MIN_NORMAL, the
+ * largest a normal input needs, and 0 times it is 0). An inf: NaN (inf * 0); a NaN stays NaN
+ * (max may drop it from the returned largest).
+ */
+JM_INLINE JM_T_VEC JM_T_OP(scale_pow2)(JM_T_VEC *v, int n) {
+    JM_T_VEC largest = JM_T_OP(abs)(v[0]);
+    for (int i = 1; i < n; i++)
+        largest = JM_T_OP(max)(largest, JM_T_OP(abs)(v[i]));
+    const JM_T_VEC exponent_bits = JM_T_OP(set1)(JM_T_FROM_BITS(JM_T_EXPONENT_MASK));
+    JM_T_VEC lift = JM_T_OP(select)(JM_T_OP(ge)(largest, JM_T_OP(set1)(JM_T_MIN_NORMAL)), JM_T_OP(set1)((JM_T)1.0),
+                                    JM_T_OP(set1)((JM_T)0x1p64));
+    JM_T_VEC power = JM_T_OP(and)(JM_T_OP(mul)(largest, lift), exponent_bits); /* 2^floor(log2), 0 for 0, inf for inf */
+    JM_T_VEC scale = JM_T_OP(min)(JM_T_OP(mul)(JM_T_OP(xor)(power, exponent_bits), JM_T_OP(set1)((JM_T)0.5)),
+                                  JM_T_OP(set1)((JM_T)1.0 / JM_T_MIN_NORMAL));
+    for (int i = 0; i < n; i++)
+        v[i] = JM_T_OP(mul)(JM_T_OP(mul)(v[i], lift), scale);
+    return largest;
+}
+
+#undef JM_T
+#undef JM_T_BITS
+#undef JM_T_EXPONENT_MASK
+#undef JM_T_MIN_NORMAL
+#undef JM_T_VEC
+#undef JM_T_OP
+#undef JM_T_FROM_BITS
