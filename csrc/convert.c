@@ -73,17 +73,19 @@ void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdi
 
 /* ------------------------------------------------------------------- float64 -- */
 
-/* the squares of q's components in sq, and |q|^2 = xx + (yy + (zz + ww)) */
-JM_INLINE vd squares_f64(const vd q[4], vd sq[4]) {
-    for (int i = 0; i < 4; i++)
-        sq[i] = vd_mul(q[i], q[i]);
-    return vd_add(sq[0], vd_add(sq[1], vd_add(sq[2], sq[3])));
-}
-
-/* whether | |q|^2 - 1 | < 2^-28 (false for NaN): every quaternion normalised in float64 */
-JM_INLINE vdmask is_near_unit_f64(vd norm2) {
-    return vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(0x1p-28));
-}
+/* squares_f64 and is_near_unit_f64 (| |q|^2 - 1 | < 2^-28: every quaternion normalised in
+   float64) */
+#define T vd
+#define T_MASK vdmask
+#define T_OP(op) vd_##op
+#define T_FN(name) name##_f64
+#define T_NEAR_UNIT 0x1p-28
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_NEAR_UNIT
 
 /*
  * quat_to_rotation_f64: quat_to_rotation on float64 lanes, the same formula (ten products, the

@@ -436,24 +436,28 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     vd middle[groups], first[groups], third[groups], lock_x[groups], lock_y[groups];
     vd diff_x[groups], diff_y[groups], sum_x[groups], sum_y[groups];
     vdmask valid[groups], near_zero[groups], near_pi[groups], regular[groups];
-    EACH(vd_load_quads(src + 32 * JM_WD * g, 32, &q[g][0], &q[g][1], &q[g][2], &q[g][3]));
-    EACH(vd_scale_pow2(q[g], 4));
-    EACH(valid[g] = vd_ge(vd_add(vd_add(vd_abs(q[g][0]), vd_abs(q[g][1])), vd_add(vd_abs(q[g][2]), vd_abs(q[g][3]))),
-                          vd_set1(1.0)));
+    EACH(g, groups, vd_load_quads(src + 32 * JM_WD * g, 32, &q[g][0], &q[g][1], &q[g][2], &q[g][3]));
+    EACH(g, groups, vd_scale_pow2(q[g], 4));
+    EACH(g, groups, valid[g] = vd_ge(vd_add(vd_add(vd_abs(q[g][0]), vd_abs(q[g][1])),
+                                            vd_add(vd_abs(q[g][2]), vd_abs(q[g][3]))),
+                                     vd_set1(1.0)));
     /* the components by role, read once (runtime indexes into q keep it in memory) */
-    EACH(qi[g] = q[g][i]; qj[g] = q[g][j]; qk[g] = vd_mul(q[g][k], vd_set1(e)); qw[g] = q[g][3]);
-    EACH(a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]);
-         c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
+    EACH(g, groups, qi[g] = q[g][i]; qj[g] = q[g][j]; qk[g] = vd_mul(q[g][k], vd_set1(e)); qw[g] = q[g][3]);
+    EACH(g, groups, a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]);
+                    c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
     /* |(a, b)|^2 and |(c, d)|^2: one of them >= |q|^2 >= 1 after the scaling, so the lock tests
        on the squares hold wherever the other underflows */
-    EACH(ab2[g] = vd_fmadd(a[g], a[g], vd_mul(b[g], b[g])); cd2[g] = vd_fmadd(c[g], c[g], vd_mul(d[g], d[g])));
-    EACH(middle[g] = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(qi[g], qk[g], vd_mul(qw[g], qj[g]))),
-                               vd_sqrt(vd_mul(ab2[g], cd2[g]))));
-    EACH(near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2));
-         near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
-         regular[g] = md_not(md_or(near_zero[g], near_pi[g])));
-    EACH(diff_x[g] = vd_fmadd(a[g], c[g], vd_mul(b[g], d[g])); diff_y[g] = vd_fnmadd(a[g], d[g], vd_mul(b[g], c[g]));
-         sum_x[g] = vd_fnmadd(b[g], d[g], vd_mul(a[g], c[g])); sum_y[g] = vd_fmadd(a[g], d[g], vd_mul(b[g], c[g])));
+    EACH(g, groups, ab2[g] = vd_fmadd(a[g], a[g], vd_mul(b[g], b[g]));
+                    cd2[g] = vd_fmadd(c[g], c[g], vd_mul(d[g], d[g])));
+    EACH(g, groups, middle[g] = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(qi[g], qk[g], vd_mul(qw[g], qj[g]))),
+                                          vd_sqrt(vd_mul(ab2[g], cd2[g]))));
+    EACH(g, groups, near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2));
+                    near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
+                    regular[g] = md_not(md_or(near_zero[g], near_pi[g])));
+    EACH(g, groups, diff_x[g] = vd_fmadd(a[g], c[g], vd_mul(b[g], d[g]));
+                    diff_y[g] = vd_fnmadd(a[g], d[g], vd_mul(b[g], c[g]));
+                    sum_x[g] = vd_fnmadd(b[g], d[g], vd_mul(a[g], c[g]));
+                    sum_y[g] = vd_fmadd(a[g], d[g], vd_mul(b[g], c[g])));
     for (int g = 0; g < groups; g++) {
         vd sx = vd_select(near_zero[g], a[g], c[g]), sy = vd_select(near_zero[g], b[g], d[g]);
         lock_x[g] = vd_fnmadd(sy, sy, vd_mul(sx, sx));
@@ -462,13 +466,13 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
             lock_y[g] = vd_select(near_pi[g], vd_negate(lock_y[g]), lock_y[g]);
     }
     if (intrinsic) {
-        EACH(first[g] = vd_select(regular[g], atan2_f64(diff_y[g], diff_x[g]), vd_set1(0.0)));
-        EACH(third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]),
-                                  vd_select(regular[g], sum_x[g], lock_x[g])));
+        EACH(g, groups, first[g] = vd_select(regular[g], atan2_f64(diff_y[g], diff_x[g]), vd_set1(0.0)));
+        EACH(g, groups, third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]),
+                                             vd_select(regular[g], sum_x[g], lock_x[g])));
     } else {
-        EACH(first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]),
-                                  vd_select(regular[g], diff_x[g], lock_x[g])));
-        EACH(third[g] = vd_select(regular[g], atan2_f64(sum_y[g], sum_x[g]), vd_set1(0.0)));
+        EACH(g, groups, first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]),
+                                             vd_select(regular[g], diff_x[g], lock_x[g])));
+        EACH(g, groups, third[g] = vd_select(regular[g], atan2_f64(sum_y[g], sum_x[g]), vd_set1(0.0)));
     }
     for (int g = 0; g < groups; g++) {
         third[g] = vd_mul(third[g], vd_set1(e));

@@ -7,12 +7,12 @@
 
 #include "simd.h"
 
-/* EACH(statement): the statement for every group g < groups (a variable or constant of the
-   caller). Kernels that convert several blocks of lanes at once write each step for all groups
-   before the next step, so that the groups' dependency chains overlap in the instruction window. */
-#define EACH(statement)                   \
-    for (int g = 0; g < groups; g++) {    \
-        statement;                        \
+/* EACH(g, groups, statement): the statement for every group g < groups. Kernels that convert
+   several blocks of lanes at once write each step for all groups before the next step, so that
+   the groups' dependency chains overlap in the instruction window. */
+#define EACH(g, groups, statement)            \
+    for (int g = 0; g < (groups); g++) {      \
+        statement;                            \
     }
 
 /*
@@ -108,15 +108,19 @@ JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
         q[i] = vd_mul(q[i], inv_norm);
 }
 
-/* the squares of q's components in sq, and |q|^2 = xx + (yy + (zz + ww)) */
-JM_INLINE vf squares(const vf q[4], vf sq[4]) {
-    for (int i = 0; i < 4; i++)
-        sq[i] = v_mul(q[i], q[i]);
-    return v_add(sq[0], v_add(sq[1], v_add(sq[2], sq[3])));
-}
-
-/* whether | |q|^2 - 1 | < 2^-12 (false for NaN): every normalised float32 quaternion */
-JM_INLINE vmask is_near_unit(vf norm2) { return v_lt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(1.0f / 4096)); }
+/* squares and is_near_unit (| |q|^2 - 1 | < 2^-12: every normalised float32 quaternion) on
+   float32 lanes */
+#define T vf
+#define T_MASK vmask
+#define T_OP(op) v_##op
+#define T_FN(name) name
+#define T_NEAR_UNIT (1.0f / 4096)
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_NEAR_UNIT
 
 /*
  * quat_to_rotation: R = the rotation of q / |q|, with h = 1 / |q|^2:
