@@ -343,7 +343,7 @@ JM_INLINE void times_axis_f64(vd p[4], const int a, vd s, vd c) {
 }
 
 /* times_axis_f64 with the axis a compile-time constant in each case, so that p stays in
-   registers (a runtime index puts the array on the stack: measured 2x slower on sse) */
+   registers (a runtime index puts the array on the stack; docs/design/float64-kernels.md) */
 JM_INLINE void times_elementary_f64(vd p[4], int a, vd s, vd c) {
     switch (a) {
     case 0:
@@ -421,7 +421,7 @@ JM_INLINE vd atan2_f64(vd y, vd x) {
  * in extended precision) within 1e-14 rad of q's everywhere, lock band and its edges included;
  * 9.7e-16 measured over 360,000 quaternions, every order, in degrees and radians. Two blocks
  * of JM_WD records are converted together (EULER_F64_GROUPS), step by step: their dependency
- * chains then overlap in the instruction window (measured 15-17 % faster at 1,048,576).
+ * chains then overlap in the instruction window (docs/design/float64-kernels.md#euler-angles).
  * Records move as 32-byte quads, the 24-byte output at stride 24 (see vd_load_quads).
  * A zero quaternion, or one with a NaN or infinite component, gives three NaN angles.
  */

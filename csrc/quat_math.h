@@ -74,9 +74,8 @@ JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
  * positive divisor component; the four entries 4 c d (d the divisor component) are then
  * normalised in one step: scaled by a power of two (vd_scale_pow2, exact) so that the sum of
  * squares, in [1, 16), can neither overflow nor underflow, then multiplied by 1 / its square root
- * (a square root and a division: an estimate with two third-order corrections instead measured
- * 3-25 % slower on sse / avx2 / avx512, 1,024 matrices). Finite input
- * gives a finite unit quaternion; NaN input NaN.
+ * (a square root and a division: faster than an estimate with two corrections,
+ * docs/design/float64-kernels.md). Finite input gives a finite unit quaternion; NaN input NaN.
  * Accuracy, float64, rotation input (the float64 rounding of a rotation): angle error
  * <= 2e-15 rad and | |q| - 1 | <= 1e-15 against an extended-precision evaluation, including
  * case boundaries and 180-degree rotations (tests/test_float64.py; 3.8e-16 rad and 3.2e-16
@@ -149,7 +148,7 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
     vf q[4] = {x, y, z, w}, sq[4];
     vf norm2 = squares(q, sq);
     vmask near_unit = is_near_unit(norm2);
-    if (JM_UNLIKELY(m_any(m_not(near_unit)))) { /* out of line: 2 % faster at 1,024 joints (avx512) */
+    if (JM_UNLIKELY(m_any(m_not(near_unit)))) { /* out of line (docs/design/float64-kernels.md) */
         vf scaled[4] = {x, y, z, w};
         v_scale_pow2(scaled, 4);
         for (int i = 0; i < 4; i++)
