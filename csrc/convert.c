@@ -55,18 +55,26 @@ JM_INLINE void matrices_to_quats_block(const char *src, ptrdiff_t ss, char *dst,
     v_store_records(dst, ds, 1, q);
 }
 
+/* jm_joints_to_mats: n jm_joint_quat -> jm_joint_mat (strides in bytes): the rotation of q / |q|
+   (quat_to_rotation: max abs element error 5e-7 for any finite non-zero scale; a zero q gives NaN),
+   the translation copied to column 3. */
 void JM_FN(jm_joints_to_mats)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(joints_to_mats_block, src, ss, 32, dst, ds, 48, n);
 }
 
+/* jm_mats_to_joints: n jm_joint_mat -> jm_joint_quat: q of the 3x3 part (rotation_to_quat: angle
+   error 1e-6 rad, | |q| - 1 | <= 1e-6, finite for finite input, sign as the largest-divisor case
+   gives it), t from column 3, t[3] = 0. */
 void JM_FN(jm_mats_to_joints)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(mats_to_joints_block, src, ss, 48, dst, ds, 32, n);
 }
 
+/* jm_quats_to_matrices: n float[4] -> float[3][3], as jm_joints_to_mats' rotation. */
 void JM_FN(jm_quats_to_matrices)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(quats_to_matrices_block, src, ss, 16, dst, ds, 36, n);
 }
 
+/* jm_matrices_to_quats: n float[3][3] -> float[4], as jm_mats_to_joints' rotation. */
 void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(matrices_to_quats_block, src, ss, 36, dst, ds, 16, n);
 }
@@ -145,6 +153,8 @@ JM_INLINE void matrices_to_quats_f64_block(const char *src, ptrdiff_t ss, char *
  * cores that execute 512-bit operations as two halves an 8-lane kernel gains nothing and its
  * wider transposes cost more (docs/design/float64-kernels.md#matrices-from-quaternions-on-avx-512).
  */
+/* jm_quats_to_matrices_f64: n double[4] -> double[3][3] (quat_to_rotation_f64: max abs element
+   error 1e-15, any finite non-zero scale; a zero q gives NaN). */
 #if JM_ISA == JM_ISA_AVX512
 void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     jm_quats_to_matrices_f64_avx2(src, ss, dst, ds, n);
@@ -163,6 +173,8 @@ void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, p
 }
 #endif
 
+/* jm_matrices_to_quats_f64: n double[3][3] -> double[4] (rotation_to_quat_f64: angle error
+   2e-15 rad, | |q| - 1 | <= 1e-15, finite unit output for finite input, NaN for NaN). */
 void JM_FN(jm_matrices_to_quats_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS_D(matrices_to_quats_f64_block, src, ss, 72, dst, ds, 32, n);
 }
