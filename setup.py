@@ -18,9 +18,6 @@ from setuptools.command.build_ext import build_ext
 
 KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/slerp.c", "csrc/partial_body.c",
                    "csrc/joint_index.c", "csrc/euler.c", "csrc/continuity.c"]
-# the headers the kernel families share (templates included once per lane type among them)
-KERNEL_HEADERS = ["csrc/quat_math.h", "csrc/quat_rotation.h", "csrc/slerp_lanes.h", "csrc/joint_blocks.h",
-                  "csrc/extract_objective.h", "csrc/extract_driver.h"]
 
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
@@ -75,7 +72,7 @@ class BuildPerIsa(build_ext):
                 macros=[("JM_ISA", value)],
                 include_dirs=["csrc"],
                 extra_postargs=common + (msvc_flags if msvc else flags),
-                depends=["csrc/simd.h", "csrc/jointmath.h"] + KERNEL_HEADERS,
+                depends=["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "csrc/slerp_lanes.h", "csrc/joint_blocks.h"],
             )
         ext.extra_objects = objects
         ext.extra_compile_args = common
@@ -93,7 +90,8 @@ core = Extension(
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so
     # that editing a kernel rebuilds the extension
-    depends=KERNEL_FAMILIES + KERNEL_HEADERS + ["csrc/simd.h", "csrc/jointmath.h", "jointmath/_core.h"],
+    depends=KERNEL_FAMILIES + ["csrc/simd.h", "csrc/jointmath.h", "csrc/quat_math.h", "csrc/slerp_lanes.h",
+                                "csrc/joint_blocks.h", "jointmath/_core.h"],
 )
 
 # only when run (pip's build backend and `python setup.py ...` run it as __main__): the benchmarks that

@@ -149,12 +149,14 @@ JM_INLINE void matrices_to_quats_f64_block(const char *src, ptrdiff_t ss, char *
 }
 
 /*
- * The AVX-512 path runs the AVX2 kernel (4 quaternions a block), so both give the same bits: on
- * cores that execute 512-bit operations as two halves an 8-lane kernel gains nothing and its
- * wider transposes cost more (docs/design/float64-kernels.md#matrices-from-quaternions-on-avx-512).
+ * The AVX-512 path runs the AVX2 kernel (4 quaternions a block), so both give the same bits. Its
+ * own 8-lane kernel was slower per element on every alignment of the input and out= (Zen 4, 1,024
+ * quaternions, ns per element, AVX2 / AVX-512: 2.23 / 2.43 with both 64-byte aligned, 2.22 /
+ * 2.59 at NumPy's 16 bytes): on a core that executes 512-bit operations as two 256-bit halves the
+ * 8-lane computation gains nothing, and the 8x4 transposes in and the 8x8 transposes and masked
+ * stores out cost more than AVX2's 4x4 unpacks. Splitting each 512-bit load into two 256-bit
+ * ones, so that fewer straddle a cache line, made it slower still (2.97 at 16 bytes).
  */
-/* jm_quats_to_matrices_f64: n double[4] -> double[3][3] (quat_to_rotation_f64: max abs element
-   error 1e-15, any finite non-zero scale; a zero q gives NaN). */
 #if JM_ISA == JM_ISA_AVX512
 void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     jm_quats_to_matrices_f64_avx2(src, ss, dst, ds, n);
