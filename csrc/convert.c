@@ -55,35 +55,45 @@ JM_INLINE void matrices_to_quats_block(const char *src, ptrdiff_t ss, char *dst,
     v_store_records(dst, ds, 1, q);
 }
 
+/* jm_joints_to_mats: n jm_joint_quat -> jm_joint_mat (strides in bytes): the rotation of q / |q|
+   (quat_to_rotation: max abs element error 5e-7 for any finite non-zero scale; a zero q gives NaN),
+   the translation copied to column 3. */
 void JM_FN(jm_joints_to_mats)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(joints_to_mats_block, src, ss, 32, dst, ds, 48, n);
 }
 
+/* jm_mats_to_joints: n jm_joint_mat -> jm_joint_quat: q of the 3x3 part (rotation_to_quat: angle
+   error 1e-6 rad, | |q| - 1 | <= 1e-6, finite for finite input, sign as the largest-divisor case
+   gives it), t from column 3, t[3] = 0. */
 void JM_FN(jm_mats_to_joints)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(mats_to_joints_block, src, ss, 48, dst, ds, 32, n);
 }
 
+/* jm_quats_to_matrices: n float[4] -> float[3][3], as jm_joints_to_mats' rotation. */
 void JM_FN(jm_quats_to_matrices)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(quats_to_matrices_block, src, ss, 16, dst, ds, 36, n);
 }
 
+/* jm_matrices_to_quats: n float[3][3] -> float[4], as jm_mats_to_joints' rotation. */
 void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS(matrices_to_quats_block, src, ss, 36, dst, ds, 16, n);
 }
 
 /* ------------------------------------------------------------------- float64 -- */
 
-/* the squares of q's components in sq, and |q|^2 = xx + (yy + (zz + ww)) */
-JM_INLINE vd squares_f64(const vd q[4], vd sq[4]) {
-    for (int i = 0; i < 4; i++)
-        sq[i] = vd_mul(q[i], q[i]);
-    return vd_add(sq[0], vd_add(sq[1], vd_add(sq[2], sq[3])));
-}
-
-/* whether | |q|^2 - 1 | < 2^-28 (false for NaN): every quaternion normalised in float64 */
-JM_INLINE vdmask is_near_unit_f64(vd norm2) {
-    return vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(0x1p-28));
-}
+/* squares_f64 and is_near_unit_f64 (| |q|^2 - 1 | < 2^-28: every quaternion normalised in
+   float64) */
+#define T vd
+#define T_MASK vdmask
+#define T_OP(op) vd_##op
+#define T_FN(name) name##_f64
+#define T_NEAR_UNIT 0x1p-28
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_NEAR_UNIT
 
 /*
  * quat_to_rotation_f64: quat_to_rotation on float64 lanes, the same formula (ten products, the
@@ -155,6 +165,8 @@ void JM_FN(jm_quats_to_matrices_f64)(const char *src, ptrdiff_t ss, char *dst, p
     JM_FOR_BLOCKS_D(quats_to_matrices_f64_block, src, ss, 32, dst, ds, 72, n);
 }
 
+/* jm_matrices_to_quats_f64: n double[3][3] -> double[4] (rotation_to_quat_f64: angle error
+   2e-15 rad, | |q| - 1 | <= 1e-15, finite unit output for finite input, NaN for NaN). */
 void JM_FN(jm_matrices_to_quats_f64)(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
     JM_FOR_BLOCKS_D(matrices_to_quats_f64_block, src, ss, 72, dst, ds, 32, n);
 }

@@ -268,11 +268,17 @@ JM_INLINE void euler_run(euler_block_fn block, const float *in, size_t in_size, 
     }
 }
 
+/* jm_euler_to_quats: n packed float[3] Tait-Bryan angles -> float[4] quaternions (euler_block:
+   rotation angle error 1e-6 rad within +-720 degrees; any finite angle through far_record; an
+   infinite or NaN angle gives NaN). */
 void JM_FN(jm_euler_to_quats)(const float *angles, float *quats, size_t n, const int *axes, int intrinsic,
                               int degrees) {
     euler_run(euler_block, angles, 12, quats, 16, n, axes, intrinsic, degrees);
 }
 
+/* jm_quats_to_euler: n float[4] -> packed float[3] angles (to_euler_block: the rotation of the
+   angles within 1e-6 rad of q's at any finite non-zero scale, gimbal lock as scipy; a zero, NaN
+   or infinite quaternion gives three NaN angles). */
 void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const int *axes, int intrinsic,
                               int degrees) {
     euler_run(to_euler_block, quats, 16, angles, 12, n, axes, intrinsic, degrees);
@@ -343,7 +349,7 @@ JM_INLINE void times_axis_f64(vd p[4], const int a, vd s, vd c) {
 }
 
 /* times_axis_f64 with the axis a compile-time constant in each case, so that p stays in
-   registers (a runtime index puts the array on the stack: measured 2x slower on sse) */
+   registers (a runtime index puts the array on the stack; docs/design/float64-kernels.md) */
 JM_INLINE void times_elementary_f64(vd p[4], int a, vd s, vd c) {
     switch (a) {
     case 0:
@@ -421,7 +427,7 @@ JM_INLINE vd atan2_f64(vd y, vd x) {
  * in extended precision) within 1e-14 rad of q's everywhere, lock band and its edges included;
  * 9.7e-16 measured over 360,000 quaternions, every order, in degrees and radians. Two blocks
  * of JM_WD records are converted together (EULER_F64_GROUPS), step by step: their dependency
- * chains then overlap in the instruction window (measured 15-17 % faster at 1,048,576).
+ * chains then overlap in the instruction window (docs/design/float64-kernels.md#euler-angles).
  * Records move as 32-byte quads, the 24-byte output at stride 24 (see vd_load_quads).
  * A zero quaternion, or one with a NaN or infinite component, gives three NaN angles.
  */
@@ -436,24 +442,28 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
     vd middle[groups], first[groups], third[groups], lock_x[groups], lock_y[groups];
     vd diff_x[groups], diff_y[groups], sum_x[groups], sum_y[groups];
     vdmask valid[groups], near_zero[groups], near_pi[groups], regular[groups];
-    EACH(vd_load_quads(src + 32 * JM_WD * g, 32, &q[g][0], &q[g][1], &q[g][2], &q[g][3]));
-    EACH(vd_scale_pow2(q[g], 4));
-    EACH(valid[g] = vd_ge(vd_add(vd_add(vd_abs(q[g][0]), vd_abs(q[g][1])), vd_add(vd_abs(q[g][2]), vd_abs(q[g][3]))),
-                          vd_set1(1.0)));
+    EACH(g, groups, vd_load_quads(src + 32 * JM_WD * g, 32, &q[g][0], &q[g][1], &q[g][2], &q[g][3]));
+    EACH(g, groups, vd_scale_pow2(q[g], 4));
+    EACH(g, groups, valid[g] = vd_ge(vd_add(vd_add(vd_abs(q[g][0]), vd_abs(q[g][1])),
+                                            vd_add(vd_abs(q[g][2]), vd_abs(q[g][3]))),
+                                     vd_set1(1.0)));
     /* the components by role, read once (runtime indexes into q keep it in memory) */
-    EACH(qi[g] = q[g][i]; qj[g] = q[g][j]; qk[g] = vd_mul(q[g][k], vd_set1(e)); qw[g] = q[g][3]);
-    EACH(a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]);
-         c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
+    EACH(g, groups, qi[g] = q[g][i]; qj[g] = q[g][j]; qk[g] = vd_mul(q[g][k], vd_set1(e)); qw[g] = q[g][3]);
+    EACH(g, groups, a[g] = vd_sub(qw[g], qj[g]); b[g] = vd_add(qi[g], qk[g]);
+                    c[g] = vd_add(qj[g], qw[g]); d[g] = vd_sub(qk[g], qi[g]));
     /* |(a, b)|^2 and |(c, d)|^2: one of them >= |q|^2 >= 1 after the scaling, so the lock tests
        on the squares hold wherever the other underflows */
-    EACH(ab2[g] = vd_fmadd(a[g], a[g], vd_mul(b[g], b[g])); cd2[g] = vd_fmadd(c[g], c[g], vd_mul(d[g], d[g])));
-    EACH(middle[g] = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(qi[g], qk[g], vd_mul(qw[g], qj[g]))),
-                               vd_sqrt(vd_mul(ab2[g], cd2[g]))));
-    EACH(near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2));
-         near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
-         regular[g] = md_not(md_or(near_zero[g], near_pi[g])));
-    EACH(diff_x[g] = vd_fmadd(a[g], c[g], vd_mul(b[g], d[g])); diff_y[g] = vd_fnmadd(a[g], d[g], vd_mul(b[g], c[g]));
-         sum_x[g] = vd_fnmadd(b[g], d[g], vd_mul(a[g], c[g])); sum_y[g] = vd_fmadd(a[g], d[g], vd_mul(b[g], c[g])));
+    EACH(g, groups, ab2[g] = vd_fmadd(a[g], a[g], vd_mul(b[g], b[g]));
+                    cd2[g] = vd_fmadd(c[g], c[g], vd_mul(d[g], d[g])));
+    EACH(g, groups, middle[g] = atan2_f64(vd_mul(vd_set1(2.0), vd_fnmadd(qi[g], qk[g], vd_mul(qw[g], qj[g]))),
+                                          vd_sqrt(vd_mul(ab2[g], cd2[g]))));
+    EACH(g, groups, near_zero[g] = vd_lt(cd2[g], vd_mul(ab2[g], lock_ratio2));
+                    near_pi[g] = vd_lt(ab2[g], vd_mul(cd2[g], lock_ratio2));
+                    regular[g] = md_not(md_or(near_zero[g], near_pi[g])));
+    EACH(g, groups, diff_x[g] = vd_fmadd(a[g], c[g], vd_mul(b[g], d[g]));
+                    diff_y[g] = vd_fnmadd(a[g], d[g], vd_mul(b[g], c[g]));
+                    sum_x[g] = vd_fnmadd(b[g], d[g], vd_mul(a[g], c[g]));
+                    sum_y[g] = vd_fmadd(a[g], d[g], vd_mul(b[g], c[g])));
     for (int g = 0; g < groups; g++) {
         vd sx = vd_select(near_zero[g], a[g], c[g]), sy = vd_select(near_zero[g], b[g], d[g]);
         lock_x[g] = vd_fnmadd(sy, sy, vd_mul(sx, sx));
@@ -462,13 +472,13 @@ JM_INLINE void to_euler_f64_block(const char *src, char *dst, const int *axes, i
             lock_y[g] = vd_select(near_pi[g], vd_negate(lock_y[g]), lock_y[g]);
     }
     if (intrinsic) {
-        EACH(first[g] = vd_select(regular[g], atan2_f64(diff_y[g], diff_x[g]), vd_set1(0.0)));
-        EACH(third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]),
-                                  vd_select(regular[g], sum_x[g], lock_x[g])));
+        EACH(g, groups, first[g] = vd_select(regular[g], atan2_f64(diff_y[g], diff_x[g]), vd_set1(0.0)));
+        EACH(g, groups, third[g] = atan2_f64(vd_select(regular[g], sum_y[g], lock_y[g]),
+                                             vd_select(regular[g], sum_x[g], lock_x[g])));
     } else {
-        EACH(first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]),
-                                  vd_select(regular[g], diff_x[g], lock_x[g])));
-        EACH(third[g] = vd_select(regular[g], atan2_f64(sum_y[g], sum_x[g]), vd_set1(0.0)));
+        EACH(g, groups, first[g] = atan2_f64(vd_select(regular[g], diff_y[g], lock_y[g]),
+                                             vd_select(regular[g], diff_x[g], lock_x[g])));
+        EACH(g, groups, third[g] = vd_select(regular[g], atan2_f64(sum_y[g], sum_x[g]), vd_set1(0.0)));
     }
     for (int g = 0; g < groups; g++) {
         third[g] = vd_mul(third[g], vd_set1(e));
@@ -499,11 +509,15 @@ JM_INLINE void euler_run_f64(euler_block_fn block, size_t per_block, const doubl
     }
 }
 
+/* jm_euler_to_quats_f64: jm_euler_to_quats on double[3] -> double[4] (euler_f64_block: rotation
+   angle error 4e-15 rad). */
 void JM_FN(jm_euler_to_quats_f64)(const double *angles, double *quats, size_t n, const int *axes, int intrinsic,
                                   int degrees) {
     euler_run_f64(euler_f64_block, JM_WD, angles, 24, quats, 32, n, axes, intrinsic, degrees);
 }
 
+/* jm_quats_to_euler_f64: jm_quats_to_euler on double[4] -> double[3] (to_euler_f64_block: the
+   rotation of the angles within 1e-14 rad of q's). */
 void JM_FN(jm_quats_to_euler_f64)(const double *quats, double *angles, size_t n, const int *axes, int intrinsic,
                                   int degrees) {
     euler_run_f64(to_euler_f64_block, EULER_F64_GROUPS * JM_WD, quats, 32, angles, 24, n, axes, intrinsic, degrees);

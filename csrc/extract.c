@@ -10,17 +10,14 @@
 #include "simd/common.h"
 #include "quat_math.h"
 
-/*
- * groups of JM_W matrices in flight per loop: 2 was the fastest on every path (warm start, 16k
- * matrices, ns per matrix per extra iteration, 1 / 2 / 3 / 4 groups: avx512 4.8 / 3.1 / 4.1 /
- * 4.3, avx2 9.0 / 5.5 / 7.2 / 9.1, sse 24 / 16 / 19 / 22, scalar 58 / 60 / 57 / 65); more groups
- * spill the state (15 registers per group) to the stack
- */
+/* groups of JM_W matrices in flight per loop: 2 was the fastest on every path; more groups spill
+   the state (15 registers per group) to the stack (docs/design/extraction.md#groups-in-flight) */
 #define EXTRACT_GROUPS 2
 
 /* the input record layouts */
 #define LAYOUT_JOINT_MAT 0 /* jm_joint_mat: 3 rows of 4 floats, the 4th is the translation */
 #define LAYOUT_FLOAT33 1   /* float[3][3], 36 bytes */
+#define LAYOUT_DOUBLE33 2  /* double[3][3], 72 bytes: the float64 kernel's only layout */
 
 /* The 9 elements of JM_W matrices (row-major a[3 i + j] = A_ij) from records at p, stride s. */
 JM_INLINE void load_matrices(int layout, const char *p, ptrdiff_t s, vf a[9]) {
@@ -159,10 +156,8 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
 /* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 2^20th
    power of the ratio of the top two eigenvalues of I - N / |N|_F, 1 + (l2 - l1) / (|N|_F - l2).
    At a saddle of det A < 0 with sigma = (1, 1, 1 - gap), l1 = -gap and l2 = 0 against |N| ~ 8:
-   6 squarings (the 64th power) left the axis on the flat direction, and the Ritz update, gaining
-   nothing, gave way to Mueller's updates that ran all 200 (gap 1e-2: 0.1 %, 1e-3: 18 %, 1e-4:
-   40 % of such matrices); 20 reach every gap of 1e-3 and all but 1-2 in 20,000 at 1e-4, for
-   cold starts 20-45 % slower at condition 10-1,000 (bench_extract.py). */
+   fewer squarings left the axis on the flat direction and Mueller's updates ran out
+   (docs/design/extraction.md#power-iteration-squarings) */
 #define AXIS_SQUARINGS 20
 /* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
    a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
@@ -415,64 +410,24 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
     }
 }
 
-/* `groups` groups of JM_W consecutive records iterated together. */
-JM_INLINE void extract_block(int layout, int method, int groups, const char *a, ptrdiff_t as, const char *q0,
-                             ptrdiff_t qs, char *out, ptrdiff_t os, char *iterations, ptrdiff_t is, int max_iter, vf tol) {
-    extract_state st[EXTRACT_GROUPS];
-    const ptrdiff_t group = JM_W;
-    for (int g = 0; g < groups; g++)
-        extract_start(layout, a + g * group * as, as, q0 ? q0 + g * group * qs : NULL, qs, &st[g]);
-    for (int i = 0; i < max_iter; i++) {
-        int any = 0;
-        for (int g = 0; g < groups; g++) {
-            extract_step(&st[g], tol, method);
-            any |= m_any(st[g].active);
-        }
-        if (!any)
-            break;
-    }
-    for (int g = 0; g < groups; g++)
-        extract_finish(&st[g], out + g * group * os, os, iterations ? iterations + g * group * is : NULL, is);
-}
-
-/*
- * The driver: EXTRACT_GROUPS * JM_W records at a time, then single groups, then the last
- * n % JM_W records through zeroed stack buffers (JM_FOR_BLOCKS's scheme, for four arrays). The
- * zero padding costs nothing: A = 0 has zero torque, so those lanes stop at once.
- */
-JM_INLINE void extract_run(int layout, int method, ptrdiff_t a_size, const jm_extract_job *job) {
-    const size_t n = job->n;
-    const vf tol = v_set1((float)job->tol);
-    const ptrdiff_t as = job->a_stride, qs = job->q0_stride, os = job->out_stride, is = job->iterations_stride;
-    char *iterations = (char *)job->iterations;
-    size_t i = 0;
-#define EXTRACT_AT(groups)                                                                       \
-    extract_block(layout, method, groups, job->a + (ptrdiff_t)i * as, as, job->q0 ? job->q0 + (ptrdiff_t)i * qs : NULL, qs, \
-                  job->out + (ptrdiff_t)i * os, os, iterations ? iterations + (ptrdiff_t)i * is : NULL, is,          \
-                  job->max_iter, tol)
-    for (; i + EXTRACT_GROUPS * JM_W <= n; i += EXTRACT_GROUPS * JM_W)
-        EXTRACT_AT(EXTRACT_GROUPS);
-    for (; i + JM_W <= n; i += JM_W)
-        EXTRACT_AT(1);
-#undef EXTRACT_AT
-    if (i < n) {
-        char a_buf[JM_W * sizeof(jm_joint_mat)] = {0}, q0_buf[JM_W * 16] = {0}, out_buf[JM_W * 16];
-        char iterations_buf[JM_W * sizeof(int32_t)];
-        const size_t rest = n - i;
-        for (size_t k = 0; k < rest; k++) {
-            memcpy(a_buf + k * a_size, job->a + (ptrdiff_t)(i + k) * as, a_size);
-            if (job->q0)
-                memcpy(q0_buf + k * 16, job->q0 + (ptrdiff_t)(i + k) * qs, 16);
-        }
-        extract_block(layout, method, 1, a_buf, a_size, job->q0 ? q0_buf : NULL, 16, out_buf, 16,
-                      iterations ? iterations_buf : NULL, sizeof(int32_t), job->max_iter, tol);
-        for (size_t k = 0; k < rest; k++) {
-            memcpy(job->out + (ptrdiff_t)(i + k) * os, out_buf + k * 16, 16);
-            if (iterations)
-                memcpy(iterations + (ptrdiff_t)(i + k) * is, iterations_buf + k * sizeof(int32_t), sizeof(int32_t));
-        }
-    }
-}
+/* extract_block and extract_run on float32 lanes */
+#define T vf
+#define T_SCALAR float
+#define T_LANES JM_W
+#define T_OP(op) v_##op
+#define T_ANY(mask) m_any(mask)
+#define T_FN(name) name
+#define T_STATE extract_state
+#define T_MATRIX_MAX sizeof(jm_joint_mat)
+#include "extract_driver.h"
+#undef T
+#undef T_SCALAR
+#undef T_LANES
+#undef T_OP
+#undef T_ANY
+#undef T_FN
+#undef T_STATE
+#undef T_MATRIX_MAX
 
 /*
  * jm_extract_mats (jm_joint_mat records, the translation column unread) and jm_extract_matrices
@@ -506,17 +461,13 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 /* ------------------------------------------------------------------- float64 -- */
 /*
  * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
- * functions below are those above, line for line, with exact divisions and square roots in
- * place of the float32 estimates, float64 polynomials in turn_f64, and float64 thresholds for
- * a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so that
- * | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
- * curvature margin 2^-40 of A's scale (float32's 2^-14 kept Newton from every matrix with
- * sigma2 + sigma3 below ~3e-5 sigma1, and from the saddles of det A < 0 near-ties below a gap of
- * ~3e-5: there Mueller's updates ran all 200 and stopped far off, 3 % of random matrices at
- * condition 1e5, 22 % at 1e6, 1-2 in 20,000 at a gap of 1e-4), and rank >= 2 above 2^-80
- * (s2 > 2^-40 s1, above float64's rounding of a rank-one A's cofactors). Now every one of
- * 20,000 random matrices converges at conditions up to 1e10 (error 1.1e-6 rad there: float64's
- * conditioning), and at gaps down to 1e-4.
+ * functions shared with float32 come from the same templates (extract_objective.h,
+ * extract_driver.h); those below differ from their float32 counterparts by exact divisions and
+ * square roots in place of the float32 estimates, float64 polynomials in turn_f64, and float64
+ * thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
+ * that | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
+ * curvature margin 2^-40 of A's scale and rank >= 2 above 2^-80 (float32's would keep Newton from
+ * ill-conditioned matrices: docs/design/extraction.md#float64-thresholds).
  */
 
 #define UNIT_MARGIN_F64 0x1p-49
@@ -551,9 +502,10 @@ typedef struct {
 JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
-JM_INLINE void extract_start_f64(const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
+JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
                                  extract_state_f64 *st) {
     vd a[9];
+    (void)layout; /* LAYOUT_DOUBLE33 */
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
 
@@ -824,60 +776,24 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
     }
 }
 
-JM_INLINE void extract_block_f64(int method, int groups, const char *a, ptrdiff_t as, const char *q0, ptrdiff_t qs,
-                                 char *out, ptrdiff_t os, char *iterations, ptrdiff_t is, int max_iter, vd tol) {
-    extract_state_f64 st[EXTRACT_GROUPS];
-    const ptrdiff_t group = JM_WD;
-    for (int g = 0; g < groups; g++)
-        extract_start_f64(a + g * group * as, as, q0 ? q0 + g * group * qs : NULL, qs, &st[g]);
-    for (int i = 0; i < max_iter; i++) {
-        int any = 0;
-        for (int g = 0; g < groups; g++) {
-            extract_step_f64(&st[g], tol, method);
-            any |= md_any(st[g].active);
-        }
-        if (!any)
-            break;
-    }
-    for (int g = 0; g < groups; g++)
-        extract_finish_f64(&st[g], out + g * group * os, os, iterations ? iterations + g * group * is : NULL, is);
-}
-
-/* extract_run on float64 lanes: EXTRACT_GROUPS * JM_WD records at a time, then single groups,
-   then the last n % JM_WD through zeroed stack buffers */
-JM_INLINE void extract_run_f64(int method, const jm_extract_job *job) {
-    const size_t n = job->n;
-    const vd tol = vd_set1(job->tol);
-    const ptrdiff_t as = job->a_stride, qs = job->q0_stride, os = job->out_stride, is = job->iterations_stride;
-    char *iterations = (char *)job->iterations;
-    size_t i = 0;
-#define EXTRACT_AT_F64(groups)                                                                   \
-    extract_block_f64(method, groups, job->a + (ptrdiff_t)i * as, as, job->q0 ? job->q0 + (ptrdiff_t)i * qs : NULL, qs, \
-                      job->out + (ptrdiff_t)i * os, os, iterations ? iterations + (ptrdiff_t)i * is : NULL, is,      \
-                      job->max_iter, tol)
-    for (; i + EXTRACT_GROUPS * JM_WD <= n; i += EXTRACT_GROUPS * JM_WD)
-        EXTRACT_AT_F64(EXTRACT_GROUPS);
-    for (; i + JM_WD <= n; i += JM_WD)
-        EXTRACT_AT_F64(1);
-#undef EXTRACT_AT_F64
-    if (i < n) {
-        char a_buf[JM_WD * 72] = {0}, q0_buf[JM_WD * 32] = {0}, out_buf[JM_WD * 32];
-        char iterations_buf[JM_WD * sizeof(int32_t)];
-        const size_t rest = n - i;
-        for (size_t k = 0; k < rest; k++) {
-            memcpy(a_buf + k * 72, job->a + (ptrdiff_t)(i + k) * as, 72);
-            if (job->q0)
-                memcpy(q0_buf + k * 32, job->q0 + (ptrdiff_t)(i + k) * qs, 32);
-        }
-        extract_block_f64(method, 1, a_buf, 72, job->q0 ? q0_buf : NULL, 32, out_buf, 32,
-                          iterations ? iterations_buf : NULL, sizeof(int32_t), job->max_iter, tol);
-        for (size_t k = 0; k < rest; k++) {
-            memcpy(job->out + (ptrdiff_t)(i + k) * os, out_buf + k * 32, 32);
-            if (iterations)
-                memcpy(iterations + (ptrdiff_t)(i + k) * is, iterations_buf + k * sizeof(int32_t), sizeof(int32_t));
-        }
-    }
-}
+/* extract_block_f64 and extract_run_f64 */
+#define T vd
+#define T_SCALAR double
+#define T_LANES JM_WD
+#define T_OP(op) vd_##op
+#define T_ANY(mask) md_any(mask)
+#define T_FN(name) name##_f64
+#define T_STATE extract_state_f64
+#define T_MATRIX_MAX (9 * sizeof(double))
+#include "extract_driver.h"
+#undef T
+#undef T_SCALAR
+#undef T_LANES
+#undef T_OP
+#undef T_ANY
+#undef T_FN
+#undef T_STATE
+#undef T_MATRIX_MAX
 
 /*
  * jm_extract_matrices_f64: jm_extract_matrices for double[3][3] -> double[4] (q0 double[4]), in
@@ -892,7 +808,7 @@ JM_INLINE void extract_run_f64(int method, const jm_extract_job *job) {
  */
 void JM_FN(jm_extract_matrices_f64)(const jm_extract_job *job) {
     if (job->method == JM_EXTRACT_NEWTON)
-        extract_run_f64(JM_EXTRACT_NEWTON, job);
+        extract_run_f64(LAYOUT_DOUBLE33, JM_EXTRACT_NEWTON, 9 * sizeof(double), job);
     else
-        extract_run_f64(JM_EXTRACT_MULLER, job);
+        extract_run_f64(LAYOUT_DOUBLE33, JM_EXTRACT_MULLER, 9 * sizeof(double), job);
 }

@@ -7,12 +7,12 @@
 
 #include "simd/common.h"
 
-/* EACH(statement): the statement for every group g < groups (a variable or constant of the
-   caller). Kernels that convert several blocks of lanes at once write each step for all groups
-   before the next step, so that the groups' dependency chains overlap in the instruction window. */
-#define EACH(statement)                   \
-    for (int g = 0; g < groups; g++) {    \
-        statement;                        \
+/* EACH(g, groups, statement): the statement for every group g < groups. Kernels that convert
+   several blocks of lanes at once write each step for all groups before the next step, so that
+   the groups' dependency chains overlap in the instruction window. */
+#define EACH(g, groups, statement)            \
+    for (int g = 0; g < (groups); g++) {      \
+        statement;                            \
     }
 
 /*
@@ -74,9 +74,8 @@ JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
  * positive divisor component; the four entries 4 c d (d the divisor component) are then
  * normalised in one step: scaled by a power of two (vd_scale_pow2, exact) so that the sum of
  * squares, in [1, 16), can neither overflow nor underflow, then multiplied by 1 / its square root
- * (a square root and a division: an estimate with two third-order corrections instead measured
- * 3-25 % slower on sse / avx2 / avx512, 1,024 matrices). Finite input
- * gives a finite unit quaternion; NaN input NaN.
+ * (a square root and a division: faster than an estimate with two corrections,
+ * docs/design/float64-kernels.md). Finite input gives a finite unit quaternion; NaN input NaN.
  * Accuracy, float64, rotation input (the float64 rounding of a rotation): angle error
  * <= 2e-15 rad and | |q| - 1 | <= 1e-15 against an extended-precision evaluation, including
  * case boundaries and 180-degree rotations (tests/test_float64.py; 3.8e-16 rad and 3.2e-16
@@ -108,15 +107,19 @@ JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
         q[i] = vd_mul(q[i], inv_norm);
 }
 
-/* the squares of q's components in sq, and |q|^2 = xx + (yy + (zz + ww)) */
-JM_INLINE vf squares(const vf q[4], vf sq[4]) {
-    for (int i = 0; i < 4; i++)
-        sq[i] = v_mul(q[i], q[i]);
-    return v_add(sq[0], v_add(sq[1], v_add(sq[2], sq[3])));
-}
-
-/* whether | |q|^2 - 1 | < 2^-12 (false for NaN): every normalised float32 quaternion */
-JM_INLINE vmask is_near_unit(vf norm2) { return v_lt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(1.0f / 4096)); }
+/* squares and is_near_unit (| |q|^2 - 1 | < 2^-12: every normalised float32 quaternion) on
+   float32 lanes */
+#define T vf
+#define T_MASK vmask
+#define T_OP(op) v_##op
+#define T_FN(name) name
+#define T_NEAR_UNIT (1.0f / 4096)
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_FN
+#undef T_NEAR_UNIT
 
 /*
  * quat_to_rotation: R = the rotation of q / |q|, with h = 1 / |q|^2:
@@ -145,7 +148,7 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
     vf q[4] = {x, y, z, w}, sq[4];
     vf norm2 = squares(q, sq);
     vmask near_unit = is_near_unit(norm2);
-    if (JM_UNLIKELY(m_any(m_not(near_unit)))) { /* out of line: 2 % faster at 1,024 joints (avx512) */
+    if (JM_UNLIKELY(m_any(m_not(near_unit)))) { /* out of line (docs/design/float64-kernels.md) */
         vf scaled[4] = {x, y, z, w};
         v_scale_pow2(scaled, 4);
         for (int i = 0; i < 4; i++)

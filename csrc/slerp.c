@@ -75,19 +75,21 @@ JM_INLINE vf load_fractions(const char *t, ptrdiff_t ts, const intptr_t *idx) {
 /*
  * `groups` blocks of float[4] quaternions with per-element t (SLERP_FIXED_T: one t for all,
  * ft): t = 0 gives a exactly, t = 1 the end of the arc exactly (b, or -b where a . b < 0: the
- * curve stays on one hemisphere up to its last sample), every other t the interpolation. Two blocks side by side: one block's dependency chain (dot product, rsqrt,
- * two polynomials, ~150 cycles) is too long for the CPU to overlap with the next on its own.
+ * curve stays on one hemisphere up to its last sample), every other t the interpolation. Two
+ * blocks side by side: one block's dependency chain (dot product, rsqrt, two polynomials, ~150
+ * cycles) is too long for the CPU to overlap with the next on its own.
  * Lanes and loads-before-stores as in joints_block.
  */
 JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs,
                             const char *t, ptrdiff_t ts, const fixed_t *ft, char *o, ptrdiff_t os,
                             const intptr_t *restrict idx) {
     vf qa[GROUPS][4], qb[GROUPS][4], q[GROUPS][4], tv[GROUPS], sign[GROUPS];
-#define GROUP_ARGS(x, xs, g) (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
+#define GROUP_ARGS(x, xs, idx, g) \
+    (idx ? (x) : (x) + (ptrdiff_t)((g) * JM_W) * (xs)), (xs), (idx ? idx + (g) * JM_W : NULL)
     for (int g = 0; g < groups; g++) {
-        tv[g] = load_fractions(GROUP_ARGS(t, ts, g));
-        v_load_quads_idx(GROUP_ARGS(a, as, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
-        v_load_quads_idx(GROUP_ARGS(b, bs, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
+        tv[g] = load_fractions(GROUP_ARGS(t, ts, idx, g));
+        v_load_quads_idx(GROUP_ARGS(a, as, idx, g), &qa[g][0], &qa[g][1], &qa[g][2], &qa[g][3]);
+        v_load_quads_idx(GROUP_ARGS(b, bs, idx, g), &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
     }
     blend_lanes(mode, groups, tv, ft, qa, qb, q, sign);
     for (int g = 0; g < groups; g++) {
@@ -96,7 +98,7 @@ JM_INLINE void quats_blocks(int mode, int groups, const char *a, ptrdiff_t as, c
             q[g][k] = v_select(at_start, qa[g][k], v_select(at_end, v_xor(qb[g][k], sign[g]), q[g][k]));
     }
     for (int g = 0; g < groups; g++)
-        v_store_quads_idx(GROUP_ARGS(o, os, g), q[g][0], q[g][1], q[g][2], q[g][3]);
+        v_store_quads_idx(GROUP_ARGS(o, os, idx, g), q[g][0], q[g][1], q[g][2], q[g][3]);
 #undef GROUP_ARGS
 }
 
@@ -238,25 +240,26 @@ JM_INLINE void slerp_weights_f64(int groups, const vd *d, const vd *sign, const 
     vd y[GROUPS], y2[GROUPS], atan_ratio[GROUPS], two_atan[GROUPS], omega[GROUPS], k[GROUPS], rest[GROUPS];
     vd t_omega[GROUPS], rest_omega[GROUPS];
     vdmask wide[GROUPS];
-    EACH(c[g] = vd_min(one, vd_abs(d[g]))); /* NaN d stays NaN (vd_min: b when either is NaN) */
-    EACH(sin_omega[g] = vd_sqrt(vd_mul(vd_sub(one, c[g]), vd_add(one, c[g]))));
-    EACH(wide[g] = vd_lt(c[g], sin_omega[g])); /* omega > pi/4 */
-    EACH(numerator[g] = vd_select(wide[g], c[g], sin_omega[g]));
-    EACH(denominator[g] = vd_add(one, vd_select(wide[g], sin_omega[g], c[g])));
-    EACH(also[g] = vd_select(wide[g], sin_omega[g], one)); /* wide: 1 / sin(omega) from the same reciprocal */
-    EACH(reciprocal[g] = vd_div(one, vd_mul(denominator[g], also[g])));
-    EACH(y[g] = vd_mul(vd_mul(numerator[g], also[g]), reciprocal[g]));
-    EACH(y2[g] = vd_mul(y[g], y[g]));
-    EACH(atan_ratio[g] = atanc_f64(y2[g]));
-    EACH(two_atan[g] = vd_mul(vd_add(y[g], y[g]), atan_ratio[g]));
-    EACH(omega[g] = vd_select(wide[g], vd_sub(vd_set1(1.5707963267948966), two_atan[g]), two_atan[g]));
-    EACH(k[g] = vd_select(wide[g], vd_mul(omega[g], vd_mul(denominator[g], reciprocal[g])),
-                          vd_fmadd(atan_ratio[g], y2[g], atan_ratio[g])));
-    EACH(rest[g] = vd_sub(one, t[g]));
-    EACH(t_omega[g] = vd_mul(t[g], omega[g]));
-    EACH(rest_omega[g] = vd_mul(rest[g], omega[g]));
-    EACH(w0[g] = vd_mul(vd_mul(rest[g], k[g]), sinc_f64(vd_mul(rest_omega[g], rest_omega[g]))));
-    EACH(w1[g] = vd_xor(vd_mul(vd_mul(t[g], k[g]), sinc_f64(vd_mul(t_omega[g], t_omega[g]))), sign[g]));
+    EACH(g, groups, c[g] = vd_min(one, vd_abs(d[g]))); /* NaN d stays NaN (vd_min: b when either is NaN) */
+    EACH(g, groups, sin_omega[g] = vd_sqrt(vd_mul(vd_sub(one, c[g]), vd_add(one, c[g]))));
+    EACH(g, groups, wide[g] = vd_lt(c[g], sin_omega[g])); /* omega > pi/4 */
+    EACH(g, groups, numerator[g] = vd_select(wide[g], c[g], sin_omega[g]));
+    EACH(g, groups, denominator[g] = vd_add(one, vd_select(wide[g], sin_omega[g], c[g])));
+    /* wide: 1 / sin(omega) from the same reciprocal */
+    EACH(g, groups, also[g] = vd_select(wide[g], sin_omega[g], one));
+    EACH(g, groups, reciprocal[g] = vd_div(one, vd_mul(denominator[g], also[g])));
+    EACH(g, groups, y[g] = vd_mul(vd_mul(numerator[g], also[g]), reciprocal[g]));
+    EACH(g, groups, y2[g] = vd_mul(y[g], y[g]));
+    EACH(g, groups, atan_ratio[g] = atanc_f64(y2[g]));
+    EACH(g, groups, two_atan[g] = vd_mul(vd_add(y[g], y[g]), atan_ratio[g]));
+    EACH(g, groups, omega[g] = vd_select(wide[g], vd_sub(vd_set1(1.5707963267948966), two_atan[g]), two_atan[g]));
+    EACH(g, groups, k[g] = vd_select(wide[g], vd_mul(omega[g], vd_mul(denominator[g], reciprocal[g])),
+                                     vd_fmadd(atan_ratio[g], y2[g], atan_ratio[g])));
+    EACH(g, groups, rest[g] = vd_sub(one, t[g]));
+    EACH(g, groups, t_omega[g] = vd_mul(t[g], omega[g]));
+    EACH(g, groups, rest_omega[g] = vd_mul(rest[g], omega[g]));
+    EACH(g, groups, w0[g] = vd_mul(vd_mul(rest[g], k[g]), sinc_f64(vd_mul(rest_omega[g], rest_omega[g]))));
+    EACH(g, groups, w1[g] = vd_xor(vd_mul(vd_mul(t[g], k[g]), sinc_f64(vd_mul(t_omega[g], t_omega[g]))), sign[g]));
 }
 
 /*
@@ -366,22 +369,22 @@ JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t a
         vd_load_quads(b + GROUP_OFFSET(bs, g), bs, &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
         tv[g] = load_fractions_f64(t + GROUP_OFFSET(ts, g), ts);
     }
-    EACH(d[g] = dot4_f64(qa[g], qb[g]));
-    EACH(sign[g] = arc_sign_f64(d[g]));
+    EACH(g, groups, d[g] = dot4_f64(qa[g], qb[g]));
+    EACH(g, groups, sign[g] = arc_sign_f64(d[g]));
     if (mode == SLERP) {
         slerp_weights_f64(groups, d, sign, tv, w0, w1);
     } else {
-        EACH(w0[g] = vd_sub(vd_set1(1.0), tv[g]));
-        EACH(w1[g] = vd_xor(tv[g], sign[g]));
+        EACH(g, groups, w0[g] = vd_sub(vd_set1(1.0), tv[g]));
+        EACH(g, groups, w1[g] = vd_xor(tv[g], sign[g]));
     }
     for (int k = 0; k < 4; k++)
-        EACH(q[g][k] = vd_fmadd(w1[g], qb[g][k], vd_mul(w0[g], qa[g][k])));
+        EACH(g, groups, q[g][k] = vd_fmadd(w1[g], qb[g][k], vd_mul(w0[g], qa[g][k])));
     if (mode == NLERP) {
         vd n2[GROUPS], inv_norm[GROUPS];
-        EACH(n2[g] = dot4_f64(q[g], q[g]));
-        EACH(inv_norm[g] = vd_div(vd_set1(1.0), vd_sqrt(n2[g])));
+        EACH(g, groups, n2[g] = dot4_f64(q[g], q[g]));
+        EACH(g, groups, inv_norm[g] = vd_div(vd_set1(1.0), vd_sqrt(n2[g])));
         for (int k = 0; k < 4; k++)
-            EACH(q[g][k] = vd_mul(q[g][k], inv_norm[g]));
+            EACH(g, groups, q[g][k] = vd_mul(q[g][k], inv_norm[g]));
         for (int g = 0; g < groups; g++) {
             vdmask redo = nlerp_out_of_range_f64(d[g], n2[g]);
             if (JM_UNLIKELY(md_any(redo)))

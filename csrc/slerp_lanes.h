@@ -88,19 +88,19 @@ JM_INLINE void slerp_weights(int groups, const vf *d, const vf *sign, const vf *
     const vf one = v_set1(1.0f);
     vf one_minus_t[GROUPS], c[GROUPS], one_minus_c[GROUPS], sin2[GROUPS], a[GROUPS], a2[GROUPS];
     vf atan_ratio[GROUPS], omega[GROUPS], k[GROUPS], t_omega[GROUPS], rest_omega[GROUPS];
-    EACH(one_minus_t[g] = v_sub(one, t[g]));
-    EACH(c[g] = v_min(one, v_abs(d[g])));
-    EACH(one_minus_c[g] = v_sub(one, c[g]));
-    EACH(sin2[g] = v_mul(one_minus_c[g], v_add(one, c[g])));
-    EACH(a[g] = v_mul(one_minus_c[g], v_rsqrt_fine(v_max(sin2[g], v_set1(1e-30f)))));
-    EACH(a2[g] = v_mul(a[g], a[g]));
-    EACH(atan_ratio[g] = atanc_0_1(a2[g]));
-    EACH(omega[g] = v_mul(v_add(a[g], a[g]), atan_ratio[g]));
-    EACH(k[g] = v_fmadd(atan_ratio[g], a2[g], atan_ratio[g]));
-    EACH(t_omega[g] = v_mul(t[g], omega[g]));
-    EACH(rest_omega[g] = v_mul(one_minus_t[g], omega[g]));
-    EACH(w0[g] = v_mul(v_mul(one_minus_t[g], k[g]), sinc_0_half_pi(v_mul(rest_omega[g], rest_omega[g]))));
-    EACH(w1[g] = v_xor(v_mul(v_mul(t[g], k[g]), sinc_0_half_pi(v_mul(t_omega[g], t_omega[g]))), sign[g]));
+    EACH(g, groups, one_minus_t[g] = v_sub(one, t[g]));
+    EACH(g, groups, c[g] = v_min(one, v_abs(d[g])));
+    EACH(g, groups, one_minus_c[g] = v_sub(one, c[g]));
+    EACH(g, groups, sin2[g] = v_mul(one_minus_c[g], v_add(one, c[g])));
+    EACH(g, groups, a[g] = v_mul(one_minus_c[g], v_rsqrt_fine(v_max(sin2[g], v_set1(1e-30f)))));
+    EACH(g, groups, a2[g] = v_mul(a[g], a[g]));
+    EACH(g, groups, atan_ratio[g] = atanc_0_1(a2[g]));
+    EACH(g, groups, omega[g] = v_mul(v_add(a[g], a[g]), atan_ratio[g]));
+    EACH(g, groups, k[g] = v_fmadd(atan_ratio[g], a2[g], atan_ratio[g]));
+    EACH(g, groups, t_omega[g] = v_mul(t[g], omega[g]));
+    EACH(g, groups, rest_omega[g] = v_mul(one_minus_t[g], omega[g]));
+    EACH(g, groups, w0[g] = v_mul(v_mul(one_minus_t[g], k[g]), sinc_0_half_pi(v_mul(rest_omega[g], rest_omega[g]))));
+    EACH(g, groups, w1[g] = v_xor(v_mul(v_mul(t[g], k[g]), sinc_0_half_pi(v_mul(t_omega[g], t_omega[g]))), sign[g]));
 }
 
 /*
@@ -172,9 +172,9 @@ JM_INLINE vf fixed_t_weight(const float c[FIXED_T_TERMS], vf u) {
 JM_INLINE void fixed_t_weights(int groups, const vf *d, const vf *sign, const fixed_t *ft, vf *w0, vf *w1) {
     const vf one = v_set1(1.0f);
     vf u[GROUPS];
-    EACH(u[g] = v_fmadd(v_set1(2.0f), v_min(one, v_abs(d[g])), v_set1(-1.0f)));
-    EACH(w0[g] = fixed_t_weight(ft->w0, u[g]));
-    EACH(w1[g] = v_xor(fixed_t_weight(ft->w1, u[g]), sign[g]));
+    EACH(g, groups, u[g] = v_fmadd(v_set1(2.0f), v_min(one, v_abs(d[g])), v_set1(-1.0f)));
+    EACH(g, groups, w0[g] = fixed_t_weight(ft->w0, u[g]));
+    EACH(g, groups, w1[g] = v_xor(fixed_t_weight(ft->w1, u[g]), sign[g]));
 }
 
 /*
@@ -182,8 +182,8 @@ JM_INLINE void fixed_t_weights(int groups, const vf *d, const vf *sign, const fi
  * has squared norm >= (1 - t)^2 |a|^2 + t^2 |b|^2 (>= 1/2 for unit inputs).
  */
 JM_INLINE void nlerp_weights(int groups, const vf *sign, const vf *t, vf *w0, vf *w1) {
-    EACH(w0[g] = v_sub(v_set1(1.0f), t[g]));
-    EACH(w1[g] = v_xor(t[g], sign[g]));
+    EACH(g, groups, w0[g] = v_sub(v_set1(1.0f), t[g]));
+    EACH(g, groups, w1[g] = v_xor(t[g], sign[g]));
 }
 
 /*
@@ -252,8 +252,8 @@ enum { SLERP, SLERP_FIXED_T, NLERP };
 JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4],
                            vf *sign) {
     vf d[GROUPS], w0[GROUPS], w1[GROUPS];
-    EACH(d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
-    EACH(sign[g] = arc_sign(d[g]));
+    EACH(g, groups, d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
+    EACH(g, groups, sign[g] = arc_sign(d[g]));
     if (mode == SLERP)
         slerp_weights(groups, d, sign, t, w0, w1);
     else if (mode == SLERP_FIXED_T)
@@ -261,13 +261,14 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
     else
         nlerp_weights(groups, sign, t, w0, w1);
     for (int k = 0; k < 4; k++)
-        EACH(out[g][k] = v_fmadd(w1[g], b[g][k], v_mul(w0[g], a[g][k])));
+        EACH(g, groups, out[g][k] = v_fmadd(w1[g], b[g][k], v_mul(w0[g], a[g][k])));
     if (mode == NLERP) {
         vf n2[GROUPS], inv_norm[GROUPS];
-        EACH(n2[g] = dot4(out[g][0], out[g][1], out[g][2], out[g][3], out[g][0], out[g][1], out[g][2], out[g][3]));
-        EACH(inv_norm[g] = v_rsqrt_fine(n2[g]));
+        EACH(g, groups, n2[g] = dot4(out[g][0], out[g][1], out[g][2], out[g][3],
+                                     out[g][0], out[g][1], out[g][2], out[g][3]));
+        EACH(g, groups, inv_norm[g] = v_rsqrt_fine(n2[g]));
         for (int k = 0; k < 4; k++)
-            EACH(out[g][k] = v_mul(out[g][k], inv_norm[g]));
+            EACH(g, groups, out[g][k] = v_mul(out[g][k], inv_norm[g]));
         for (int g = 0; g < groups; g++) {
             vmask redo = nlerp_out_of_range(d[g], n2[g]);
             if (m_any(redo))
