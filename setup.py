@@ -7,6 +7,7 @@ scalar, sse, avx2, avx512; arm64: scalar, neon (NEON is baseline there); any oth
 No -march=native anywhere, so the module runs on any CPU of its architecture. GCC and clang
 (Linux, macOS) or MSVC (Windows).
 """
+import glob
 import os
 import platform
 import re
@@ -33,9 +34,7 @@ ARM64 = TARGET in ("aarch64", "arm64")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the headers every kernel family includes (a change rebuilds them all)
-KERNEL_HEADERS = ["csrc/jointmath.h", "csrc/kernels.h", "csrc/isas.h", "csrc/quat_math.h", "csrc/slerp_lanes.h",
-                  "csrc/joint_blocks.h", "csrc/simd/common.h", "csrc/simd/lane_helpers.h", "csrc/simd/scalar.h",
-                  "csrc/simd/sse.h", "csrc/simd/avx2.h", "csrc/simd/avx512.h", "csrc/simd/neon.h"]
+KERNEL_HEADERS = sorted(glob.glob("csrc/*.h") + glob.glob("csrc/simd/*.h"))
 
 # Target flags of each ISA path, by name: GCC/clang, MSVC. The scalar path is honest scalar code
 # (no auto-vectorisation): the baseline the SIMD paths are measured against. MSVC compiles SSE4.1

@@ -3,7 +3,7 @@ imports and all), as a user runs it.
 
 1. frames/s per stage on one clip (tests/data/01_01.bvh, CMU 01_01: 2,752 frames x 31 joints);
 2. 8 copies of that clip: this build against a baseline build (--baseline DIR: a checkout built
-   in place, e.g. commit fe6bb96), each command alternated with the other, median of --rounds;
+   in place, e.g. of the previous release), each command alternated with the other, median of --rounds;
    with and without --check, since the baseline always checked against float64;
 3. --dask local (one thread per core) against one process on the same 8 clips, and on 64 clips
    (whole processes: interpreter start and imports are part of the cost), plus, for the work
@@ -12,8 +12,8 @@ imports and all), as a user runs it.
    part no thread shares.
 
 Run from a clean clone after the README's install (`pip install .`): this build is the jointmath
-this script imports. Baseline, in a folder of your choice (BASE below):
-    mkdir BASE && git archive fe6bb96 | tar -x -C BASE && (cd BASE && python setup.py build_ext --inplace)
+this script imports. Baseline, a git revision REV in a folder of your choice (BASE below):
+    mkdir BASE && git archive REV | tar -x -C BASE && (cd BASE && python setup.py build_ext --inplace)
     python benchmarks/bench_main.py --baseline BASE
 Absolute times on a shared machine are noise: the ratios are taken round by round.
 """
@@ -75,7 +75,7 @@ def stages():
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline", metavar="DIR", help="an in-place build to compare with (e.g. commit fe6bb96)")
+    parser.add_argument("--baseline", metavar="DIR", help="an in-place build to compare with (e.g. of the previous release)")
     parser.add_argument("--rounds", type=int, default=5, help="timed runs of each command (default 5)")
     parser.add_argument("--no-dask", action="store_true", help="skip the dask.distributed figures")
     args = parser.parse_args()

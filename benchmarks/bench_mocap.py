@@ -2,8 +2,8 @@
 forward_kinematics.
 
 Against peers measured in the same run: jointmath's own reader and writer at an earlier commit
-(--baseline, default 333125b: NumPy's loadtxt for the MOTION block, savetxt with %.9g; its
-bvh.py is read with `git show` and run on this build's kernels), the PyPI `bvh` package followed
+(--baseline REV, a git revision: its bvh.py is read with `git show` and run on this build's
+kernels), the PyPI `bvh` package followed
 by scipy's from_euler per joint (pip install bvh; skipped if absent), scipy's from_euler on
 1,048,576 triples, and a per-joint NumPy (einsum) loop over the hierarchy for forward kinematics.
 Loading is also given in MB of file per second.
@@ -39,7 +39,9 @@ DEFAULT_CLIP = ROOT / "tests" / "data" / "01_01.bvh"  # CMU 01_01, in the reposi
 
 def baseline_bvh(ref):
     """jointmath/bvh.py as of git commit `ref`, as a module of this jointmath (so it runs on this
-    build's kernels), or None when git or the commit is not at hand."""
+    build's kernels), or None when no revision is given or git or the revision is not at hand."""
+    if ref is None:
+        return None
     try:
         source = subprocess.run(["git", "show", f"{ref}:jointmath/bvh.py"], cwd=ROOT, capture_output=True,
                                 check=True, text=True).stdout
@@ -83,7 +85,7 @@ def einsum_forward_kinematics(joints, parents):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("clip", nargs="?", default=str(DEFAULT_CLIP), help="a BVH file (default: CMU 01_01.bvh)")
-    parser.add_argument("--baseline", default="333125b", help="git commit of the earlier reader (default 333125b)")
+    parser.add_argument("--baseline", help="a git revision whose BVH reader and writer to time beside this one")
     args = parser.parse_args()
     print(f"running path: {jm.isa()}; available: {', '.join(jm.available_isas())}")
     clip = jm_bvh.load(args.clip)

@@ -1,7 +1,7 @@
 /*
  * compose.c - products of 3x4 joint matrices (rigid transforms), and forward kinematics.
  *
- * Compiled once per ISA (see simd.h). Each block composes JM_W pairs, one per vector lane; the
+ * Compiled once per ISA (see simd/common.h). Each block composes JM_W pairs, one per vector lane; the
  * forward-kinematics blocks hold JM_W frames, one per lane.
  */
 #include "jointmath.h"

@@ -1,7 +1,7 @@
 /*
  * continuity.c - sign continuity of quaternion sequences (jointmath.make_continuous).
  *
- * Compiled once per ISA (see simd.h). The float32 kernel takes JM_W joints of one frame per
+ * Compiled once per ISA (see simd/common.h). The float32 kernel takes JM_W joints of one frame per
  * block, one per vector lane; frames run one after another (each needs the previous one's
  * result), so the work is one pass of dot products over memory: memory-bound.
  */

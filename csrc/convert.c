@@ -1,7 +1,7 @@
 /*
  * convert.c - quaternion <-> rotation matrix, for joint records and plain float arrays.
  *
- * Compiled once per ISA (see simd.h). Conventions: quaternions are (x, y, z, w); the matrix is
+ * Compiled once per ISA (see simd/common.h). Conventions: quaternions are (x, y, z, w); the matrix is
  * the active rotation R with v' = R v (the one scipy's Rotation.as_matrix returns), row-major.
  * Each block converts JM_W records at once, one record per vector lane.
  */
@@ -106,7 +106,7 @@ void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdi
  * gives NaN (0 * 1/0), an inf or NaN component NaN, in its own record only (that step runs for
  * blocks holding such a q; a lane's result never depends on its neighbours).
  * Accuracy, float64: max abs element error <= 1e-15 against an extended-precision evaluation,
- * unit q and any finite non-zero scale, every path (tests/test_float64.py; 4.5e-16 measured over
+ * unit q and any finite non-zero scale, every path (tests/kernels/test_convert.py; 4.5e-16 measured over
  * 300,000 unit quaternions, 1.3e-16 over 2^-1074 ... DBL_MAX).
  */
 JM_INLINE void quat_to_rotation_f64(vd x, vd y, vd z, vd w, vd r[9]) {

@@ -1,7 +1,7 @@
 /*
  * euler.c - Tait-Bryan angles to quaternions.
  *
- * Compiled once per ISA (see simd.h). Each block converts JM_W angle triples, one per lane.
+ * Compiled once per ISA (see simd/common.h). Each block converts JM_W angle triples, one per lane.
  */
 #include "jointmath.h"
 #include "simd/common.h"
@@ -191,7 +191,7 @@ JM_INLINE vf atan2_approx(vf y, vf x) {
  * ratio, |(c, d)| < 5e-8 |(a, b)| or the reverse (tan(5e-8) = 5e-8 in float32), which float32
  * resolves at any size (the angle itself rounds to 2.4e-7 near pi); there the third angle is 0
  * and the first carries the rest, arg((a + ib)^2) or +-arg((c + id)^2).
- * Accuracy, float32 (benchmarks/convert_numerics.py, every path): each angle within 3.7e-7 rad
+ * Accuracy, float32 (tools/convert_numerics.py, every path): each angle within 3.7e-7 rad
  * of the float64 reference away from the lock (3.62e-7 the worst of 8e6 random quaternions; in
  * degrees 5.2e-7, the result's float32 rounding adding up to 1.3e-7 rad at 180 degrees: 5.09e-7
  * measured over 10^6), the rotation of the angles within 6.2e-7 rad of
@@ -295,7 +295,7 @@ void JM_FN(jm_quats_to_euler)(const float *quats, float *angles, size_t n, const
  * 2^-52 |r| + 2^-70 of the exact reduction). The quadrant comes from f = k/4 - round(k/4) in
  * {0, 1/4, +-1/2, -1/4} (exact): no integer lanes.
  * Accuracy: about 1 ulp of sin(h), cos(h) (the polynomials' < 1 ulp plus the reduction's
- * rounding); checked through euler_to_quat (tests/test_float64.py). A NaN or infinite angle
+ * rounding); checked through euler_to_quat (tests/kernels/test_euler.py). A NaN or infinite angle
  * gives NaN.
  */
 JM_INLINE void half_angle_sin_cos_f64(vd a, int degrees, vd *sin_h, vd *cos_h) {
@@ -370,7 +370,7 @@ JM_INLINE void times_elementary_f64(vd p[4], int a, vd s, vd c) {
  * against an extended-precision evaluation (7.1e-16 measured over 720,000 triples, every order
  * and path) for angles within +-720 degrees
  * (radians: +-4 pi), and up to 2^40 degrees or 2^20 radians, on every path
- * (tests/test_float64.py). A NaN or infinite angle gives a NaN quaternion in its own record.
+ * (tests/kernels/test_euler.py). A NaN or infinite angle gives a NaN quaternion in its own record.
  */
 JM_INLINE void euler_f64_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
     vd a[4], s[3], c[3], q[4];
@@ -423,7 +423,7 @@ JM_INLINE vd atan2_f64(vd y, vd x) {
  * the outer angles come from the arguments of the complex products (a + ib)(c -+ id), which
  * keep their relative accuracy however small |(c, d)| gets: each may be ill-conditioned near
  * the lock, their rotation is not.
- * Accuracy, float64 (tests/test_float64.py, every path): the rotation of the angles (evaluated
+ * Accuracy, float64 (tests/kernels/test_euler.py, every path): the rotation of the angles (evaluated
  * in extended precision) within 1e-14 rad of q's everywhere, lock band and its edges included;
  * 9.7e-16 measured over 360,000 quaternions, every order, in degrees and radians. Two blocks
  * of JM_WD records are converted together (EULER_F64_GROUPS), step by step: their dependency

@@ -2,7 +2,7 @@
  * extract.c - the rotation closest to an arbitrary 3x3 matrix (Mueller, Bender, Chentanez and
  * Macklin 2016, "A Robust Method to Extract the Rotational Part of Deformations").
  *
- * Compiled once per ISA (see simd.h). Each lane iterates one matrix; EXTRACT_GROUPS groups of
+ * Compiled once per ISA (see simd/common.h). Each lane iterates one matrix; EXTRACT_GROUPS groups of
  * JM_W matrices iterate in the same loop so that their independent dependency chains hide each
  * other's latency (one group alone leaves the FMA pipes idle most of the time).
  */
@@ -438,7 +438,7 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
  * the directions it leaves free from the start; A = 0 returns the start (a near-unit q0 bit for
  * bit) after 0 updates; a NaN/inf in A or q0 gives NaN for that matrix only (1 update); finite
  * input gives finite unit output (the power-of-two scaling of A and q0).
- * Accuracy, float32, tol 2e-7 (measured on every path, tests/test_extract.py checks the bounds):
+ * Accuracy, float32, tol 2e-7 (measured on every path, tests/kernels/test_extract.py checks the bounds):
  * A = R S with S symmetric positive definite of condition <= 10: within 1.5e-6 rad of the SVD
  * polar rotation (bound 1e-5 for 99.9 %, 1e-4 for all); rotation matrices: 2.7e-7 rad (bound
  * 1e-6); | |q| - 1 | <= 3.1e-7 (bound 5e-7). Each lane computes the same whatever its block-mates
@@ -801,7 +801,7 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
  * the start after 0 updates, a q0 with | |q0|^2 - 1 | < 2^-49 bit for bit; NaN/inf in a matrix or
  * its q0 gives NaN for that matrix only, after 1 update; finite input gives finite output with
  * | |q| - 1 | < 2^-50).
- * Accuracy, float64, default tol 1e-12 (tests/test_float64_extract.py checks it on every path):
+ * Accuracy, float64, default tol 1e-12 (tests/kernels/test_extract.py checks it on every path):
  * "newton": A = R S with S symmetric positive definite of condition up to 1e3 (and rotations),
  * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation. "muller" stops
  * on |omega| < tol, i.e. within about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad.

@@ -1,5 +1,5 @@
 /*
- * quat_math.h - quaternion math shared by kernel families (included after simd.h, so it is
+ * quat_math.h - quaternion math shared by kernel families (included after simd/common.h, so it is
  * compiled per ISA like its includers).
  */
 #ifndef JM_QUAT_MATH_H
@@ -78,7 +78,7 @@ JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
  * docs/design/float64-kernels.md). Finite input gives a finite unit quaternion; NaN input NaN.
  * Accuracy, float64, rotation input (the float64 rounding of a rotation): angle error
  * <= 2e-15 rad and | |q| - 1 | <= 1e-15 against an extended-precision evaluation, including
- * case boundaries and 180-degree rotations (tests/test_float64.py; 3.8e-16 rad and 3.2e-16
+ * case boundaries and 180-degree rotations (tests/kernels/test_convert.py; 3.8e-16 rad and 3.2e-16
  * measured over 300,000 rotations).
  */
 JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
@@ -142,7 +142,7 @@ JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
  * result never depends on its neighbours.
  * Accuracy, float32: unit q, max abs element error 2.4e-7 measured over 10^7 random unit
  * quaternions on every path (bound 5e-7, tested); any finite non-zero scale, 2.5e-7 measured
- * over 2^-149 ... 2^127 (benchmarks/convert_numerics.py; bound 5e-7, tested).
+ * over 2^-149 ... 2^127 (tools/convert_numerics.py; bound 5e-7, tested).
  */
 JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
     vf q[4] = {x, y, z, w}, sq[4];
@@ -175,7 +175,7 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
 
 /*
  * atan(y) / y = 1 + s Q(s) for s = y^2 in [0, tan(pi/8)^2]: relative error 7.1e-18 with the
- * coefficients rounded to double (benchmarks/fit_interp_polys.py, float64 section). atanc_tail_f64
+ * coefficients rounded to double (tools/fit_interp_polys.py, float64 section). atanc_tail_f64
  * is Q(s), for callers that add u s Q(s) to u in one fused step (atan2_f64 in euler.c); atanc_f64
  * the whole ratio (the float64 slerp weights).
  */

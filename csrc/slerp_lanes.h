@@ -8,7 +8,7 @@
  *    angle from the dot product, the angle from a polynomial arctangent, the weights from a
  *    polynomial sine and a reciprocal square root estimate refined by one Newton-Raphson step
  *    with its second-order term (v_rsqrt_fine).
- * All polynomial coefficients are minimax fits made by benchmarks/fit_interp_polys.py. Why these
+ * All polynomial coefficients are minimax fits made by tools/fit_interp_polys.py. Why these
  * forms, and the measured accuracy: docs/design/slerp.md.
  */
 #ifndef JM_SLERP_LANES_H
@@ -20,15 +20,6 @@
 
 #include <math.h>
 #include <string.h>
-
-/* a function kept out of line (JM_INLINE's opposite, without JM_COLD's placement) */
-#ifndef JM_NOINLINE
-#if defined(_MSC_VER) && !defined(__clang__)
-#define JM_NOINLINE __declspec(noinline)
-#else
-#define JM_NOINLINE __attribute__((noinline))
-#endif
-#endif
 
 /* sin(x) / x for x in [0, pi/2], as a polynomial in x2 = x^2: relative error 6.1e-9 before float
    rounding. */
@@ -111,7 +102,7 @@ JM_INLINE void slerp_weights(int groups, const vf *d, const vf *sign, const vf *
  *   sin(t w) / sin(w) = sum_k c_k(t) u^k (k < 9),   c_k(t) = t sum_j FIXED_T_FIT[k][j] t^(2j)
  *
  * a minimax fit in absolute error over t in [0, 1] and w in [0, pi/2] made by
- * benchmarks/fit_interp_polys.py: 3.0e-8 in float64, 1.2e-7 evaluated in float32 with the
+ * tools/fit_interp_polys.py: 3.0e-8 in float64, 1.2e-7 evaluated in float32 with the
  * coefficients computed once per call. The lanes evaluate two such polynomials (for 1 - t and
  * t, fixed_t_weight): about the work of nlerp's normalisation. Parallel and antipodal pairs
  * are no special case (u = 1 gives the lerp weights within the fit error).

@@ -11,7 +11,7 @@ from jointmath import _core
 from adversarial import run_python
 
 
-# the paths built on each CPU architecture, from the baseline up (setup.py, csrc/jointmath.h)
+# the paths built on each CPU architecture, from the baseline up (csrc/isas.h, which setup.py reads)
 X86_PATHS, ARM64_PATHS = ["scalar", "sse", "avx2", "avx512"], ["scalar", "neon"]
 BUILT_PATHS = {"x86_64": X86_PATHS, "AMD64": X86_PATHS, "aarch64": ARM64_PATHS, "arm64": ARM64_PATHS}.get(
     platform.machine(), ["scalar"])

@@ -1,4 +1,4 @@
-"""Fits the polynomial coefficients of csrc/interp.c (run: python tools/fit_interp_polys.py
+"""Fits the polynomial coefficients of csrc/slerp_lanes.h (float32) and csrc/quat_math.h (float64) (run: python tools/fit_interp_polys.py
 [--float64]).
 
 sinc_0_half_pi: sin(x) / x = 1 + s P(s), s = x^2, x in [0, pi/2]

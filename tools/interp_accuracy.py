@@ -1,4 +1,4 @@
-"""Measures the accuracy bounds written in csrc/interp.c, on every ISA path.
+"""Measures the accuracy bounds written in csrc/slerp.c and csrc/slerp_lanes.h, on every ISA path.
 
 Run: python tools/interp_accuracy.py [--pairs N] [--scaled-pairs M] [--float64-pairs K]
 (defaults 10,000,000, 1,000,000 and 1,000,000 random pairs; --float64-only runs only the last part)
@@ -8,7 +8,7 @@ Random unit quaternion pairs (uniform over rotations, rounded to float32) with r
 slerp / nlerp (float32 kernels, per-element t) against the float64 jointmath.reference, the same
 for the slerp with one t per call (the fixed-t weights of slerp_joints and of slerp with a scalar
 t; one call per 10,000 pairs, each with its own random t), and the max | |q| - 1 |. Pairs whose dot product is within 1e-6 of 0 are left out of the maximum: the
-shorter arc is a tie there that float rounding decides (tests/test_interp.py accepts either arc
+shorter arc is a tie there that float rounding decides (tests/kernels/test_interp.py accepts either arc
 for them); their number is printed.
 
 Then the end of the arc: at t = 1 every function must return exactly -q1 where q0 . q1 < 0 and

@@ -9,7 +9,8 @@
  *   masks    m_and m_or m_not m_any m_count
  *   int32    vi_set1 v_round_int v_from_int vi_or vi_and vi_add vi_shl vi_shr vi_eq vi_select
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
- *   records  jm_load_lanewise jm_store_lanewise v_load_quads_lanewise v_store_quads_lanewise
+ *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
+ *            records k, k + 4, ... of a block, one per 128-bit lane)
  *            jm_transpose_lanes jm_copy_record32
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
@@ -155,32 +156,6 @@ JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, i
     _mm_storeu_ps((float *)JM_REC(b, s, idx, k + 12), _mm512_extractf32x4_ps(v, 3));
 }
 /* 4x4 transpose inside every 128-bit lane */
-JM_INLINE void jm_load_lanewise(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads(base, stride, 0);
-    *c1 = jm_load_4_quads(base, stride, 1);
-    *c2 = jm_load_4_quads(base, stride, 2);
-    *c3 = jm_load_4_quads(base, stride, 3);
-}
-JM_INLINE void jm_store_lanewise(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
-    jm_store_4_quads(base, stride, 0, c0);
-    jm_store_4_quads(base, stride, 1, c1);
-    jm_store_4_quads(base, stride, 2, c2);
-    jm_store_4_quads(base, stride, 3, c3);
-}
-JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
-                                     vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
-    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
-    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
-    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
-}
-JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
-                                      vf c3) {
-    jm_store_4_quads_idx(base, stride, idx, 0, c0);
-    jm_store_4_quads_idx(base, stride, idx, 1, c1);
-    jm_store_4_quads_idx(base, stride, idx, 2, c2);
-    jm_store_4_quads_idx(base, stride, idx, 3, c3);
-}
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
     __m512 t0 = _mm512_unpacklo_ps(*a, *b), t1 = _mm512_unpackhi_ps(*a, *b);
     __m512 t2 = _mm512_unpacklo_ps(*c, *d), t3 = _mm512_unpackhi_ps(*c, *d);

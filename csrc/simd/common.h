@@ -49,10 +49,12 @@
  *                 compiler merges the identical divisions of the inlined calls).
  *   records       Records (joints, quaternions, matrices) move between memory and registers as
  *                 128-bit "quads" of four floats, by plain loads, shuffles and stores (no
- *                 gather/scatter). jm_load_lanewise reads the quads of a block of JM_W records
- *                 base + i * stride as four vectors in a fixed arrangement (no shuffles), which
- *                 jm_transpose_lanes turns into components (v_load_quads); jm_store_lanewise
- *                 writes them back. v_load_quads_lanewise / v_store_quads_lanewise: the same for
+ *                 gather/scatter). jm_load_4_quads(base, stride, k) reads the quads of records
+ *                 k, k + 4, ... of a block of JM_W records base + i * stride into one vector
+ *                 (no shuffles; jm_store_4_quads writes them back; the _idx forms take the
+ *                 records at JM_REC). jm_load_lanewise (below, from these) reads a whole block
+ *                 as four such vectors, which jm_transpose_lanes turns into components
+ *                 (v_load_quads); jm_store_lanewise writes them back. v_load_quads_lanewise / v_store_quads_lanewise: the same for
  *                 the records of the lanes i at JM_REC(base, stride, idx, i), see below.
  *                 jm_copy_record32: one 32-byte record, src to dst.
  *   vd, vdmask    the same for doubles: JM_WD lanes, the ops of vf with the prefixes vd_ / md_
@@ -77,11 +79,12 @@
  *
  * Helpers (this header): v_rsqrt v_rcp v_rsqrt_fine; jm_float_from_bits v_abs v_negate
  * v_scale_pow2 and their float64 twins jm_double_from_bits vd_abs vd_negate vd_scale_pow2 (one
- * template, simd/lane_helpers.h); v_load_quads v_store_quads v_load_quads_idx v_store_quads_idx
+ * template, simd/lane_helpers.h); jm_load_lanewise jm_store_lanewise v_load_quads_lanewise
+ * v_store_quads_lanewise; v_load_quads v_store_quads v_load_quads_idx v_store_quads_idx
  * v_load_octs v_store_octs v_load_records v_store_records; vd_load_mat3 vd_store_mat3;
  * JM_FOR_BLOCKS JM_FOR_BLOCKS_D. Paths override these by name (JM_NATIVE_<NAME>):
- * JM_NATIVE_RECIPROCALS, JM_NATIVE_OCTS, and the fast paths tested per call JM_NATIVE_PACKED_QUADS
- * (jm_quads_packed), JM_NATIVE_PACKED_RECORDS (jm_records_packed), JM_NATIVE_PACKED_MAT3
+ * JM_NATIVE_RECIPROCALS, JM_NATIVE_LANEWISE, JM_NATIVE_OCTS, and the fast paths tested per call
+ * JM_NATIVE_PACKED_QUADS (jm_quads_packed), JM_NATIVE_PACKED_RECORDS (jm_records_packed), JM_NATIVE_PACKED_MAT3
  * (vd_mat3_packed).
  *
  * Kernel overrides (the section of that name below): what a kernel does differently on some
@@ -129,6 +132,7 @@
 #define JM_UNREACHABLE() __assume(0)
 #define JM_UNLIKELY(c) (c)
 #define JM_COLD __declspec(noinline)
+#define JM_NOINLINE __declspec(noinline) /* kept out of line, without JM_COLD's placement */
 JM_INLINE int jm_popcount(unsigned m) {
     int n = 0;
     for (; m; m &= m - 1)
@@ -142,6 +146,7 @@ JM_INLINE int jm_popcount(unsigned m) {
 #define JM_UNREACHABLE() __builtin_unreachable()
 #define JM_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #define JM_COLD __attribute__((cold, noinline))
+#define JM_NOINLINE __attribute__((noinline)) /* kept out of line, without JM_COLD's placement */
 #define jm_popcount(m) __builtin_popcount(m)
 #endif
 
@@ -178,6 +183,39 @@ JM_INLINE uint64_t jm_copy_increasing_rest(const intptr_t *index, intptr_t *copy
 #include "neon.h"
 #else
 #error "unknown JM_ISA (see csrc/isas.h)"
+#endif
+
+/* ------------------------------------------------------ lane-wise record blocks -- */
+/* A block's quads as four vectors, vector k holding records k, k + 4, ... one per 128-bit lane
+   (jm_transpose_lanes then makes components of them), from the path's jm_load_4_quads /
+   jm_store_4_quads; idx as JM_REC. */
+#ifndef JM_NATIVE_LANEWISE
+JM_INLINE void jm_load_lanewise(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
+    *c0 = jm_load_4_quads(base, stride, 0);
+    *c1 = jm_load_4_quads(base, stride, 1);
+    *c2 = jm_load_4_quads(base, stride, 2);
+    *c3 = jm_load_4_quads(base, stride, 3);
+}
+JM_INLINE void jm_store_lanewise(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
+    jm_store_4_quads(base, stride, 0, c0);
+    jm_store_4_quads(base, stride, 1, c1);
+    jm_store_4_quads(base, stride, 2, c2);
+    jm_store_4_quads(base, stride, 3, c3);
+}
+JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
+                                     vf *c2, vf *c3) {
+    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
+    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
+    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
+    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
+}
+JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
+                                      vf c3) {
+    jm_store_4_quads_idx(base, stride, idx, 0, c0);
+    jm_store_4_quads_idx(base, stride, idx, 1, c1);
+    jm_store_4_quads_idx(base, stride, idx, 2, c2);
+    jm_store_4_quads_idx(base, stride, idx, 3, c3);
+}
 #endif
 
 /* -------------------------------------------------------- reciprocal helpers -- */

@@ -9,7 +9,8 @@
  *   masks    m_and m_or m_not m_any m_count
  *   int32    vi_set1 v_round_int v_from_int vi_or vi_and vi_add vi_shl vi_shr vi_eq vi_select
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
- *   records  jm_load_lanewise jm_store_lanewise v_load_quads_lanewise v_store_quads_lanewise
+ *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
+ *            records k, k + 4, ... of a block, one per 128-bit lane)
  *            jm_transpose_lanes jm_copy_record32
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
@@ -131,32 +132,6 @@ JM_INLINE float32x4_t jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intp
 }
 JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int k, float32x4_t v) {
     vst1q_f32((float *)JM_REC(b, s, idx, k), v);
-}
-JM_INLINE void jm_load_lanewise(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads(base, stride, 0);
-    *c1 = jm_load_4_quads(base, stride, 1);
-    *c2 = jm_load_4_quads(base, stride, 2);
-    *c3 = jm_load_4_quads(base, stride, 3);
-}
-JM_INLINE void jm_store_lanewise(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
-    jm_store_4_quads(base, stride, 0, c0);
-    jm_store_4_quads(base, stride, 1, c1);
-    jm_store_4_quads(base, stride, 2, c2);
-    jm_store_4_quads(base, stride, 3, c3);
-}
-JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
-                                     vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
-    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
-    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
-    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
-}
-JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
-                                      vf c3) {
-    jm_store_4_quads_idx(base, stride, idx, 0, c0);
-    jm_store_4_quads_idx(base, stride, idx, 1, c1);
-    jm_store_4_quads_idx(base, stride, idx, 2, c2);
-    jm_store_4_quads_idx(base, stride, idx, 3, c3);
 }
 /* 32-bit transposes of the pairs, then 64-bit ones: a = a0 b0 c0 d0, ..., d = a3 b3 c3 d3 */
 JM_INLINE float32x4_t jm_trn64(float32x4_t a, float32x4_t b, int second) {

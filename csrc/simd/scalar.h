@@ -17,7 +17,8 @@
  *            vd_store_u64_halves
  *   dmasks   md_and md_or md_not md_any
  *   drecords vd_load_quads vd_store_quads
- * Overrides of common.h's generic helpers: v_rsqrt, v_rcp, v_rsqrt_fine (exact divisions).
+ * Overrides of common.h's generic helpers: v_rsqrt, v_rcp, v_rsqrt_fine (exact divisions); the
+ * lane-wise record loads and stores (one record: JM_NATIVE_LANEWISE).
  * Kernel overrides: none (simd/common.h's defaults).
  */
 #ifndef JM_SIMD_COMMON_H
@@ -114,6 +115,7 @@ JM_INLINE void v_store_u64(char *p, vi lo, vi hi) {
 /* ------------------------------------------------------------------- records -- */
 /* One lane: a block is one record, its four lane-wise vectors are its floats, and the transpose
    is the identity. memcpy: records may be unaligned. */
+#define JM_NATIVE_LANEWISE
 JM_INLINE void jm_load_lanewise(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
     float q[4];
     (void)stride;

@@ -9,7 +9,8 @@
  *   masks    m_and m_or m_not m_any m_count
  *   int32    vi_set1 v_round_int v_from_int vi_or vi_and vi_add vi_shl vi_shr vi_eq vi_select
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
- *   records  jm_load_lanewise jm_store_lanewise v_load_quads_lanewise v_store_quads_lanewise
+ *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
+ *            records k, k + 4, ... of a block, one per 128-bit lane)
  *            jm_transpose_lanes jm_copy_record32
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
@@ -119,32 +120,6 @@ JM_INLINE __m128 jm_load_4_quads_idx(const char *base, ptrdiff_t stride, const i
 }
 JM_INLINE void jm_store_4_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, int k, __m128 v) {
     _mm_storeu_ps((float *)JM_REC(base, stride, idx, k), v);
-}
-JM_INLINE void jm_load_lanewise(const char *base, ptrdiff_t stride, vf *c0, vf *c1, vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads(base, stride, 0);
-    *c1 = jm_load_4_quads(base, stride, 1);
-    *c2 = jm_load_4_quads(base, stride, 2);
-    *c3 = jm_load_4_quads(base, stride, 3);
-}
-JM_INLINE void jm_store_lanewise(char *base, ptrdiff_t stride, vf c0, vf c1, vf c2, vf c3) {
-    jm_store_4_quads(base, stride, 0, c0);
-    jm_store_4_quads(base, stride, 1, c1);
-    jm_store_4_quads(base, stride, 2, c2);
-    jm_store_4_quads(base, stride, 3, c3);
-}
-JM_INLINE void v_load_quads_lanewise(const char *base, ptrdiff_t stride, const intptr_t *idx, vf *c0, vf *c1,
-                                     vf *c2, vf *c3) {
-    *c0 = jm_load_4_quads_idx(base, stride, idx, 0);
-    *c1 = jm_load_4_quads_idx(base, stride, idx, 1);
-    *c2 = jm_load_4_quads_idx(base, stride, idx, 2);
-    *c3 = jm_load_4_quads_idx(base, stride, idx, 3);
-}
-JM_INLINE void v_store_quads_lanewise(char *base, ptrdiff_t stride, const intptr_t *idx, vf c0, vf c1, vf c2,
-                                      vf c3) {
-    jm_store_4_quads_idx(base, stride, idx, 0, c0);
-    jm_store_4_quads_idx(base, stride, idx, 1, c1);
-    jm_store_4_quads_idx(base, stride, idx, 2, c2);
-    jm_store_4_quads_idx(base, stride, idx, 3, c3);
 }
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) { _MM_TRANSPOSE4_PS(*a, *b, *c, *d); }
 JM_INLINE void jm_copy_record32(char *dst, const char *src) { memcpy(dst, src, 32); }

@@ -525,7 +525,7 @@ def scattered_indexes(rng, n):
     """Indexes of partial-body blends over n joints: every second and third joint from 0 and 1,
     random subsets of several densities, blocks of 16 half runs (the AVX-512 path's own kernel)
     and one run fewer (its AVX2 kernel), indexes at both frame edges, every second joint after
-    irregular blocks (csrc/interp.c every_second_joint_block: the gap before each block), and
+    irregular blocks (csrc/partial_body.c every_second_joint_block: the gap before each block), and
     blocks of each vector width that span as many joints as every second joint but are not."""
     yield from (np.arange(0, n, 2), np.arange(1, n, 2), np.arange(0, n, 3), np.arange(2, n, 3))
     for size in (1, 15, 16, 17, n // 4, n // 2, n - 16, n - 1):
@@ -583,7 +583,7 @@ def test_every_second_joint_at_every_placement(rng, func):
     """Every second joint (and every second joint after irregular blocks) with joints and out at
     each 16-byte offset in a cache line, over frames of an odd number of joints (so the parity of
     the unselected joints' offsets alternates): on AVX2 / AVX-512, where out's unselected records
-    cross cache lines, the stride-two blocks copy them by 128-bit halves (csrc/interp.c
+    cross cache lines, the stride-two blocks copy them by 128-bit halves (csrc/partial_body.c
     gap_copies_cross). Bit-identical to the call without index on the selected joints, the others
     copied bit for bit."""
     frames, n = 3, 137
@@ -602,7 +602,7 @@ def test_every_second_joint_at_every_placement(rng, func):
 
 @pytest.mark.parametrize("in_place", [False, True])
 def test_long_irregular_index(rng, in_place):
-    """An index of more than 4,096 joints (csrc/interp.c SPAN_COPY_MIN_INDEX) whose blocks are
+    """An index of more than 4,096 joints (csrc/partial_body.c SPAN_COPY_MIN_INDEX) whose blocks are
     random subsets (a separate out copies their whole spans before the blocks' stores), every
     second joint and runs, into an out that holds other values: the selected joints as without
     index, the others copied from joints (or left as they were, in place)."""
@@ -622,9 +622,9 @@ def test_long_irregular_index(rng, in_place):
         assert out[:, rest].tobytes() == (marker.tobytes() if in_place else joints[:, rest].tobytes())
 
 
-PREFETCH_MIN_RECORDS = 32768  # csrc/interp.c: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
-PREFETCH_SPAN_MAX_GAP = 4  # csrc/interp.c: an index over >= 1/4 of the joints prefetches whole spans
-PREFETCH_FAR_MIN_RECORDS = 131072  # csrc/interp.c: from this many records on, in place, AVX2 and AVX-512 also
+PREFETCH_MIN_RECORDS = 32768  # csrc/joint_blocks.h: calls this large prefetch ahead (PREFETCH_AHEAD = 64)
+PREFETCH_SPAN_MAX_GAP = 4  # csrc/partial_body.c: an index over >= 1/4 of the joints prefetches whole spans
+PREFETCH_FAR_MIN_RECORDS = 131072  # csrc/partial_body.c: from this many records on, in place, AVX2 and AVX-512 also
 #                                   request lines far ahead
 
 
@@ -660,10 +660,10 @@ def test_lists_beyond_the_prefetch_threshold(rng, n_index, spacing, records):
         np.testing.assert_array_equal(work, out)
 
 
-FLAT_CHUNK = 256  # csrc/interp.c: an index of fewer entries over several frames runs as one over the flat lists
+FLAT_CHUNK = 256  # csrc/partial_body.c: an index of fewer entries over several frames runs as one over the flat lists
 
 
-SPARSE_BLEND_MIN_RECORDS = 524288  # csrc/interp.c: with out=, lists this long and an index leaving lines of
+SPARSE_BLEND_MIN_RECORDS = 524288  # csrc/partial_body.c: with out=, lists this long and an index leaving lines of
 #                                   blend unread request its read lines by entry (AVX2 / AVX-512)
 SHORT_FRAME_CASES = [(31, "first half"), (31, "every second"), (31, "random 13"), (31, "one joint"),
                      (31, "all joints"), (8, "every second"), (1, "all joints"), (300, f"random {FLAT_CHUNK - 1}"),
