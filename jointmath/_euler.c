@@ -147,8 +147,7 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "array([[0.707107, 0.      , 0.      , 0.707107],\n"
              "       [0.707107, 0.      , 0.      , 0.707107]])");
 
-static PyObject *py_euler_to_quat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(euler_to_quat) {
     return euler("euler_to_quat", "angles", 1, args, nargs, kwnames);
 }
 
@@ -202,15 +201,12 @@ PyDoc_STRVAR(quat_to_euler_doc,
              ">>> np.round(jm.quat_to_euler([0, 0, 1, 1], \"XYZ\"), 6) + 0.0       # any scale\n"
              "array([0.      , 0.      , 1.570796])");
 
-static PyObject *py_quat_to_euler(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(quat_to_euler) {
     return euler("quat_to_euler", "q", 0, args, nargs, kwnames);
 }
 
 PyMethodDef jm_euler_methods[] = {
-    {"euler_to_quat", (PyCFunction)(void (*)(void))py_euler_to_quat, METH_FASTCALL | METH_KEYWORDS,
-     euler_to_quat_doc},
-    {"quat_to_euler", (PyCFunction)(void (*)(void))py_quat_to_euler, METH_FASTCALL | METH_KEYWORDS,
-     quat_to_euler_doc},
+    JM_FASTCALL_METHOD(euler_to_quat),
+    JM_FASTCALL_METHOD(quat_to_euler),
     {NULL, NULL, 0, NULL},
 };

@@ -18,12 +18,8 @@
 static PyObject *extract_rotation(PyObject *const *slots);
 static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0);
 
-static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations", "method"};
-    PyObject *slots[7];
-    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 7, 3, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(extract_rotation) {
+    JM_PARSE_ARGS("extract_rotation", slots, 3, "a", "q0", "max_iter", "tol", "out", "return_iterations", "method");
     if (!PyArray_IsScalar(slots[0], Void))
         return extract_rotation(slots);
     /* one record indexed out of a JOINT_MAT array: as a 0-d array */
