@@ -346,11 +346,10 @@ JM_FASTCALL_FUNCTION(make_continuous) {
     }
     if (n_frames && n_joints) {
         jm_continuity_kernel kernel = type == NPY_FLOAT32 ? jm_active->make_continuous : jm_active->make_continuous_f64;
-        PyThreadState *saved = jm_release_gil(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS);
-        kernel(PyArray_BYTES(src), PyArray_STRIDE(src, 0), q_js, PyArray_BYTES(result_moved),
-               PyArray_STRIDE(result_moved, 0), out_js, prev_run ? PyArray_BYTES(prev_run) : NULL, prev_js,
-               (size_t)n_frames, (size_t)n_joints);
-        jm_restore_gil(saved);
+        JM_RELEASING_GIL(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(PyArray_BYTES(src), PyArray_STRIDE(src, 0), q_js, PyArray_BYTES(result_moved),
+                                PyArray_STRIDE(result_moved, 0), out_js, prev_run ? PyArray_BYTES(prev_run) : NULL,
+                                prev_js, (size_t)n_frames, (size_t)n_joints));
     }
     ret = (PyObject *)result;
     result = NULL;

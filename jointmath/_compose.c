@@ -344,12 +344,10 @@ JM_FASTCALL_FUNCTION(forward_kinematics) {
         goto fail;
     }
     const size_t n = (size_t)PyArray_SIZE(joints);
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        jm_active->forward_kinematics(src.base, PyArray_BYTES(world), n / (size_t)n_joints, (size_t)n_joints, parent,
-                                      slot, scratch);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         jm_active->forward_kinematics(src.base, PyArray_BYTES(world), n / (size_t)n_joints,
+                                                       (size_t)n_joints, parent, slot, scratch));
     goto done;
 fail:
     Py_CLEAR(world);

@@ -164,9 +164,8 @@ JM_FASTCALL_FUNCTION(make_joints) {
         (t && jm_walk_operand(t, NPY_FLOAT32, 1, 3 * sizeof(float), batch_ndim, shape, 0, &wt) < 0))
         goto fail;
     const size_t n = (size_t)PyArray_SIZE(joints);
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    fill_joints(wq.base, wq.stride, t ? wt.base : NULL, wt.stride, PyArray_BYTES(joints), n);
-    jm_restore_gil(saved);
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     fill_joints(wq.base, wq.stride, t ? wt.base : NULL, wt.stride, PyArray_BYTES(joints), n));
     goto done;
 fail:
     Py_CLEAR(joints);

@@ -61,7 +61,8 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
    line (py_<name>) and its method table entry (documented by <name>_doc). */
 #define JM_FASTCALL_FUNCTION(name)                                                                                   \
     static PyObject *py_##name(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-#define JM_FASTCALL_METHOD(name) {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, name##_doc}
+#define JM_FASTCALL_METHOD(name)                                                                                     \
+    {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, name##_doc}
 
 /* In a JM_FASTCALL_FUNCTION: declares PyObject *slots[] with one slot per argument name given
    after `required` (the names listed once), fills it with jm_parse_args, and returns NULL from

@@ -79,17 +79,13 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
                        &dst) < 0)
         goto done;
     const size_t n = (size_t)(PyArray_MultiplyList(dims, ndim - 1));
+    jm_euler_kernel k32 = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
     jm_euler_f64_kernel k64 = to_quat ? jm_active->euler_to_quats_f64 : jm_active->quats_to_euler_f64;
-    if (n && type == NPY_FLOAT32) {
-        jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel((const float *)in.base, (float *)dst.base, n, axes, intrinsic, degrees);
-        jm_restore_gil(saved);
-    } else if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        k64((const double *)in.base, (double *)dst.base, n, axes, intrinsic, degrees);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         type == NPY_FLOAT32
+                             ? k32((const float *)in.base, (float *)dst.base, n, axes, intrinsic, degrees)
+                             : k64((const double *)in.base, (double *)dst.base, n, axes, intrinsic, degrees));
     result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&in);

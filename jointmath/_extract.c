@@ -165,11 +165,8 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
                                : type == NPY_FLOAT64 ? jm_active->extract_matrices_f64
                                                      : jm_active->extract_matrices;
     /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
-    if (n) {
-        PyThreadState *saved = jm_release_gil((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS);
-        kernel(&job);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS, kernel(&job));
     result = jm_output_result(out, &dst);
     if (result && return_iterations) {
         /* the counts of one matrix: a NumPy scalar, as ufuncs return 0-d results */

@@ -8,6 +8,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The ValueError for a fraction `v` outside [0, 1] (or NaN), shown as a Python float; -1. */
+static int fraction_error(double v) {
+    PyObject *f = PyFloat_FromDouble(v);
+    if (f)
+        PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
+    Py_XDECREF(f);
+    return -1;
+}
+
 /* t: a real number in [0, 1] (NaN refused), as float32. */
 static int parse_fraction(PyObject *obj, float *t) {
     if (jm_refuse_masked(obj, "t") < 0)
@@ -21,13 +30,8 @@ static int parse_fraction(PyObject *obj, float *t) {
     double v;
     if (jm_parse_real(obj, "t", "a float in [0, 1]", &v) < 0) /* a bool too: True is not a fraction */
         return -1;
-    if (!(v >= 0.0 && v <= 1.0)) {
-        PyObject *f = PyFloat_FromDouble(v);
-        if (f)
-            PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
-        Py_XDECREF(f);
-        return -1;
-    }
+    if (!(v >= 0.0 && v <= 1.0))
+        return fraction_error(v);
     *t = (float)v;
     return 0;
 }
@@ -291,16 +295,13 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
     if (!(dst = jm_record_destination(out, direct, descr, ndim, shape, &o_base, &o_stride)))
         goto done;
 
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    if (!n) {
-        /* nothing to do */
-    } else if (index_obj) {
-        indexed(a_base, a_stride, b_base, b_stride, o_base, o_stride, n / (size_t)n_joints, (size_t)n_joints,
-                (const intptr_t *)idx.values, (size_t)idx.size, t);
-    } else {
-        kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t);
-    }
-    jm_restore_gil(saved);
+    if (n && index_obj)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         indexed(a_base, a_stride, b_base, b_stride, o_base, o_stride, n / (size_t)n_joints,
+                                 (size_t)n_joints, (const intptr_t *)idx.values, (size_t)idx.size, t));
+    else if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t));
 
     result = jm_result_in_out(out, dst);
     dst = NULL;
@@ -510,13 +511,8 @@ static int check_fractions(const char *base, ptrdiff_t stride, npy_intp n, npy_i
         } else {
             memcpy(&v, base + i * stride, sizeof v);
         }
-        if (!(v >= 0.0 && v <= 1.0)) {
-            PyObject *f = PyFloat_FromDouble(v);
-            if (f)
-                PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
-            Py_XDECREF(f);
-            return -1;
-        }
+        if (!(v >= 0.0 && v <= 1.0))
+            return fraction_error(v);
     }
     return 0;
 }
@@ -614,11 +610,10 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
                        &dst) < 0)
         goto done;
     jm_quat_blend_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride, (size_t)n);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride,
+                                (size_t)n));
     result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&wa);

@@ -119,17 +119,13 @@ JM_FASTCALL_FUNCTION(pack_quats) {
         goto done;
     const size_t n = (size_t)PyArray_SIZE(codes);
     size_t invalid = 0, first_invalid = n;
+    jm_pack_kernel k32 = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
     jm_pack_f64_kernel k64 = code_type == NPY_UINT32 ? jm_active->pack_quats32_f64 : jm_active->pack_quats64_f64;
-    if (n && type == NPY_FLOAT32) {
-        jm_pack_kernel kernel = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        invalid = kernel((const float *)src.base, PyArray_DATA(codes), n, &first_invalid);
-        jm_restore_gil(saved);
-    } else if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        invalid = k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         invalid = type == NPY_FLOAT32
+                                       ? k32((const float *)src.base, PyArray_DATA(codes), n, &first_invalid)
+                                       : k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid));
     if (invalid) {
         invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));
         goto done;
@@ -254,11 +250,9 @@ JM_FASTCALL_FUNCTION(unpack_quats) {
     }
     const npy_intp n = PyArray_SIZE(codes);
     jm_unpack_kernel kernel = bits == 10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64;
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel(PyArray_DATA(codes), (float *)PyArray_DATA(q), (size_t)n);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(PyArray_DATA(codes), (float *)PyArray_DATA(q), (size_t)n));
     Py_DECREF(codes);
     return (PyObject *)q;
 }
@@ -373,12 +367,11 @@ JM_FASTCALL_FUNCTION(pack_joints) {
     }
     const size_t n = (size_t)PyArray_SIZE(joints);
     size_t first_invalid = 0;
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    const size_t invalid =
-        code_type == NPY_UINT32
-            ? pack_records(jm_active->pack_quats32, src.base, src.stride, PyArray_BYTES(packed), 4, n, &first_invalid)
-            : pack_records(jm_active->pack_quats64, src.base, src.stride, PyArray_BYTES(packed), 8, n, &first_invalid);
-    jm_restore_gil(saved);
+    const int bits10 = code_type == NPY_UINT32;
+    size_t invalid;
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     invalid = pack_records(bits10 ? jm_active->pack_quats32 : jm_active->pack_quats64, src.base,
+                                            src.stride, PyArray_BYTES(packed), bits10 ? 4 : 8, n, &first_invalid));
     if (invalid) {
         invalid_error("joints", invalid, first_invalid, ndim, shape);
         Py_CLEAR(packed);
@@ -436,10 +429,9 @@ JM_FASTCALL_FUNCTION(unpack_joints) {
         goto done;
     }
     const size_t n = (size_t)PyArray_SIZE(packed);
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    unpack_records(bits10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64, src.base, src.stride,
-                   bits10 ? 4 : 8, PyArray_BYTES(joints), n);
-    jm_restore_gil(saved);
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     unpack_records(bits10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64, src.base,
+                                    src.stride, bits10 ? 4 : 8, PyArray_BYTES(joints), n));
 done:
     jm_walk_release(&src);
     Py_DECREF(packed);
