@@ -72,7 +72,7 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
     enum { slots##_count = sizeof slots##_names / sizeof slots##_names[0] };                                          \
     PyObject *slots[slots##_count];                                                                                   \
     if (jm_parse_args(func, args, nargs, kwnames, slots##_names, slots##_count, required, slots) < 0)                 \
-    return NULL
+        return NULL
 
 /* An int argument as NumPy reads one (a Python or NumPy integer, a 0-d integer array, any object
    with __index__; not a bool) as a Py_ssize_t, clipped to PY_SSIZE_T_MIN / MAX when it overflows
