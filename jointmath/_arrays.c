@@ -97,12 +97,8 @@ PyDoc_STRVAR(quat_to_matrix_doc,
              ">>> jm.quat_to_matrix(np.zeros((120, 31, 4), np.float32) + [0, 0, 0, 2]).shape\n"
              "(120, 31, 3, 3)");
 
-static PyObject *py_quat_to_matrix(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"q", "out"};
-    PyObject *slots[2];
-    if (jm_parse_args("quat_to_matrix", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(quat_to_matrix) {
+    JM_PARSE_ARGS("quat_to_matrix", slots, 1, "q", "out");
     return map_floats("q", slots[0], slots[1], 1, quat_core, 2, matrix_core,
                       jm_active->quats_to_matrices, jm_active->quats_to_matrices_f64);
 }
@@ -149,12 +145,8 @@ PyDoc_STRVAR(matrix_to_quat_doc,
              ">>> np.round(jm.matrix_to_quat(np.diag([1.0, -1.0, -1.0])), 6) + 0.0   # half turn about x\n"
              "array([1., 0., 0., 0.])");
 
-static PyObject *py_matrix_to_quat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"m", "out"};
-    PyObject *slots[2];
-    if (jm_parse_args("matrix_to_quat", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(matrix_to_quat) {
+    JM_PARSE_ARGS("matrix_to_quat", slots, 1, "m", "out");
     return map_floats("m", slots[0], slots[1], 2, matrix_core, 1, quat_core,
                       jm_active->matrices_to_quats, jm_active->matrices_to_quats_f64);
 }
@@ -265,12 +257,8 @@ PyDoc_STRVAR(make_continuous_doc,
              ">>> bool((jm.make_continuous(q[2:], 0, prev=first[-1]) == jm.make_continuous(q)[2:]).all())\n"
              "True");
 
-static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"q", "axis", "prev"};
-    PyObject *slots[3];
-    if (jm_parse_args("make_continuous", args, nargs, kwnames, names, 3, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(make_continuous) {
+    JM_PARSE_ARGS("make_continuous", slots, 1, "q", "axis", "prev");
     PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core);
     if (!q)
         return NULL;
@@ -358,11 +346,10 @@ static PyObject *py_make_continuous(PyObject *self, PyObject *const *args, Py_ss
     }
     if (n_frames && n_joints) {
         jm_continuity_kernel kernel = type == NPY_FLOAT32 ? jm_active->make_continuous : jm_active->make_continuous_f64;
-        PyThreadState *saved = jm_release_gil(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS);
-        kernel(PyArray_BYTES(src), PyArray_STRIDE(src, 0), q_js, PyArray_BYTES(result_moved),
-               PyArray_STRIDE(result_moved, 0), out_js, prev_run ? PyArray_BYTES(prev_run) : NULL, prev_js,
-               (size_t)n_frames, (size_t)n_joints);
-        jm_restore_gil(saved);
+        JM_RELEASING_GIL(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(PyArray_BYTES(src), PyArray_STRIDE(src, 0), q_js, PyArray_BYTES(result_moved),
+                                PyArray_STRIDE(result_moved, 0), out_js, prev_run ? PyArray_BYTES(prev_run) : NULL,
+                                prev_js, (size_t)n_frames, (size_t)n_joints));
     }
     ret = (PyObject *)result;
     result = NULL;
@@ -378,11 +365,8 @@ done:
 }
 
 PyMethodDef jm_arrays_methods[] = {
-    {"quat_to_matrix", (PyCFunction)(void (*)(void))py_quat_to_matrix, METH_FASTCALL | METH_KEYWORDS,
-     quat_to_matrix_doc},
-    {"matrix_to_quat", (PyCFunction)(void (*)(void))py_matrix_to_quat, METH_FASTCALL | METH_KEYWORDS,
-     matrix_to_quat_doc},
-    {"make_continuous", (PyCFunction)(void (*)(void))py_make_continuous, METH_FASTCALL | METH_KEYWORDS,
-     make_continuous_doc},
+    JM_FASTCALL_METHOD(quat_to_matrix),
+    JM_FASTCALL_METHOD(matrix_to_quat),
+    JM_FASTCALL_METHOD(make_continuous),
     {NULL, NULL, 0, NULL},
 };

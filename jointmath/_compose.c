@@ -45,18 +45,14 @@ PyDoc_STRVAR(compose_mats_doc,
              "       [ 1.,  0.,  0.,  2.],\n"
              "       [ 0.,  0.,  1.,  0.]], dtype=float32)");
 
-static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"a", "b", "out"};
-    PyObject *slots[3];
-    if (jm_parse_args("compose_mats", args, nargs, kwnames, names, 3, 2, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(compose_mats) {
+    JM_PARSE_ARGS("compose_mats", slots, 2, "a", "b", "out");
     PyArrayObject *a = jm_record_array(slots[0], "a", jm_joint_mat_descr, "JOINT_MAT");
     if (!a)
         return NULL;
     PyArrayObject *b = jm_record_array(slots[1], "b", jm_joint_mat_descr, "JOINT_MAT");
-    PyArrayObject *a_run = NULL, *b_run = NULL, *result = NULL;
-    PyObject *out_obj = slots[2] == Py_None ? NULL : slots[2];
+    PyArrayObject *a_run = NULL, *b_run = NULL;
+    PyObject *result = NULL, *out_obj = slots[2] == Py_None ? NULL : slots[2];
     if (!b)
         goto done;
     /* the shape of the result: a's, unless a is the single record */
@@ -84,33 +80,23 @@ static PyObject *py_compose_mats(PyObject *self, PyObject *const *args, Py_ssize
     if (b_single && !same)
         b_stride = 0;
     PyArrayObject *out = (PyArrayObject *)out_obj;
-    if (out && jm_as_record_run(out, &out_base, &out_stride) && !jm_may_overlap(out, a) && !jm_may_overlap(out, b)) {
-        result = out;
-        Py_INCREF(result);
-    } else {
-        Py_INCREF(jm_joint_mat_descr);
-        result = jm_new_array_descr(PyArray_NDIM(shaped), PyArray_DIMS(shaped), jm_joint_mat_descr);
-        if (!result)
-            goto done;
-        jm_as_record_run(result, &out_base, &out_stride);
-    }
-    const size_t n = (size_t)PyArray_SIZE(result);
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        jm_active->compose_mats(a_base, a_stride, b_base, b_stride, out_base, out_stride, n);
-        jm_restore_gil(saved);
-    }
-    if (out && result != out) {
-        int failed = PyArray_CopyInto(out, result) < 0;
-        Py_SETREF(result, failed ? NULL : out);
-        Py_XINCREF(result);
-    }
+    const int direct = out && jm_as_record_run(out, &out_base, &out_stride) && !jm_may_overlap(out, a) &&
+                       !jm_may_overlap(out, b);
+    PyArrayObject *dst = jm_record_destination(out, direct, jm_joint_mat_descr, PyArray_NDIM(shaped),
+                                               PyArray_DIMS(shaped), &out_base, &out_stride);
+    if (!dst)
+        goto done;
+    const size_t n = (size_t)PyArray_SIZE(dst);
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         jm_active->compose_mats(a_base, a_stride, b_base, b_stride, out_base, out_stride, n));
+    result = jm_result_in_out(out, dst);
 done:
     Py_XDECREF(a_run);
     Py_XDECREF(b_run);
     Py_DECREF(a);
     Py_XDECREF(b);
-    return (PyObject *)result;
+    return result;
 }
 
 /* parents[j] as a long long: 0; 1 for an unsigned value above LLONG_MAX (out of range anyway:
@@ -312,12 +298,8 @@ PyDoc_STRVAR(forward_kinematics_doc,
              "       [ 0.,  1.,  0.],\n"
              "       [-1.,  1.,  0.]], dtype=float32)");
 
-static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"joints", "parents"};
-    PyObject *slots[2];
-    if (jm_parse_args("forward_kinematics", args, nargs, kwnames, names, 2, 2, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(forward_kinematics) {
+    JM_PARSE_ARGS("forward_kinematics", slots, 2, "joints", "parents");
     PyArrayObject *joints = jm_record_array(slots[0], "joints", jm_joint_quat_descr, "JOINT_QUAT");
     if (!joints)
         return NULL;
@@ -362,12 +344,10 @@ static PyObject *py_forward_kinematics(PyObject *self, PyObject *const *args, Py
         goto fail;
     }
     const size_t n = (size_t)PyArray_SIZE(joints);
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        jm_active->forward_kinematics(src.base, PyArray_BYTES(world), n / (size_t)n_joints, (size_t)n_joints, parent,
-                                      slot, scratch);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         jm_active->forward_kinematics(src.base, PyArray_BYTES(world), n / (size_t)n_joints,
+                                                       (size_t)n_joints, parent, slot, scratch));
     goto done;
 fail:
     Py_CLEAR(world);
@@ -503,9 +483,8 @@ fail:
 }
 
 PyMethodDef jm_compose_methods[] = {
-    {"compose_mats", (PyCFunction)(void (*)(void))py_compose_mats, METH_FASTCALL | METH_KEYWORDS, compose_mats_doc},
-    {"forward_kinematics", (PyCFunction)(void (*)(void))py_forward_kinematics, METH_FASTCALL | METH_KEYWORDS,
-     forward_kinematics_doc},
+    JM_FASTCALL_METHOD(compose_mats),
+    JM_FASTCALL_METHOD(forward_kinematics),
     {"_positions64", py_positions64, METH_VARARGS, positions64_doc},
     {NULL, NULL, 0, NULL},
 };

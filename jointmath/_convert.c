@@ -44,12 +44,8 @@ PyDoc_STRVAR(joints_to_mats_doc,
              "       [0., 1., 0., 2.],\n"
              "       [0., 0., 1., 3.]], dtype=float32)");
 
-static PyObject *py_joints_to_mats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"joints", "out"};
-    PyObject *slots[2];
-    if (jm_parse_args("joints_to_mats", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(joints_to_mats) {
+    JM_PARSE_ARGS("joints_to_mats", slots, 1, "joints", "out");
     return jm_map_records(slots[0], "joints", jm_joint_quat_descr, "JOINT_QUAT", slots[1], jm_joint_mat_descr,
                        "jointmath.JOINT_MAT", jm_active->joints_to_mats);
 }
@@ -92,12 +88,8 @@ PyDoc_STRVAR(mats_to_joints_doc,
              "       [0. , 0.6, 0. , 0.8]], dtype=float32), array([[1., 2., 3., 0.],\n"
              "       [4., 5., 6., 0.]], dtype=float32))");
 
-static PyObject *py_mats_to_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"mats", "out"};
-    PyObject *slots[2];
-    if (jm_parse_args("mats_to_joints", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(mats_to_joints) {
+    JM_PARSE_ARGS("mats_to_joints", slots, 1, "mats", "out");
     return jm_map_records(slots[0], "mats", jm_joint_mat_descr, "JOINT_MAT", slots[1], jm_joint_quat_descr,
                        "jointmath.JOINT_QUAT", jm_active->mats_to_joints);
 }
@@ -148,13 +140,9 @@ PyDoc_STRVAR(make_joints_doc,
              "array([[0., 1., 0., 0.],\n"
              "       [0., 2., 0., 0.]], dtype=float32)");
 
-static PyObject *py_make_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"q", "t"};
+JM_FASTCALL_FUNCTION(make_joints) {
     static const npy_intp quat_core[1] = {4};
-    PyObject *slots[2];
-    if (jm_parse_args("make_joints", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+    JM_PARSE_ARGS("make_joints", slots, 1, "q", "t");
     if (!jm_joint_quat_descr)
         return PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
     PyArrayObject *q = jm_real_array(slots[0], "q", 1, quat_core), *t = NULL, *joints = NULL;
@@ -176,9 +164,8 @@ static PyObject *py_make_joints(PyObject *self, PyObject *const *args, Py_ssize_
         (t && jm_walk_operand(t, NPY_FLOAT32, 1, 3 * sizeof(float), batch_ndim, shape, 0, &wt) < 0))
         goto fail;
     const size_t n = (size_t)PyArray_SIZE(joints);
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    fill_joints(wq.base, wq.stride, t ? wt.base : NULL, wt.stride, PyArray_BYTES(joints), n);
-    jm_restore_gil(saved);
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     fill_joints(wq.base, wq.stride, t ? wt.base : NULL, wt.stride, PyArray_BYTES(joints), n));
     goto done;
 fail:
     Py_CLEAR(joints);
@@ -191,10 +178,8 @@ done:
 }
 
 PyMethodDef jm_convert_methods[] = {
-    {"joints_to_mats", (PyCFunction)(void (*)(void))py_joints_to_mats, METH_FASTCALL | METH_KEYWORDS,
-     joints_to_mats_doc},
-    {"mats_to_joints", (PyCFunction)(void (*)(void))py_mats_to_joints, METH_FASTCALL | METH_KEYWORDS,
-     mats_to_joints_doc},
-    {"make_joints", (PyCFunction)(void (*)(void))py_make_joints, METH_FASTCALL | METH_KEYWORDS, make_joints_doc},
+    JM_FASTCALL_METHOD(joints_to_mats),
+    JM_FASTCALL_METHOD(mats_to_joints),
+    JM_FASTCALL_METHOD(make_joints),
     {NULL, NULL, 0, NULL},
 };

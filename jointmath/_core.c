@@ -418,9 +418,7 @@ int jm_may_overlap(PyArrayObject *a, PyArrayObject *b) {
 unsigned long long jm_gil_releases = 0;
 
 void jm_run_kernel(jm_map_kernel kernel, const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, size_t n) {
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    kernel(src, ss, dst, ds, n);
-    jm_restore_gil(saved);
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, kernel(src, ss, dst, ds, n));
 }
 
 /*
@@ -458,34 +456,19 @@ PyObject *jm_map_records(PyObject *in_obj, const char *in_arg, PyArray_Descr *in
     PyArrayObject *out = (PyArrayObject *)out_obj, *dst;
     char *dst_base;
     ptrdiff_t dst_stride;
-    if (out && jm_as_record_run(out, &dst_base, &dst_stride) && !jm_may_overlap(out, src)) {
-        dst = out;
-        Py_INCREF(dst);
-    } else {
-        Py_INCREF(out_descr);
-        dst = jm_new_array_descr(ndim, shape, out_descr);
-        if (!dst) {
-            Py_DECREF(src);
-            Py_DECREF(in);
-            return NULL;
-        }
-        jm_as_record_run(dst, &dst_base, &dst_stride);
+    const int direct = out && jm_as_record_run(out, &dst_base, &dst_stride) && !jm_may_overlap(out, src);
+    dst = jm_record_destination(out, direct, out_descr, ndim, shape, &dst_base, &dst_stride);
+    if (!dst) {
+        Py_DECREF(src);
+        Py_DECREF(in);
+        return NULL;
     }
 
     if (n)
         jm_run_kernel(kernel, src_base, src_stride, dst_base, dst_stride, n);
     Py_DECREF(src);
     Py_DECREF(in);
-
-    if (out && dst != out) {
-        int failed = PyArray_CopyInto(out, dst) < 0;
-        Py_DECREF(dst);
-        if (failed)
-            return NULL;
-        Py_INCREF(out);
-        return (PyObject *)out;
-    }
-    return (PyObject *)dst;
+    return jm_result_in_out(out, dst);
 }
 
 /* ------------------------------------------------------- plain float arrays (array API) -- */
@@ -712,18 +695,16 @@ int jm_walk_output(PyArrayObject *out, int type, int ndim, const npy_intp *shape
     return 0;
 }
 
-PyObject *jm_output_result(PyArrayObject *out, jm_walk *w) {
-    PyArrayObject *result = w->array;
-    w->array = NULL;
-    if (out && result != out) {
-        int failed = PyArray_CopyInto(out, result) < 0;
-        Py_DECREF(result);
+PyObject *jm_result_in_out(PyArrayObject *out, PyArrayObject *written) {
+    if (out && written != out) {
+        int failed = PyArray_CopyInto(out, written) < 0;
+        Py_DECREF(written);
         if (failed)
             return NULL;
         Py_INCREF(out);
         return (PyObject *)out;
     }
-    return (PyObject *)result;
+    return (PyObject *)written;
 }
 
 PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type) {

@@ -35,6 +35,13 @@ static inline void jm_restore_gil(PyThreadState *saved) {
     if (saved)
         PyEval_RestoreThread(saved);
 }
+/* That bracket around `...` (a kernel call, or a statement assigning its result). */
+#define JM_RELEASING_GIL(release, ...)                                                                               \
+    do {                                                                                                              \
+        PyThreadState *jm_saved_thread = jm_release_gil(release);                                                     \
+        __VA_ARGS__;                                                                                                  \
+        jm_restore_gil(jm_saved_thread);                                                                              \
+    } while (0)
 
 extern const jm_kernel_table *jm_active;    /* the running ISA path */
 extern PyArray_Descr *jm_joint_quat_descr;  /* jointmath.JOINT_QUAT, registered by _records.py */
@@ -49,6 +56,23 @@ extern double jm_memory_limit;      /* bytes an output may take at most, registe
 /* Fills slots[0..n) from FASTCALL arguments named `names`; the first `required` are mandatory. */
 int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   const char *const *names, int n, int required, PyObject **slots);
+
+/* A public function of the record and array API, METH_FASTCALL | METH_KEYWORDS: its definition
+   line (py_<name>) and its method table entry (documented by <name>_doc). */
+#define JM_FASTCALL_FUNCTION(name)                                                                                   \
+    static PyObject *py_##name(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+#define JM_FASTCALL_METHOD(name)                                                                                     \
+    {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, name##_doc}
+
+/* In a JM_FASTCALL_FUNCTION: declares PyObject *slots[] with one slot per argument name given
+   after `required` (the names listed once), fills it with jm_parse_args, and returns NULL from
+   the function when the arguments do not parse. */
+#define JM_PARSE_ARGS(func, slots, required, ...)                                                                    \
+    static const char *const slots##_names[] = {__VA_ARGS__};                                                         \
+    enum { slots##_count = sizeof slots##_names / sizeof slots##_names[0] };                                          \
+    PyObject *slots[slots##_count];                                                                                   \
+    if (jm_parse_args(func, args, nargs, kwnames, slots##_names, slots##_count, required, slots) < 0)                 \
+        return NULL
 
 /* An int argument as NumPy reads one (a Python or NumPy integer, a 0-d integer array, any object
    with __index__; not a bool) as a Py_ssize_t, clipped to PY_SSIZE_T_MIN / MAX when it overflows
@@ -177,9 +201,16 @@ int jm_walk_output(PyArrayObject *out, int type, int ndim, const npy_intp *shape
                    npy_intp record_bytes, int flags, const jm_walk *inputs, const npy_intp *input_record_bytes,
                    int n_inputs, jm_walk *w);
 
-/* The result of a call that wrote into `w`: `out` (after copying w's array into it when they
-   differ) or w's array; releases w. A new reference, or NULL. */
-PyObject *jm_output_result(PyArrayObject *out, jm_walk *w);
+/* The result of a call that wrote `written` (a reference to it is stolen): `out` (after copying
+   `written` into it when they differ) or `written`. A new reference, or NULL. */
+PyObject *jm_result_in_out(PyArrayObject *out, PyArrayObject *written);
+
+/* The result of a call that wrote into `w`: jm_result_in_out of w's array; releases w. */
+static inline PyObject *jm_output_result(PyArrayObject *out, jm_walk *w) {
+    PyArrayObject *written = w->array;
+    w->array = NULL;
+    return jm_result_in_out(out, written);
+}
 
 /* A new C-ordered array of `type` (a result or a working copy); one too large to allocate is a
    ValueError saying its shape and how many bytes it needs (not a MemoryError). */
@@ -187,6 +218,23 @@ PyArrayObject *jm_new_array(int ndim, const npy_intp *shape, int type);
 
 /* The same of dtype `descr` (a reference to it is stolen, as PyArray_NewFromDescr does). */
 PyArrayObject *jm_new_array_descr(int ndim, const npy_intp *shape, PyArray_Descr *descr);
+
+/* The array a record kernel writes: `out` itself (a new reference) when `direct` (the caller
+   found it one run of records, filling *base and *stride with jm_as_record_run, that may be
+   written while the inputs are read), else a new C-ordered array of `descr` (a reference to it
+   is taken here) and `shape`, its base and stride filled; NULL with jm_new_array_descr's error. */
+static inline PyArrayObject *jm_record_destination(PyArrayObject *out, int direct, PyArray_Descr *descr, int ndim,
+                                                   const npy_intp *shape, char **base, ptrdiff_t *stride) {
+    if (direct) {
+        Py_INCREF(out);
+        return out;
+    }
+    Py_INCREF(descr);
+    PyArrayObject *dst = jm_new_array_descr(ndim, shape, descr);
+    if (dst)
+        jm_as_record_run(dst, base, stride);
+    return dst;
+}
 
 /* Sets that ValueError for an array or block of `shape` and itemsize bytes per element. */
 void jm_too_large_error(int ndim, const npy_intp *shape, npy_intp itemsize);

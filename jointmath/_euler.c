@@ -79,17 +79,13 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
                        &dst) < 0)
         goto done;
     const size_t n = (size_t)(PyArray_MultiplyList(dims, ndim - 1));
+    jm_euler_kernel k32 = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
     jm_euler_f64_kernel k64 = to_quat ? jm_active->euler_to_quats_f64 : jm_active->quats_to_euler_f64;
-    if (n && type == NPY_FLOAT32) {
-        jm_euler_kernel kernel = to_quat ? jm_active->euler_to_quats : jm_active->quats_to_euler;
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel((const float *)in.base, (float *)dst.base, n, axes, intrinsic, degrees);
-        jm_restore_gil(saved);
-    } else if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        k64((const double *)in.base, (double *)dst.base, n, axes, intrinsic, degrees);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         type == NPY_FLOAT32
+                             ? k32((const float *)in.base, (float *)dst.base, n, axes, intrinsic, degrees)
+                             : k64((const double *)in.base, (double *)dst.base, n, axes, intrinsic, degrees));
     result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&in);
@@ -147,8 +143,7 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "array([[0.707107, 0.      , 0.      , 0.707107],\n"
              "       [0.707107, 0.      , 0.      , 0.707107]])");
 
-static PyObject *py_euler_to_quat(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(euler_to_quat) {
     return euler("euler_to_quat", "angles", 1, args, nargs, kwnames);
 }
 
@@ -202,15 +197,12 @@ PyDoc_STRVAR(quat_to_euler_doc,
              ">>> np.round(jm.quat_to_euler([0, 0, 1, 1], \"XYZ\"), 6) + 0.0       # any scale\n"
              "array([0.      , 0.      , 1.570796])");
 
-static PyObject *py_quat_to_euler(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(quat_to_euler) {
     return euler("quat_to_euler", "q", 0, args, nargs, kwnames);
 }
 
 PyMethodDef jm_euler_methods[] = {
-    {"euler_to_quat", (PyCFunction)(void (*)(void))py_euler_to_quat, METH_FASTCALL | METH_KEYWORDS,
-     euler_to_quat_doc},
-    {"quat_to_euler", (PyCFunction)(void (*)(void))py_quat_to_euler, METH_FASTCALL | METH_KEYWORDS,
-     quat_to_euler_doc},
+    JM_FASTCALL_METHOD(euler_to_quat),
+    JM_FASTCALL_METHOD(quat_to_euler),
     {NULL, NULL, 0, NULL},
 };

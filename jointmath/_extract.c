@@ -18,12 +18,8 @@
 static PyObject *extract_rotation(PyObject *const *slots);
 static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0);
 
-static PyObject *py_extract_rotation(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations", "method"};
-    PyObject *slots[7];
-    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, 7, 3, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(extract_rotation) {
+    JM_PARSE_ARGS("extract_rotation", slots, 3, "a", "q0", "max_iter", "tol", "out", "return_iterations", "method");
     if (!PyArray_IsScalar(slots[0], Void))
         return extract_rotation(slots);
     /* one record indexed out of a JOINT_MAT array: as a 0-d array */
@@ -169,11 +165,8 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
                                : type == NPY_FLOAT64 ? jm_active->extract_matrices_f64
                                                      : jm_active->extract_matrices;
     /* the work is up to max_iter + 1 conversions' worth per matrix: release the GIL by that */
-    if (n) {
-        PyThreadState *saved = jm_release_gil((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS);
-        kernel(&job);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL((double)n * ((double)max_iter + 1) >= 4.0 * GIL_RELEASE_MIN_RECORDS, kernel(&job));
     result = jm_output_result(out, &dst);
     if (result && return_iterations) {
         /* the counts of one matrix: a NumPy scalar, as ufuncs return 0-d results */

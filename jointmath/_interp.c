@@ -8,6 +8,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The ValueError for a fraction `v` outside [0, 1] (or NaN), shown as a Python float; -1. */
+static int fraction_error(double v) {
+    PyObject *f = PyFloat_FromDouble(v);
+    if (f)
+        PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
+    Py_XDECREF(f);
+    return -1;
+}
+
 /* t: a real number in [0, 1] (NaN refused), as float32. */
 static int parse_fraction(PyObject *obj, float *t) {
     if (jm_refuse_masked(obj, "t") < 0)
@@ -21,13 +30,8 @@ static int parse_fraction(PyObject *obj, float *t) {
     double v;
     if (jm_parse_real(obj, "t", "a float in [0, 1]", &v) < 0) /* a bool too: True is not a fraction */
         return -1;
-    if (!(v >= 0.0 && v <= 1.0)) {
-        PyObject *f = PyFloat_FromDouble(v);
-        if (f)
-            PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
-        Py_XDECREF(f);
-        return -1;
-    }
+    if (!(v >= 0.0 && v <= 1.0))
+        return fraction_error(v);
     *t = (float)v;
     return 0;
 }
@@ -285,39 +289,22 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
        record (every record is read before it is written; not blend when indexed: the copy of the
        unselected joints would overwrite it) or does not overlap them; else a temporary. */
     PyArrayObject *out = (PyArrayObject *)out_obj;
-    if (out && jm_as_record_run(out, &o_base, &o_stride) &&
-        (same_run(o_base, o_stride, a_base, a_stride) || !jm_may_overlap(out, src_a)) &&
-        ((!index_obj && same_run(o_base, o_stride, b_base, b_stride)) || !jm_may_overlap(out, src_b))) {
-        dst = out;
-        Py_INCREF(dst);
-    } else {
-        Py_INCREF(descr);
-        dst = jm_new_array_descr(ndim, shape, descr);
-        if (!dst)
-            goto done;
-        jm_as_record_run(dst, &o_base, &o_stride);
-    }
+    const int direct = out && jm_as_record_run(out, &o_base, &o_stride) &&
+                       (same_run(o_base, o_stride, a_base, a_stride) || !jm_may_overlap(out, src_a)) &&
+                       ((!index_obj && same_run(o_base, o_stride, b_base, b_stride)) || !jm_may_overlap(out, src_b));
+    if (!(dst = jm_record_destination(out, direct, descr, ndim, shape, &o_base, &o_stride)))
+        goto done;
 
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    if (!n) {
-        /* nothing to do */
-    } else if (index_obj) {
-        indexed(a_base, a_stride, b_base, b_stride, o_base, o_stride, n / (size_t)n_joints, (size_t)n_joints,
-                (const intptr_t *)idx.values, (size_t)idx.size, t);
-    } else {
-        kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t);
-    }
-    jm_restore_gil(saved);
+    if (n && index_obj)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         indexed(a_base, a_stride, b_base, b_stride, o_base, o_stride, n / (size_t)n_joints,
+                                 (size_t)n_joints, (const intptr_t *)idx.values, (size_t)idx.size, t));
+    else if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(a_base, a_stride, b_base, b_stride, o_base, o_stride, n, t));
 
-    if (out && dst != out) {
-        if (PyArray_CopyInto(out, dst) < 0)
-            goto done;
-        Py_INCREF(out);
-        result = (PyObject *)out;
-    } else {
-        Py_INCREF(dst);
-        result = (PyObject *)dst;
-    }
+    result = jm_result_in_out(out, dst);
+    dst = NULL;
 done:
     Py_XDECREF(a);
     Py_XDECREF(b);
@@ -361,12 +348,8 @@ PyDoc_STRVAR(joint_index_doc,
              ">>> upper, upper.flags.writeable\n"
              "(array([3, 4, 9]), False)");
 
-static PyObject *py_joint_index(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"index", "n_joints"};
-    PyObject *slots[2] = {NULL};
-    if (jm_parse_args("joint_index", args, nargs, kwnames, names, 2, 2, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(joint_index) {
+    JM_PARSE_ARGS("joint_index", slots, 2, "index", "n_joints");
     Py_ssize_t n_joints;
     if (jm_parse_int(slots[1], "n_joints", &n_joints) < 0)
         return NULL;
@@ -462,8 +445,7 @@ PyDoc_STRVAR(slerp_joints_doc,
              "array([[0., 0., 0., 0.],\n"
              "       [0., 2., 0., 0.]], dtype=float32)");
 
-static PyObject *py_slerp_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(slerp_joints) {
     return blend_joints("slerp_joints", args, nargs, kwnames, jm_active->slerp_joints, jm_active->slerp_joints_indexed);
 }
 
@@ -510,8 +492,7 @@ PyDoc_STRVAR(lerp_joints_doc,
              ">>> np.round(half[\"q\"], 6) + 0.0, half[\"t\"]\n"
              "(array([0.      , 0.      , 0.707107, 0.707107], dtype=float32), array([1., 0., 0., 0.], dtype=float32))");
 
-static PyObject *py_lerp_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(lerp_joints) {
     return blend_joints("lerp_joints", args, nargs, kwnames, jm_active->lerp_joints, jm_active->lerp_joints_indexed);
 }
 
@@ -530,13 +511,8 @@ static int check_fractions(const char *base, ptrdiff_t stride, npy_intp n, npy_i
         } else {
             memcpy(&v, base + i * stride, sizeof v);
         }
-        if (!(v >= 0.0 && v <= 1.0)) {
-            PyObject *f = PyFloat_FromDouble(v);
-            if (f)
-                PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", f);
-            Py_XDECREF(f);
-            return -1;
-        }
+        if (!(v >= 0.0 && v <= 1.0))
+            return fraction_error(v);
     }
     return 0;
 }
@@ -561,11 +537,8 @@ static void broadcast_error(PyArrayObject *a, PyArrayObject *b, int t_ndim, cons
  */
 static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                              jm_quat_blend_kernel k32, jm_quat_blend_kernel k64) {
-    static const char *const names[] = {"q0", "q1", "t", "out"};
     static const npy_intp quat_core[1] = {4};
-    PyObject *slots[4];
-    if (jm_parse_args(func, args, nargs, kwnames, names, 4, 3, slots) < 0)
-        return NULL;
+    JM_PARSE_ARGS(func, slots, 3, "q0", "q1", "t", "out");
     PyArrayObject *a = NULL, *b = NULL, *t = NULL, *out;
     jm_walk wa = {NULL, NULL, 0}, wb = {NULL, NULL, 0}, wt = {NULL, NULL, 0}, dst = {NULL, NULL, 0};
     PyObject *result = NULL;
@@ -637,11 +610,10 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
                        &dst) < 0)
         goto done;
     jm_quat_blend_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride, (size_t)n);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(wa.base, wa.stride, wb.base, wb.stride, wt.base, wt.stride, dst.base, dst.stride,
+                                (size_t)n));
     result = jm_output_result(out, &dst);
 done:
     jm_walk_release(&wa);
@@ -704,8 +676,7 @@ PyDoc_STRVAR(slerp_doc,
              "       [0.707107, 0.707107],\n"
              "       [1.      , 0.      ]])");
 
-static PyObject *py_slerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(slerp) {
     return blend_quats("slerp", args, nargs, kwnames, jm_active->slerp_quats, jm_active->slerp_quats_f64);
 }
 
@@ -750,8 +721,7 @@ PyDoc_STRVAR(nlerp_doc,
              ">>> np.round(jm.nlerp([0, 0, 0, 1], [0, 0, 3, 0], 0.25), 6) + 0.0     # any scale\n"
              "array([0.      , 0.      , 0.707107, 0.707107])");
 
-static PyObject *py_nlerp(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
+JM_FASTCALL_FUNCTION(nlerp) {
     return blend_quats("nlerp", args, nargs, kwnames, jm_active->nlerp_quats, jm_active->nlerp_quats_f64);
 }
 
@@ -852,12 +822,8 @@ PyDoc_STRVAR(resample_joints_doc,
              ">>> half_rate.shape, half_rate[\"t\"][:, 0, 0]\n"
              "((3, 2), array([ 0., 12., 24.], dtype=float32))");
 
-static PyObject *py_resample_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"joints", "frame_time", "fps"};
-    PyObject *slots[3];
-    if (jm_parse_args("resample_joints", args, nargs, kwnames, names, 3, 3, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(resample_joints) {
+    JM_PARSE_ARGS("resample_joints", slots, 3, "joints", "frame_time", "fps");
     PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *out = NULL;
     if (!joints)
         return NULL;
@@ -938,12 +904,11 @@ done:
 }
 
 PyMethodDef jm_interp_methods[] = {
-    {"joint_index", (PyCFunction)(void (*)(void))py_joint_index, METH_FASTCALL | METH_KEYWORDS, joint_index_doc},
-    {"slerp_joints", (PyCFunction)(void (*)(void))py_slerp_joints, METH_FASTCALL | METH_KEYWORDS, slerp_joints_doc},
-    {"lerp_joints", (PyCFunction)(void (*)(void))py_lerp_joints, METH_FASTCALL | METH_KEYWORDS, lerp_joints_doc},
-    {"slerp", (PyCFunction)(void (*)(void))py_slerp, METH_FASTCALL | METH_KEYWORDS, slerp_doc},
-    {"nlerp", (PyCFunction)(void (*)(void))py_nlerp, METH_FASTCALL | METH_KEYWORDS, nlerp_doc},
-    {"resample_joints", (PyCFunction)(void (*)(void))py_resample_joints, METH_FASTCALL | METH_KEYWORDS,
-     resample_joints_doc},
+    JM_FASTCALL_METHOD(joint_index),
+    JM_FASTCALL_METHOD(slerp_joints),
+    JM_FASTCALL_METHOD(lerp_joints),
+    JM_FASTCALL_METHOD(slerp),
+    JM_FASTCALL_METHOD(nlerp),
+    JM_FASTCALL_METHOD(resample_joints),
     {NULL, NULL, 0, NULL},
 };

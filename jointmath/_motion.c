@@ -247,10 +247,10 @@ static PyObject *py_read_motion(PyObject *self, PyObject *args) {
     }
     motion_error error = {0, 0, 0, NULL, 0};
     Py_ssize_t last_line = 0;
-    PyThreadState *saved = jm_release_gil(size >= (1u << 16));
-    const Py_ssize_t frames = read_motion(text, size, first_line, n_channels, (float *)PyArray_DATA(values), rows,
-                                          scratch, &last_line, &error);
-    jm_restore_gil(saved);
+    Py_ssize_t frames;
+    JM_RELEASING_GIL(size >= (1u << 16), frames = read_motion(text, size, first_line, n_channels,
+                                                              (float *)PyArray_DATA(values), rows, scratch,
+                                                              &last_line, &error));
     if (error.kind == 0) {
         if (frames < rows) {
             /* fewer frame lines than rows: the caller reports the truncation; hand back what was read */

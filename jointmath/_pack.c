@@ -102,13 +102,9 @@ PyDoc_STRVAR(pack_quats_doc,
              ">>> jm.pack_quats([0, 0, 0, 1], bits=20).dtype\n"
              "dtype('uint64')");
 
-static PyObject *py_pack_quats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"q", "bits"};
+JM_FASTCALL_FUNCTION(pack_quats) {
     static const npy_intp quat_core[1] = {4};
-    PyObject *slots[2];
-    if (jm_parse_args("pack_quats", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+    JM_PARSE_ARGS("pack_quats", slots, 1, "q", "bits");
     const int code_type = parse_bits(slots[1]);
     if (code_type < 0)
         return NULL;
@@ -123,17 +119,13 @@ static PyObject *py_pack_quats(PyObject *self, PyObject *const *args, Py_ssize_t
         goto done;
     const size_t n = (size_t)PyArray_SIZE(codes);
     size_t invalid = 0, first_invalid = n;
+    jm_pack_kernel k32 = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
     jm_pack_f64_kernel k64 = code_type == NPY_UINT32 ? jm_active->pack_quats32_f64 : jm_active->pack_quats64_f64;
-    if (n && type == NPY_FLOAT32) {
-        jm_pack_kernel kernel = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        invalid = kernel((const float *)src.base, PyArray_DATA(codes), n, &first_invalid);
-        jm_restore_gil(saved);
-    } else if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        invalid = k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         invalid = type == NPY_FLOAT32
+                                       ? k32((const float *)src.base, PyArray_DATA(codes), n, &first_invalid)
+                                       : k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid));
     if (invalid) {
         invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));
         goto done;
@@ -209,12 +201,8 @@ static int check_one_code_dtype(PyObject *seq, PyArray_Descr *d) {
     return 0;
 }
 
-static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"p"};
-    PyObject *slots[1];
-    if (jm_parse_args("unpack_quats", args, nargs, kwnames, names, 1, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(unpack_quats) {
+    JM_PARSE_ARGS("unpack_quats", slots, 1, "p");
     PyObject *obj = slots[0];
     PyArrayObject *raw;
     if (jm_refuse_masked(obj, "p") < 0)
@@ -262,11 +250,9 @@ static PyObject *py_unpack_quats(PyObject *self, PyObject *const *args, Py_ssize
     }
     const npy_intp n = PyArray_SIZE(codes);
     jm_unpack_kernel kernel = bits == 10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64;
-    if (n) {
-        PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-        kernel(PyArray_DATA(codes), (float *)PyArray_DATA(q), (size_t)n);
-        jm_restore_gil(saved);
-    }
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         kernel(PyArray_DATA(codes), (float *)PyArray_DATA(q), (size_t)n));
     Py_DECREF(codes);
     return (PyObject *)q;
 }
@@ -360,12 +346,8 @@ PyDoc_STRVAR(pack_joints_doc,
              ">>> packed.dtype == jm.PACKED_JOINT, packed.dtype.itemsize, packed[\"t\"]\n"
              "(True, 16, array([[1., 2., 3.]], dtype=float32))");
 
-static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"joints", "bits"};
-    PyObject *slots[2];
-    if (jm_parse_args("pack_joints", args, nargs, kwnames, names, 2, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(pack_joints) {
+    JM_PARSE_ARGS("pack_joints", slots, 1, "joints", "bits");
     PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *packed = NULL;
     if (!joints)
         return NULL;
@@ -385,12 +367,11 @@ static PyObject *py_pack_joints(PyObject *self, PyObject *const *args, Py_ssize_
     }
     const size_t n = (size_t)PyArray_SIZE(joints);
     size_t first_invalid = 0;
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    const size_t invalid =
-        code_type == NPY_UINT32
-            ? pack_records(jm_active->pack_quats32, src.base, src.stride, PyArray_BYTES(packed), 4, n, &first_invalid)
-            : pack_records(jm_active->pack_quats64, src.base, src.stride, PyArray_BYTES(packed), 8, n, &first_invalid);
-    jm_restore_gil(saved);
+    const int bits10 = code_type == NPY_UINT32;
+    size_t invalid;
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     invalid = pack_records(bits10 ? jm_active->pack_quats32 : jm_active->pack_quats64, src.base,
+                                            src.stride, PyArray_BYTES(packed), bits10 ? 4 : 8, n, &first_invalid));
     if (invalid) {
         invalid_error("joints", invalid, first_invalid, ndim, shape);
         Py_CLEAR(packed);
@@ -430,12 +411,8 @@ PyDoc_STRVAR(unpack_joints_doc,
              ">>> np.round(back[\"q\"], 3) + 0.0, back[\"t\"]\n"
              "(array([[0. , 0.6, 0. , 0.8]], dtype=float32), array([[1., 2., 3., 0.]], dtype=float32))");
 
-static PyObject *py_unpack_joints(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)self;
-    static const char *const names[] = {"packed"};
-    PyObject *slots[1];
-    if (jm_parse_args("unpack_joints", args, nargs, kwnames, names, 1, 1, slots) < 0)
-        return NULL;
+JM_FASTCALL_FUNCTION(unpack_joints) {
+    JM_PARSE_ARGS("unpack_joints", slots, 1, "packed");
     PyArrayObject *packed = jm_record_operand(slots[0], "packed", jm_packed_joint_descr, jm_packed_joint64_descr,
                                               "PACKED_JOINT or PACKED_JOINT64"),
                   *joints = NULL;
@@ -452,10 +429,9 @@ static PyObject *py_unpack_joints(PyObject *self, PyObject *const *args, Py_ssiz
         goto done;
     }
     const size_t n = (size_t)PyArray_SIZE(packed);
-    PyThreadState *saved = jm_release_gil(n >= GIL_RELEASE_MIN_RECORDS);
-    unpack_records(bits10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64, src.base, src.stride,
-                   bits10 ? 4 : 8, PyArray_BYTES(joints), n);
-    jm_restore_gil(saved);
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                     unpack_records(bits10 ? jm_active->unpack_quats32 : jm_active->unpack_quats64, src.base,
+                                    src.stride, bits10 ? 4 : 8, PyArray_BYTES(joints), n));
 done:
     jm_walk_release(&src);
     Py_DECREF(packed);
@@ -463,11 +439,9 @@ done:
 }
 
 PyMethodDef jm_pack_methods[] = {
-    {"pack_quats", (PyCFunction)(void (*)(void))py_pack_quats, METH_FASTCALL | METH_KEYWORDS, pack_quats_doc},
-    {"unpack_quats", (PyCFunction)(void (*)(void))py_unpack_quats, METH_FASTCALL | METH_KEYWORDS,
-     unpack_quats_doc},
-    {"pack_joints", (PyCFunction)(void (*)(void))py_pack_joints, METH_FASTCALL | METH_KEYWORDS, pack_joints_doc},
-    {"unpack_joints", (PyCFunction)(void (*)(void))py_unpack_joints, METH_FASTCALL | METH_KEYWORDS,
-     unpack_joints_doc},
+    JM_FASTCALL_METHOD(pack_quats),
+    JM_FASTCALL_METHOD(unpack_quats),
+    JM_FASTCALL_METHOD(pack_joints),
+    JM_FASTCALL_METHOD(unpack_joints),
     {NULL, NULL, 0, NULL},
 };

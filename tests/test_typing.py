@@ -21,9 +21,9 @@ from jointmath import bvh
 
 PACKAGE = Path(jointmath.__file__).resolve().parent
 README = Path(__file__).resolve().parents[1] / "README.md"
-# the README's own line that loads the embedded sample (an importlib.resources Traversable)
+# the README's own line that loads the embedded sample
 README_LOAD = next(line.split("  #")[0] for line in README.read_text(encoding="utf-8").splitlines()
-                   if line.startswith("clip = bvh.load(resources.files("))
+                   if line.startswith("clip = bvh.load("))
 
 GOOD = '''
 import dataclasses

@@ -308,14 +308,13 @@ def test_power_of_two_scale_changes_nothing(rng):
         np.testing.assert_array_equal(jm.extract_rotation(scaled, q0), expected)
 
 
-def test_nan_stays_in_its_matrix(rng):
-    a = stretched(rng, 40, 10)
-    q0 = random_unit_quats(rng, 40)
+@pytest.mark.parametrize("dtype, inf_method", [(np.float32, "newton"), (np.float64, "muller")])
+def test_nan_and_inf_stay_in_their_matrix(rng, dtype, inf_method):
+    a = stretched(rng, 40, 10, dtype)
+    q0 = random_unit_quats(rng, 40, dtype)
     clean, clean_iterations = jm.extract_rotation(a, q0, return_iterations=True)
-    others = np.ones(40, bool)
     for k in (0, 7, 16, 39):
-        others[:] = True
-        others[k] = False
+        others = np.arange(40) != k
         bad = a.copy()
         bad[k, 1, 2] = np.nan
         q, iterations = jm.extract_rotation(bad, q0, return_iterations=True)
@@ -328,8 +327,7 @@ def test_nan_stays_in_its_matrix(rng):
         assert np.isnan(q[k]).all()
         np.testing.assert_array_equal(q[others], clean[others])
         bad[k, 0, 0] = np.inf
-        q = jm.extract_rotation(bad)
-        assert np.isnan(q[k]).all()
+        assert np.isnan(jm.extract_rotation(bad, method=inf_method)[k]).all()
 
 
 def test_iteration_counts(rng):
@@ -915,27 +913,6 @@ def test_max_iter_zero_and_tol_zero(rng):
     assert (iterations == 0).all()
     _, iterations = jm.extract_rotation(a, q0, method="muller", tol=0, max_iter=25, return_iterations=True)
     assert (iterations == 25).all()
-
-
-def test_nan_and_inf_stay_in_their_matrix(rng):
-    a = stretched64(rng, 40, 10)
-    q0 = random_unit_quats(rng, 40, np.float64)
-    clean, clean_iterations = jm.extract_rotation(a, q0, return_iterations=True)
-    for k in (0, 7, 16, 39):
-        others = np.arange(40) != k
-        bad = a.copy()
-        bad[k, 1, 2] = np.nan
-        q, iterations = jm.extract_rotation(bad, q0, return_iterations=True)
-        assert np.isnan(q[k]).all() and iterations[k] == 1
-        np.testing.assert_array_equal(q[others], clean[others])
-        np.testing.assert_array_equal(iterations[others], clean_iterations[others])
-        bad_q0 = q0.copy()
-        bad_q0[k, 0] = np.nan
-        q = jm.extract_rotation(a, bad_q0)
-        assert np.isnan(q[k]).all()
-        np.testing.assert_array_equal(q[others], clean[others])
-        bad[k, 0, 0] = np.inf
-        assert np.isnan(jm.extract_rotation(bad, method="muller")[k]).all()
 
 
 @pytest.mark.parametrize("method", ["newton", "muller"])
