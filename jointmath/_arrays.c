@@ -98,7 +98,10 @@ PyDoc_STRVAR(quat_to_matrix_doc,
              "(120, 31, 3, 3)");
 
 JM_FASTCALL_FUNCTION(quat_to_matrix) {
-    JM_PARSE_ARGS("quat_to_matrix", slots, 1, "q", "out");
+    static const char *const names[] = {"q", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("quat_to_matrix", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     return map_floats("q", slots[0], slots[1], 1, quat_core, 2, matrix_core,
                       jm_active->quats_to_matrices, jm_active->quats_to_matrices_f64);
 }
@@ -146,7 +149,10 @@ PyDoc_STRVAR(matrix_to_quat_doc,
              "array([1., 0., 0., 0.])");
 
 JM_FASTCALL_FUNCTION(matrix_to_quat) {
-    JM_PARSE_ARGS("matrix_to_quat", slots, 1, "m", "out");
+    static const char *const names[] = {"m", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("matrix_to_quat", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     return map_floats("m", slots[0], slots[1], 2, matrix_core, 1, quat_core,
                       jm_active->matrices_to_quats, jm_active->matrices_to_quats_f64);
 }
@@ -258,7 +264,10 @@ PyDoc_STRVAR(make_continuous_doc,
              "True");
 
 JM_FASTCALL_FUNCTION(make_continuous) {
-    JM_PARSE_ARGS("make_continuous", slots, 1, "q", "axis", "prev");
+    static const char *const names[] = {"q", "axis", "prev"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("make_continuous", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core);
     if (!q)
         return NULL;

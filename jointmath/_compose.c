@@ -46,7 +46,10 @@ PyDoc_STRVAR(compose_mats_doc,
              "       [ 0.,  0.,  1.,  0.]], dtype=float32)");
 
 JM_FASTCALL_FUNCTION(compose_mats) {
-    JM_PARSE_ARGS("compose_mats", slots, 2, "a", "b", "out");
+    static const char *const names[] = {"a", "b", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("compose_mats", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
+        return NULL;
     PyArrayObject *a = jm_record_array(slots[0], "a", jm_joint_mat_descr, "JOINT_MAT");
     if (!a)
         return NULL;
@@ -299,7 +302,10 @@ PyDoc_STRVAR(forward_kinematics_doc,
              "       [-1.,  1.,  0.]], dtype=float32)");
 
 JM_FASTCALL_FUNCTION(forward_kinematics) {
-    JM_PARSE_ARGS("forward_kinematics", slots, 2, "joints", "parents");
+    static const char *const names[] = {"joints", "parents"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("forward_kinematics", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
+        return NULL;
     PyArrayObject *joints = jm_record_array(slots[0], "joints", jm_joint_quat_descr, "JOINT_QUAT");
     if (!joints)
         return NULL;

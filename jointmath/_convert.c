@@ -45,7 +45,10 @@ PyDoc_STRVAR(joints_to_mats_doc,
              "       [0., 0., 1., 3.]], dtype=float32)");
 
 JM_FASTCALL_FUNCTION(joints_to_mats) {
-    JM_PARSE_ARGS("joints_to_mats", slots, 1, "joints", "out");
+    static const char *const names[] = {"joints", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("joints_to_mats", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     return jm_map_records(slots[0], "joints", jm_joint_quat_descr, "JOINT_QUAT", slots[1], jm_joint_mat_descr,
                        "jointmath.JOINT_MAT", jm_active->joints_to_mats);
 }
@@ -89,7 +92,10 @@ PyDoc_STRVAR(mats_to_joints_doc,
              "       [4., 5., 6., 0.]], dtype=float32))");
 
 JM_FASTCALL_FUNCTION(mats_to_joints) {
-    JM_PARSE_ARGS("mats_to_joints", slots, 1, "mats", "out");
+    static const char *const names[] = {"mats", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("mats_to_joints", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     return jm_map_records(slots[0], "mats", jm_joint_mat_descr, "JOINT_MAT", slots[1], jm_joint_quat_descr,
                        "jointmath.JOINT_QUAT", jm_active->mats_to_joints);
 }
@@ -142,7 +148,10 @@ PyDoc_STRVAR(make_joints_doc,
 
 JM_FASTCALL_FUNCTION(make_joints) {
     static const npy_intp quat_core[1] = {4};
-    JM_PARSE_ARGS("make_joints", slots, 1, "q", "t");
+    static const char *const names[] = {"q", "t"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("make_joints", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     if (!jm_joint_quat_descr)
         return PyErr_Format(PyExc_RuntimeError, "jointmath record dtypes are not registered");
     PyArrayObject *q = jm_real_array(slots[0], "q", 1, quat_core), *t = NULL, *joints = NULL;

@@ -64,15 +64,8 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
 #define JM_FASTCALL_METHOD(name)                                                                                     \
     {#name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL | METH_KEYWORDS, name##_doc}
 
-/* In a JM_FASTCALL_FUNCTION: declares PyObject *slots[] with one slot per argument name given
-   after `required` (the names listed once), fills it with jm_parse_args, and returns NULL from
-   the function when the arguments do not parse. */
-#define JM_PARSE_ARGS(func, slots, required, ...)                                                                    \
-    static const char *const slots##_names[] = {__VA_ARGS__};                                                         \
-    enum { slots##_count = sizeof slots##_names / sizeof slots##_names[0] };                                          \
-    PyObject *slots[slots##_count];                                                                                   \
-    if (jm_parse_args(func, args, nargs, kwnames, slots##_names, slots##_count, required, slots) < 0)                 \
-        return NULL
+/* The number of elements of an array (not a pointer): one argument list's names, written once. */
+#define JM_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
 /* An int argument as NumPy reads one (a Python or NumPy integer, a 0-d integer array, any object
    with __index__; not a bool) as a Py_ssize_t, clipped to PY_SSIZE_T_MIN / MAX when it overflows

@@ -19,7 +19,10 @@ static PyObject *extract_rotation(PyObject *const *slots);
 static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int records, PyArrayObject *q0);
 
 JM_FASTCALL_FUNCTION(extract_rotation) {
-    JM_PARSE_ARGS("extract_rotation", slots, 3, "a", "q0", "max_iter", "tol", "out", "return_iterations", "method");
+    static const char *const names[] = {"a", "q0", "max_iter", "tol", "out", "return_iterations", "method"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("extract_rotation", args, nargs, kwnames, names, JM_COUNT(names), 3, slots) < 0)
+        return NULL;
     if (!PyArray_IsScalar(slots[0], Void))
         return extract_rotation(slots);
     /* one record indexed out of a JOINT_MAT array: as a 0-d array */

@@ -349,7 +349,10 @@ PyDoc_STRVAR(joint_index_doc,
              "(array([3, 4, 9]), False)");
 
 JM_FASTCALL_FUNCTION(joint_index) {
-    JM_PARSE_ARGS("joint_index", slots, 2, "index", "n_joints");
+    static const char *const names[] = {"index", "n_joints"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("joint_index", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
+        return NULL;
     Py_ssize_t n_joints;
     if (jm_parse_int(slots[1], "n_joints", &n_joints) < 0)
         return NULL;
@@ -538,7 +541,10 @@ static void broadcast_error(PyArrayObject *a, PyArrayObject *b, int t_ndim, cons
 static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                              jm_quat_blend_kernel k32, jm_quat_blend_kernel k64) {
     static const npy_intp quat_core[1] = {4};
-    JM_PARSE_ARGS(func, slots, 3, "q0", "q1", "t", "out");
+    static const char *const names[] = {"q0", "q1", "t", "out"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args(func, args, nargs, kwnames, names, JM_COUNT(names), 3, slots) < 0)
+        return NULL;
     PyArrayObject *a = NULL, *b = NULL, *t = NULL, *out;
     jm_walk wa = {NULL, NULL, 0}, wb = {NULL, NULL, 0}, wt = {NULL, NULL, 0}, dst = {NULL, NULL, 0};
     PyObject *result = NULL;
@@ -823,7 +829,10 @@ PyDoc_STRVAR(resample_joints_doc,
              "((3, 2), array([ 0., 12., 24.], dtype=float32))");
 
 JM_FASTCALL_FUNCTION(resample_joints) {
-    JM_PARSE_ARGS("resample_joints", slots, 3, "joints", "frame_time", "fps");
+    static const char *const names[] = {"joints", "frame_time", "fps"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("resample_joints", args, nargs, kwnames, names, JM_COUNT(names), 3, slots) < 0)
+        return NULL;
     PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *out = NULL;
     if (!joints)
         return NULL;

@@ -104,7 +104,10 @@ PyDoc_STRVAR(pack_quats_doc,
 
 JM_FASTCALL_FUNCTION(pack_quats) {
     static const npy_intp quat_core[1] = {4};
-    JM_PARSE_ARGS("pack_quats", slots, 1, "q", "bits");
+    static const char *const names[] = {"q", "bits"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("pack_quats", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     const int code_type = parse_bits(slots[1]);
     if (code_type < 0)
         return NULL;
@@ -202,7 +205,10 @@ static int check_one_code_dtype(PyObject *seq, PyArray_Descr *d) {
 }
 
 JM_FASTCALL_FUNCTION(unpack_quats) {
-    JM_PARSE_ARGS("unpack_quats", slots, 1, "p");
+    static const char *const names[] = {"p"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("unpack_quats", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     PyObject *obj = slots[0];
     PyArrayObject *raw;
     if (jm_refuse_masked(obj, "p") < 0)
@@ -347,7 +353,10 @@ PyDoc_STRVAR(pack_joints_doc,
              "(True, 16, array([[1., 2., 3.]], dtype=float32))");
 
 JM_FASTCALL_FUNCTION(pack_joints) {
-    JM_PARSE_ARGS("pack_joints", slots, 1, "joints", "bits");
+    static const char *const names[] = {"joints", "bits"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("pack_joints", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     PyArrayObject *joints = jm_record_operand(slots[0], "joints", jm_joint_quat_descr, NULL, "JOINT_QUAT"), *packed = NULL;
     if (!joints)
         return NULL;
@@ -412,7 +421,10 @@ PyDoc_STRVAR(unpack_joints_doc,
              "(array([[0. , 0.6, 0. , 0.8]], dtype=float32), array([[1., 2., 3., 0.]], dtype=float32))");
 
 JM_FASTCALL_FUNCTION(unpack_joints) {
-    JM_PARSE_ARGS("unpack_joints", slots, 1, "packed");
+    static const char *const names[] = {"packed"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("unpack_joints", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
     PyArrayObject *packed = jm_record_operand(slots[0], "packed", jm_packed_joint_descr, jm_packed_joint64_descr,
                                               "PACKED_JOINT or PACKED_JOINT64"),
                   *joints = NULL;
