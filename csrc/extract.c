@@ -351,7 +351,7 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 /*
  * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
  * functions shared with float32 come from the same templates (extract_objective.h,
- * extract_driver.h); those below differ from their float32 counterparts by exact divisions and
+ * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by exact divisions and
  * square roots in place of the float32 estimates, float64 polynomials in turn_f64, and float64
  * thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
  * that | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
