@@ -110,7 +110,9 @@ JM_INLINE void quat_to_rotation_f64(vd x, vd y, vd z, vd w, vd r[9]) {
     } else {
         h = vd_sub(vd_set1(2.0), norm2);
     }
-    rotation_from_squares_f64(q, sq, h, r);
+    vd p[6];
+    products_f64(q, p);
+    rotation_from_squares_f64(sq, p, h, r);
 }
 
 /* double[3][3] -> double[4] (vd_load_mat3, rotation_to_quat_f64) */

@@ -137,8 +137,10 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
         norm2 = squares(q, sq);
         near_unit = is_near_unit(norm2);
     }
+    vf p[6];
+    products(q, p);
     vf h = v_select(near_unit, v_sub(v_set1(2.0f), norm2), v_rcp(norm2));
-    rotation_from_squares(q, sq, h, r);
+    rotation_from_squares(sq, p, h, r);
 }
 
 /*

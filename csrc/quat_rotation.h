@@ -25,13 +25,20 @@ JM_INLINE T_MASK T_FN(is_near_unit)(T norm2) {
     return T_OP(lt)(T_OP(abs)(T_OP(sub)(norm2, T_OP(set1)(1.0))), T_OP(set1)(T_NEAR_UNIT));
 }
 
-/* rotation_from_squares: R of q = (x, y, z, w) from its squares sq, h = 1 / |q|^2 (or its
-   stand-in) and s = 2 h: ten products, the diagonal as a difference of squares (quat_to_rotation) */
-JM_INLINE void T_FN(rotation_from_squares)(const T q[4], const T sq[4], T h, T r[9]) {
+/* products: the six products of different components of q = (x, y, z, w), for rotation_from_squares:
+   xy, xz, yz, wx, wy, wz */
+JM_INLINE void T_FN(products)(const T q[4], T p[6]) {
     const T x = q[0], y = q[1], z = q[2], w = q[3];
+    p[0] = T_OP(mul)(x, y), p[1] = T_OP(mul)(x, z), p[2] = T_OP(mul)(y, z);
+    p[3] = T_OP(mul)(w, x), p[4] = T_OP(mul)(w, y), p[5] = T_OP(mul)(w, z);
+}
+
+/* rotation_from_squares: R of q from its squares sq, its products p (products) and h = 1 / |q|^2
+   (or its stand-in): the diagonal as a difference of squares, each element scaled once by h or
+   2 h (quat_to_rotation) */
+JM_INLINE void T_FN(rotation_from_squares)(const T sq[4], const T p[6], T h, T r[9]) {
     const T xx = sq[0], yy = sq[1], zz = sq[2], ww = sq[3];
-    T xy = T_OP(mul)(x, y), xz = T_OP(mul)(x, z), yz = T_OP(mul)(y, z);
-    T wx = T_OP(mul)(w, x), wy = T_OP(mul)(w, y), wz = T_OP(mul)(w, z);
+    const T xy = p[0], xz = p[1], yz = p[2], wx = p[3], wy = p[4], wz = p[5];
     T s = T_OP(add)(h, h);
     r[0] = T_OP(mul)(T_OP(sub)(T_OP(add)(ww, xx), T_OP(add)(yy, zz)), h);
     r[1] = T_OP(mul)(T_OP(sub)(xy, wz), s);
