@@ -81,20 +81,6 @@ void JM_FN(jm_matrices_to_quats)(const char *src, ptrdiff_t ss, char *dst, ptrdi
 
 /* ------------------------------------------------------------------- float64 -- */
 
-/* squares_f64 and is_near_unit_f64 (| |q|^2 - 1 | < 2^-28: every quaternion normalised in
-   float64) */
-#define T vd
-#define T_MASK vdmask
-#define T_OP(op) vd_##op
-#define T_FN(name) name##_f64
-#define T_NEAR_UNIT 0x1p-28
-#include "quat_rotation.h"
-#undef T
-#undef T_MASK
-#undef T_OP
-#undef T_FN
-#undef T_NEAR_UNIT
-
 /*
  * quat_to_rotation_f64: quat_to_rotation on float64 lanes, the same formula (ten products, the
  * diagonal as a difference of squares, one scaling by h = 1 / |q|^2 each).
@@ -124,20 +110,9 @@ JM_INLINE void quat_to_rotation_f64(vd x, vd y, vd z, vd w, vd r[9]) {
     } else {
         h = vd_sub(vd_set1(2.0), norm2);
     }
-    x = q[0], y = q[1], z = q[2], w = q[3];
-    vd xx = sq[0], yy = sq[1], zz = sq[2], ww = sq[3];
-    vd xy = vd_mul(x, y), xz = vd_mul(x, z), yz = vd_mul(y, z);
-    vd wx = vd_mul(w, x), wy = vd_mul(w, y), wz = vd_mul(w, z);
-    vd s = vd_add(h, h);
-    r[0] = vd_mul(vd_sub(vd_add(ww, xx), vd_add(yy, zz)), h);
-    r[1] = vd_mul(vd_sub(xy, wz), s);
-    r[2] = vd_mul(vd_add(xz, wy), s);
-    r[3] = vd_mul(vd_add(xy, wz), s);
-    r[4] = vd_mul(vd_sub(vd_add(ww, yy), vd_add(xx, zz)), h);
-    r[5] = vd_mul(vd_sub(yz, wx), s);
-    r[6] = vd_mul(vd_sub(xz, wy), s);
-    r[7] = vd_mul(vd_add(yz, wx), s);
-    r[8] = vd_mul(vd_sub(vd_add(ww, zz), vd_add(xx, yy)), h);
+    vd p[6];
+    products_f64(q, p);
+    rotation_from_squares_f64(sq, p, h, r);
 }
 
 /* double[3][3] -> double[4] (vd_load_mat3, rotation_to_quat_f64) */

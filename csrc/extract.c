@@ -56,23 +56,62 @@ typedef struct {
     vmask mirrored; /* det A < 0 (see mueller_denominator) */
 } extract_state;
 
-/* the objective and its derivatives on float32 lanes (rank_two, k_times, tangent_basis,
-   extract_gradient, dot4, extract_curvature) */
+/* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
+   N's eigenvalues above it, a Ritz update must gain more than it, a stop needs none below -it
+   (2 (sigma2 + sigma3) ~ 6e-5: condition ~3e4 for det A > 0) */
+#define CURVATURE_MARGIN 0x1p-14f
+/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 2^20th
+   power of the ratio of the top two eigenvalues of I - N / |N|_F, 1 + (l2 - l1) / (|N|_F - l2).
+   At a saddle of det A < 0 with sigma = (1, 1, 1 - gap), l1 = -gap and l2 = 0 against |N| ~ 8:
+   fewer squarings left the axis on the flat direction and Mueller's updates ran out
+   (docs/design/extraction.md#power-iteration-squarings) */
+#define AXIS_SQUARINGS 20
+/* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
+   a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
+   leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
+   out inf (scalar and sse, no fused multiply-add: NaN quaternions for 10 in 200,000 such float32
+   matrices). Such a lane takes the Ritz update or Mueller's instead. */
+
+/* the objective and its derivatives (extract_objective.h: rank_two, k_times, tangent_basis,
+   extract_gradient, dot4, extract_curvature) and the update's pieces (extract_update.h:
+   davenport_k, ritz_update, mueller_denominator, newton_step, turn_by) on float32 lanes */
 #define T vf
 #define T_MASK vmask
 #define T_OP(op) v_##op
+#define T_MASK_OP(op) m_##op
 #define T_FN(name) name
 #define T_STATE extract_state
 #define T_NEGATE(x) v_sub(v_set1(0.0f), (x))
 #define T_RANK_TWO 0x1p-40f
+#define T_RSQRT(x) v_rsqrt(x)
+#define T_TWICE_RECIPROCAL(x) v_mul(v_set1(2.0f), v_rcp(x))
+#define T_TINY 0x1p-100f
+#define T_CURVATURE_MARGIN CURVATURE_MARGIN
+#define T_MAX_FINITE 0x1.fffffep127f
 #include "extract_objective.h"
+
+/* rescale_square on float32 lanes: m = P^2 / tr(P^2) from P^2's xx, yy, zz, xy, xz, yz, so that
+   its eigenvalues stay in [0, 1] */
+JM_INLINE void rescale_square(vf xx, vf yy, vf zz, vf xy, vf xz, vf yz, vf m[6]) {
+    vf scale = v_rcp(v_add(v_add(xx, yy), v_add(zz, v_set1(0x1p-100f)))); /* trace 1 after */
+    m[0] = v_mul(xx, scale), m[1] = v_mul(yy, scale), m[2] = v_mul(zz, scale);
+    m[3] = v_mul(xy, scale), m[4] = v_mul(xz, scale), m[5] = v_mul(yz, scale);
+}
+
+#include "extract_update.h"
 #undef T
 #undef T_MASK
 #undef T_OP
+#undef T_MASK_OP
 #undef T_FN
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
+#undef T_RSQRT
+#undef T_TWICE_RECIPROCAL
+#undef T_TINY
+#undef T_CURVATURE_MARGIN
+#undef T_MAX_FINITE
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -95,25 +134,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     vf a[9];
     load_matrices(layout, a_rec, as, a);
     v_scale_pow2(a, 9);
-
-    vf det = v_mul(a[0], v_fnmadd(a[5], a[7], v_mul(a[4], a[8])));
-    det = v_fnmadd(a[1], v_fnmadd(a[5], a[6], v_mul(a[3], a[8])), det);
-    st->mirrored = v_lt(v_fmadd(a[2], v_fnmadd(a[4], a[6], v_mul(a[3], a[7])), det), v_set1(0.0f));
-    vf trace = v_add(v_add(a[0], a[4]), a[8]);
-    st->kxx = v_sub(v_sub(a[0], a[4]), a[8]);
-    st->kyy = v_sub(v_sub(a[4], a[0]), a[8]);
-    st->kzz = v_sub(v_sub(a[8], a[0]), a[4]);
-    st->kww = trace;
-    st->kxy = v_add(a[1], a[3]);
-    st->kxz = v_add(a[2], a[6]);
-    st->kyz = v_add(a[5], a[7]);
-    st->kxw = v_sub(a[7], a[5]);
-    st->kyw = v_sub(a[2], a[6]);
-    st->kzw = v_sub(a[3], a[1]);
-
-    vf norm2 = v_mul(a[0], a[0]);
-    for (int i = 1; i < 9; i++)
-        norm2 = v_fmadd(a[i], a[i], norm2);
+    vf norm2 = davenport_k(a, st);
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -149,91 +170,6 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     st->active = v_ge(st->iterations, st->iterations); /* every lane (0 >= 0) */
 }
 
-/* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
-   N's eigenvalues above it, a Ritz update must gain more than it, a stop needs none below -it
-   (2 (sigma2 + sigma3) ~ 6e-5: condition ~3e4 for det A > 0) */
-#define CURVATURE_MARGIN 0x1p-14f
-/* squarings of the power iteration for N's lowest eigenvector: the error shrinks by the 2^20th
-   power of the ratio of the top two eigenvalues of I - N / |N|_F, 1 + (l2 - l1) / (|N|_F - l2).
-   At a saddle of det A < 0 with sigma = (1, 1, 1 - gap), l1 = -gap and l2 = 0 against |N| ~ 8:
-   fewer squarings left the axis on the flat direction and Mueller's updates ran out
-   (docs/design/extraction.md#power-iteration-squarings) */
-#define AXIS_SQUARINGS 20
-/* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
-   a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
-   leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
-   out inf (scalar and sse, no fused multiply-add: NaN quaternions for 10 in 200,000 such float32
-   matrices). Such a lane takes the Ritz update or Mueller's instead. */
-
-/*
- * The Ritz update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
- * (about) the eigenvector of N's lowest eigenvalue, i.e. the axis about which a half turn gains
- * most. In that plane f is the 2x2 form [[f, t], [t, g]] (t = tau . n, g = f - n^T N n / 1 as
- * b(n) . K b(n) = f - n^T N n); its top eigenvector (c_q, c_b) turns R about n by up to pi.
- * At a stationary point that is not the maximum (t = 0, g > f) it is the half turn that leaves
- * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
- * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
- * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
- * n comes from (I - N / |N|_F)^(2^AXIS_SQUARINGS) by repeated squaring (positive
- * semidefinite: |N|_F bounds N's eigenvalues; the ratio of its top two eigenvalues is
- * 1 - gap / (|N|_F - lambda_min)), as the column with the largest diagonal entry (a multiple of
- * n with weight >= 1/3).
- */
-JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf curvature[6], vf *gain, vf ritz[4]) {
-    vf n2 = v_fmadd(curvature[0], curvature[0], v_fmadd(curvature[1], curvature[1], v_mul(curvature[2], curvature[2])));
-    n2 = v_fmadd(v_add(curvature[3], curvature[3]), curvature[3],
-                 v_fmadd(v_add(curvature[4], curvature[4]), curvature[4],
-                         v_fmadd(v_add(curvature[5], curvature[5]), curvature[5], n2)));
-    vf inv_norm = v_sub(v_set1(0.0f), v_rsqrt(v_max(n2, v_set1(0x1p-100f))));
-    /* P = I - N / |N|_F, as xx, yy, zz, xy, xz, yz */
-    vf m[6];
-    for (int i = 0; i < 6; i++)
-        m[i] = v_mul(curvature[i], inv_norm);
-    for (int i = 0; i < 3; i++)
-        m[i] = v_add(m[i], v_set1(1.0f));
-    for (int k = 0; k < AXIS_SQUARINGS; k++) {
-        /* P <- P^2 / tr(P^2): eigenvalues stay in [0, 1] */
-        vf xx = v_fmadd(m[0], m[0], v_fmadd(m[3], m[3], v_mul(m[4], m[4])));
-        vf yy = v_fmadd(m[3], m[3], v_fmadd(m[1], m[1], v_mul(m[5], m[5])));
-        vf zz = v_fmadd(m[4], m[4], v_fmadd(m[5], m[5], v_mul(m[2], m[2])));
-        vf xy = v_fmadd(m[0], m[3], v_fmadd(m[3], m[1], v_mul(m[4], m[5])));
-        vf xz = v_fmadd(m[0], m[4], v_fmadd(m[3], m[5], v_mul(m[4], m[2])));
-        vf yz = v_fmadd(m[3], m[4], v_fmadd(m[1], m[5], v_mul(m[5], m[2])));
-        vf scale = v_rcp(v_add(v_add(xx, yy), v_add(zz, v_set1(0x1p-100f)))); /* trace 1 after */
-        m[0] = v_mul(xx, scale), m[1] = v_mul(yy, scale), m[2] = v_mul(zz, scale);
-        m[3] = v_mul(xy, scale), m[4] = v_mul(xz, scale), m[5] = v_mul(yz, scale);
-    }
-    vmask use_x = m_and(v_ge(m[0], m[1]), v_ge(m[0], m[2]));
-    vmask use_y = m_and(m_not(use_x), v_ge(m[1], m[2]));
-    vf nx = v_select(use_x, m[0], v_select(use_y, m[3], m[4]));
-    vf ny = v_select(use_x, m[3], v_select(use_y, m[1], m[5]));
-    vf nz = v_select(use_x, m[4], v_select(use_y, m[5], m[2]));
-    vf inv_n = v_rsqrt(v_max(v_fmadd(nx, nx, v_fmadd(ny, ny, v_mul(nz, nz))), v_set1(0x1p-100f)));
-    nx = v_mul(nx, inv_n), ny = v_mul(ny, inv_n), nz = v_mul(nz, inv_n);
-
-    /* n^T N n / 2 = (f - g) / 2 and t = tau . n */
-    vf nn = v_fmadd(nx, v_fmadd(curvature[0], nx, v_fmadd(curvature[3], ny, v_mul(curvature[4], nz))),
-                    v_fmadd(ny, v_fmadd(curvature[3], nx, v_fmadd(curvature[1], ny, v_mul(curvature[5], nz))),
-                            v_mul(nz, v_fmadd(curvature[4], nx, v_fmadd(curvature[5], ny, v_mul(curvature[2], nz))))));
-    vf half = v_mul(nn, v_set1(0.5f));
-    vf t = v_fmadd(torque[0], nx, v_fmadd(torque[1], ny, v_mul(torque[2], nz)));
-    vf r = v_sqrt(v_fmadd(half, half, v_mul(t, t)));
-    /* top eigenvector of [[f, t], [t, f - 2 half]] without cancellation: (half + r, t) for
-       half >= 0, else (t, r - half); the gain is r - half */
-    vmask q_side = v_ge(half, v_set1(0.0f));
-    vf c_q = v_select(q_side, v_add(half, r), t);
-    vf c_b = v_select(q_side, t, v_sub(r, half));
-    *gain = v_sub(r, half);
-    vf b[3][4];
-    tangent_basis(st, b);
-    const vf q[4] = {st->x, st->y, st->z, st->w};
-    for (int i = 0; i < 4; i++)
-        ritz[i] = v_fmadd(c_q, q[i], v_mul(c_b, v_fmadd(nx, b[0][i], v_fmadd(ny, b[1][i], v_mul(nz, b[2][i])))));
-    vf inv = v_rsqrt(v_max(dot4(ritz, ritz), v_set1(0x1p-100f)));
-    for (int i = 0; i < 4; i++)
-        ritz[i] = v_mul(ritz[i], inv);
-}
-
 /*
  * The quaternion of R turned by omega (space frame): (sin(theta/2) omega/theta, cos(theta/2)) * q,
  * theta = |omega|, from polynomials in (theta/2)^2 on theta <= pi - no square root, no division.
@@ -243,7 +179,6 @@ JM_INLINE void ritz_update(const extract_state *st, const vf torque[3], const vf
  * degree 8 in r with constant term 1 (errors 5e-8 and 5e-9 before float32 rounding).
  */
 JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf turned[4]) {
-    const vf x = st->x, y = st->y, z = st->z, w = st->w;
     /* half angle h = theta / 2 and the reduction h = k pi + r, |r| <= pi/2 */
     vf h2 = v_mul(theta2, v_set1(0.25f));
     vf inv_h = v_rsqrt(v_max(h2, v_set1(0x1p-100f)));
@@ -261,31 +196,7 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
     /* sin(h) / theta = sinc(h) / 2 unreduced; reduced, the rotation by 2r: sin(r) / theta */
     vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), v_select(unreduced, v_set1(1.0f), v_mul(r, inv_h)));
     vf ax = v_mul(ox, scale), ay = v_mul(oy, scale), az = v_mul(oz, scale);
-
-    /* q <- (a, cos_r) * q */
-    turned[0] = v_fmadd(cos_r, x, v_fmadd(w, ax, v_fnmadd(az, y, v_mul(ay, z))));
-    turned[1] = v_fmadd(cos_r, y, v_fmadd(w, ay, v_fnmadd(ax, z, v_mul(az, x))));
-    turned[2] = v_fmadd(cos_r, z, v_fmadd(w, az, v_fnmadd(ay, x, v_mul(ax, y))));
-    turned[3] = v_fnmadd(ax, x, v_fnmadd(ay, y, v_fnmadd(az, z, v_mul(cos_r, w))));
-}
-
-/*
- * Mueller's denominator where det A < 0: max(|f|, |N|_F / 2). The update omega = tau / d turns
- * R by (1 - lambda / d) of the way to the maximum along each eigenvector of the curvature H =
- * N / 2 (eigenvalue lambda). Where det A > 0, |f| >= lambda_max near the maximum (f = s1 + s2 + s3
- * against s1 + s2) and the paper's d = |f| never overshoots; where det A < 0, f = s1 + s2 - s3
- * lies below lambda_max = s1 + s2 (signs dropped), so d = |f| overshoots up to 2x: at a mirrored
- * rotation (s = 1, 1, 1) the error about one axis changed sign each update without shrinking,
- * Newton's fallback there (a near-tie) stopped 5.5e-3 rad from every best rotation in 61 of
- * 5,000 mirrored rotations after 200 updates, and method "muller" at s = (1, 1, 0.99) ended
- * worse than it started in 14 % of matrices, up to the worst rotation there is. |N|_F / 2 =
- * |H|_F >= |lambda| for every eigenvalue: no overshoot anywhere; the directions of small lambda
- * (near-ties) converge at most ~2x more slowly.
- */
-JM_INLINE vf mueller_denominator(vf f, const vf c[6]) {
-    vf off = v_fmadd(c[3], c[3], v_fmadd(c[4], c[4], v_mul(c[5], c[5])));
-    vf norm2 = v_fmadd(c[0], c[0], v_fmadd(c[1], c[1], v_fmadd(c[2], c[2], v_add(off, off))));
-    return v_max(v_abs(f), v_mul(v_set1(0.5f), v_sqrt(norm2)));
+    turn_by(st, cos_r, ax, ay, az, turned);
 }
 
 /*
@@ -332,34 +243,12 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
 
     vmask ritz_candidates;
     if (method == JM_EXTRACT_NEWTON) {
-        const vf *c = curvature;
-        /* adj(N) (symmetric) and det N */
-        vf adj_xx = v_fnmadd(c[5], c[5], v_mul(c[1], c[2]));
-        vf adj_yy = v_fnmadd(c[4], c[4], v_mul(c[0], c[2]));
-        vf adj_zz = v_fnmadd(c[3], c[3], v_mul(c[0], c[1]));
-        vf adj_xy = v_fnmadd(c[3], c[2], v_mul(c[4], c[5]));
-        vf adj_xz = v_fnmadd(c[4], c[1], v_mul(c[3], c[5]));
-        vf adj_yz = v_fnmadd(c[5], c[0], v_mul(c[3], c[4]));
-        vf det = v_fmadd(c[0], adj_xx, v_fmadd(c[3], adj_xy, v_mul(c[4], adj_xz)));
-        vf adj_trace = v_add(v_add(adj_xx, adj_yy), adj_zz);
-        /* leading minors of N - m I: n_xx - m, adj_zz - m (n_xx + n_yy) + m^2 and
-           det N - m tr adj N + m^2 tr N - m^3 */
-        const vf margin = v_set1(CURVATURE_MARGIN);
-        vf minor1 = v_sub(c[0], margin);
-        vf minor2 = v_fnmadd(margin, v_sub(v_add(c[0], c[1]), margin), adj_zz);
-        vf minor3 = v_fnmadd(margin, v_fnmadd(margin, v_sub(v_add(v_add(c[0], c[1]), c[2]), margin), adj_trace), det);
-        vmask newton = m_and(v_gt(minor1, v_set1(0.0f)), m_and(v_gt(minor2, v_set1(0.0f)), v_gt(minor3, v_set1(0.0f))));
-        vf two_inv_det = v_mul(v_set1(2.0f), v_rcp(det));
-        vf ex = v_mul(two_inv_det, v_fmadd(adj_xx, torque[0], v_fmadd(adj_xy, torque[1], v_mul(adj_xz, torque[2]))));
-        vf ey = v_mul(two_inv_det, v_fmadd(adj_xy, torque[0], v_fmadd(adj_yy, torque[1], v_mul(adj_yz, torque[2]))));
-        vf ez = v_mul(two_inv_det, v_fmadd(adj_xz, torque[0], v_fmadd(adj_yz, torque[1], v_mul(adj_zz, torque[2]))));
-        vf eps2 = v_fmadd(ex, ex, v_fmadd(ey, ey, v_mul(ez, ez)));
-        newton = m_and(newton, v_ge(v_set1(0x1.fffffep127f), eps2)); /* finite steps only (NaN fails too) */
-        vf newton_tol = v_fmadd(tol, v_mul(v_mul(v_abs(f), adj_trace), v_mul(two_inv_det, v_set1(0.5f))), tol);
+        vf e[3], eps2, newton_tol;
+        vmask newton = newton_step(curvature, torque, f, tol, e, &eps2, &newton_tol);
         /* Newton's lanes update, then stop below their threshold */
         update = m_or(update, m_and(st->active, newton));
         go_on = m_or(m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol))), m_and(m_not(newton), go_on));
-        ox = v_select(newton, ex, ox), oy = v_select(newton, ey, oy), oz = v_select(newton, ez, oz);
+        ox = v_select(newton, e[0], ox), oy = v_select(newton, e[1], oy), oz = v_select(newton, e[2], oz);
         theta2 = v_select(newton, eps2, theta2);
         ritz_candidates = m_and(st->active, m_not(newton));
     } else {
@@ -462,7 +351,7 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 /*
  * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
  * functions shared with float32 come from the same templates (extract_objective.h,
- * extract_driver.h); those below differ from their float32 counterparts by exact divisions and
+ * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by exact divisions and
  * square roots in place of the float32 estimates, float64 polynomials in turn_f64, and float64
  * thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
  * that | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
@@ -482,24 +371,45 @@ typedef struct {
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
 } extract_state_f64;
 
-/* the same on float64 lanes (rank_two_f64, k_times_f64, ..., extract_curvature_f64) */
+JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
+
+/* the same on float64 lanes (rank_two_f64, k_times_f64, ..., turn_by_f64) */
 #define T vd
 #define T_MASK vdmask
 #define T_OP(op) vd_##op
+#define T_MASK_OP(op) md_##op
 #define T_FN(name) name##_f64
 #define T_STATE extract_state_f64
 #define T_NEGATE(x) vd_negate(x)
 #define T_RANK_TWO RANK_TWO_F64
+#define T_RSQRT(x) inv_sqrt_f64(x)
+#define T_TWICE_RECIPROCAL(x) vd_div(vd_set1(2.0), (x))
+#define T_TINY 0x1p-200
+#define T_CURVATURE_MARGIN CURVATURE_MARGIN_F64
+#define T_MAX_FINITE 0x1.fffffffffffffp1023
 #include "extract_objective.h"
+
+/* rescale_square on float64 lanes: m = P^2 rescaled by a power of two (exact, no division) so that
+   its largest entry is in [1, 2): the same axis as float32's division by the trace */
+JM_INLINE void rescale_square_f64(vd xx, vd yy, vd zz, vd xy, vd xz, vd yz, vd m[6]) {
+    m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
+    vd_scale_pow2(m, 6);
+}
+
+#include "extract_update.h"
 #undef T
 #undef T_MASK
 #undef T_OP
+#undef T_MASK_OP
 #undef T_FN
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
-
-JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
+#undef T_RSQRT
+#undef T_TWICE_RECIPROCAL
+#undef T_TINY
+#undef T_CURVATURE_MARGIN
+#undef T_MAX_FINITE
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
@@ -508,24 +418,7 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     (void)layout; /* LAYOUT_DOUBLE33 */
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
-
-    vd det = vd_mul(a[0], vd_fnmadd(a[5], a[7], vd_mul(a[4], a[8])));
-    det = vd_fnmadd(a[1], vd_fnmadd(a[5], a[6], vd_mul(a[3], a[8])), det);
-    st->mirrored = vd_lt(vd_fmadd(a[2], vd_fnmadd(a[4], a[6], vd_mul(a[3], a[7])), det), vd_set1(0.0));
-    st->kxx = vd_sub(vd_sub(a[0], a[4]), a[8]);
-    st->kyy = vd_sub(vd_sub(a[4], a[0]), a[8]);
-    st->kzz = vd_sub(vd_sub(a[8], a[0]), a[4]);
-    st->kww = vd_add(vd_add(a[0], a[4]), a[8]);
-    st->kxy = vd_add(a[1], a[3]);
-    st->kxz = vd_add(a[2], a[6]);
-    st->kyz = vd_add(a[5], a[7]);
-    st->kxw = vd_sub(a[7], a[5]);
-    st->kyw = vd_sub(a[2], a[6]);
-    st->kzw = vd_sub(a[3], a[1]);
-
-    vd norm2 = vd_mul(a[0], a[0]);
-    for (int i = 1; i < 9; i++)
-        norm2 = vd_fmadd(a[i], a[i], norm2);
+    vd norm2 = davenport_k_f64(a, st);
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {
@@ -561,60 +454,6 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     st->active = vd_ge(zero, zero); /* every lane */
 }
 
-/* ritz_update on float64 lanes: the same power iteration, each square rescaled by a power of two
-   rather than by its trace (the same axis; its accuracy only has to let the update gain) */
-JM_INLINE void ritz_update_f64(const extract_state_f64 *st, const vd torque[3], const vd curvature[6], vd *gain,
-                               vd ritz[4]) {
-    const vd tiny = vd_set1(0x1p-200), one = vd_set1(1.0);
-    vd n2 = vd_fmadd(curvature[0], curvature[0], vd_fmadd(curvature[1], curvature[1], vd_mul(curvature[2], curvature[2])));
-    n2 = vd_fmadd(vd_add(curvature[3], curvature[3]), curvature[3],
-                  vd_fmadd(vd_add(curvature[4], curvature[4]), curvature[4],
-                           vd_fmadd(vd_add(curvature[5], curvature[5]), curvature[5], n2)));
-    vd inv_norm = vd_negate(inv_sqrt_f64(vd_max(n2, tiny)));
-    vd m[6];
-    for (int i = 0; i < 6; i++)
-        m[i] = vd_mul(curvature[i], inv_norm);
-    for (int i = 0; i < 3; i++)
-        m[i] = vd_add(m[i], one);
-    for (int k = 0; k < AXIS_SQUARINGS; k++) {
-        vd xx = vd_fmadd(m[0], m[0], vd_fmadd(m[3], m[3], vd_mul(m[4], m[4])));
-        vd yy = vd_fmadd(m[3], m[3], vd_fmadd(m[1], m[1], vd_mul(m[5], m[5])));
-        vd zz = vd_fmadd(m[4], m[4], vd_fmadd(m[5], m[5], vd_mul(m[2], m[2])));
-        vd xy = vd_fmadd(m[0], m[3], vd_fmadd(m[3], m[1], vd_mul(m[4], m[5])));
-        vd xz = vd_fmadd(m[0], m[4], vd_fmadd(m[3], m[5], vd_mul(m[4], m[2])));
-        vd yz = vd_fmadd(m[3], m[4], vd_fmadd(m[1], m[5], vd_mul(m[5], m[2])));
-        /* P^2 rescaled by a power of two (exact, no division): its largest entry in [1, 2) */
-        m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
-        vd_scale_pow2(m, 6);
-    }
-    vdmask use_x = md_and(vd_ge(m[0], m[1]), vd_ge(m[0], m[2]));
-    vdmask use_y = md_and(md_not(use_x), vd_ge(m[1], m[2]));
-    vd nx = vd_select(use_x, m[0], vd_select(use_y, m[3], m[4]));
-    vd ny = vd_select(use_x, m[3], vd_select(use_y, m[1], m[5]));
-    vd nz = vd_select(use_x, m[4], vd_select(use_y, m[5], m[2]));
-    vd inv_n = inv_sqrt_f64(vd_max(vd_fmadd(nx, nx, vd_fmadd(ny, ny, vd_mul(nz, nz))), tiny));
-    nx = vd_mul(nx, inv_n), ny = vd_mul(ny, inv_n), nz = vd_mul(nz, inv_n);
-
-    vd nn = vd_fmadd(nx, vd_fmadd(curvature[0], nx, vd_fmadd(curvature[3], ny, vd_mul(curvature[4], nz))),
-                     vd_fmadd(ny, vd_fmadd(curvature[3], nx, vd_fmadd(curvature[1], ny, vd_mul(curvature[5], nz))),
-                              vd_mul(nz, vd_fmadd(curvature[4], nx, vd_fmadd(curvature[5], ny, vd_mul(curvature[2], nz))))));
-    vd half = vd_mul(nn, vd_set1(0.5));
-    vd t = vd_fmadd(torque[0], nx, vd_fmadd(torque[1], ny, vd_mul(torque[2], nz)));
-    vd r = vd_sqrt(vd_fmadd(half, half, vd_mul(t, t)));
-    vdmask q_side = vd_ge(half, vd_set1(0.0));
-    vd c_q = vd_select(q_side, vd_add(half, r), t);
-    vd c_b = vd_select(q_side, t, vd_sub(r, half));
-    *gain = vd_sub(r, half);
-    vd b[3][4];
-    tangent_basis_f64(st, b);
-    const vd q[4] = {st->x, st->y, st->z, st->w};
-    for (int i = 0; i < 4; i++)
-        ritz[i] = vd_fmadd(c_q, q[i], vd_mul(c_b, vd_fmadd(nx, b[0][i], vd_fmadd(ny, b[1][i], vd_mul(nz, b[2][i])))));
-    vd inv = inv_sqrt_f64(vd_max(dot4_f64(ritz, ritz), tiny));
-    for (int i = 0; i < 4; i++)
-        ritz[i] = vd_mul(ritz[i], inv);
-}
-
 /*
  * turn on float64 lanes: (sin(h) omega / theta, cos(h)) * q with h = theta / 2. Half angles up to
  * pi / 2 (every step near convergence) take the Taylor series of cos and sin(h) / h in h^2
@@ -631,7 +470,6 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
                                           2.7557319223985893e-06, -2.505210838544172e-08, 1.6059043836821613e-10,
                                           -7.647163731819816e-13, 2.8114572543455206e-15, -8.22063524662433e-18,
                                           1.9572941063391263e-20};
-    const vd x = st->x, y = st->y, z = st->z, w = st->w;
     vd h2 = vd_mul(theta2, vd_set1(0.25));
     vd r2 = h2, ratio = vd_set1(1.0); /* ratio: r / h, 1 unreduced */
     vdmask reduce = vd_gt(h2, vd_set1(2.4674011002723395)); /* (pi / 2)^2 */
@@ -650,17 +488,7 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     }
     vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
     vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
-    turned[0] = vd_fmadd(cos_r, x, vd_fmadd(w, ax, vd_fnmadd(az, y, vd_mul(ay, z))));
-    turned[1] = vd_fmadd(cos_r, y, vd_fmadd(w, ay, vd_fnmadd(ax, z, vd_mul(az, x))));
-    turned[2] = vd_fmadd(cos_r, z, vd_fmadd(w, az, vd_fnmadd(ay, x, vd_mul(ax, y))));
-    turned[3] = vd_fnmadd(ax, x, vd_fnmadd(ay, y, vd_fnmadd(az, z, vd_mul(cos_r, w))));
-}
-
-/* mueller_denominator on float64 lanes */
-JM_INLINE vd mueller_denominator_f64(vd f, const vd c[6]) {
-    vd off = vd_fmadd(c[3], c[3], vd_fmadd(c[4], c[4], vd_mul(c[5], c[5])));
-    vd norm2 = vd_fmadd(c[0], c[0], vd_fmadd(c[1], c[1], vd_fmadd(c[2], c[2], vd_add(off, off))));
-    return vd_max(vd_abs(f), vd_mul(vd_set1(0.5), vd_sqrt(norm2)));
+    turn_by_f64(st, cos_r, ax, ay, az, turned);
 }
 
 /* Mueller's update omega = tau / (d + 1e-9) and its square, d = |f| or mueller_denominator_f64 in
@@ -695,38 +523,19 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         go_on = vd_ge(theta2, vd_mul(tol, tol));    /* NaN updates once, then stops */
         ritz_candidates = md_and(st->active, small);
     } else {
-        const vd *c = curvature;
-        vd adj_xx = vd_fnmadd(c[5], c[5], vd_mul(c[1], c[2]));
-        vd adj_yy = vd_fnmadd(c[4], c[4], vd_mul(c[0], c[2]));
-        vd adj_zz = vd_fnmadd(c[3], c[3], vd_mul(c[0], c[1]));
-        vd adj_xy = vd_fnmadd(c[3], c[2], vd_mul(c[4], c[5]));
-        vd adj_xz = vd_fnmadd(c[4], c[1], vd_mul(c[3], c[5]));
-        vd adj_yz = vd_fnmadd(c[5], c[0], vd_mul(c[3], c[4]));
-        vd det = vd_fmadd(c[0], adj_xx, vd_fmadd(c[3], adj_xy, vd_mul(c[4], adj_xz)));
-        vd adj_trace = vd_add(vd_add(adj_xx, adj_yy), adj_zz);
-        const vd margin = vd_set1(CURVATURE_MARGIN_F64), zero = vd_set1(0.0);
-        vd minor1 = vd_sub(c[0], margin);
-        vd minor2 = vd_fnmadd(margin, vd_sub(vd_add(c[0], c[1]), margin), adj_zz);
-        vd minor3 = vd_fnmadd(margin, vd_fnmadd(margin, vd_sub(vd_add(vd_add(c[0], c[1]), c[2]), margin), adj_trace), det);
-        vdmask newton = md_and(vd_gt(minor1, zero), md_and(vd_gt(minor2, zero), vd_gt(minor3, zero)));
-        vd two_inv_det = vd_div(vd_set1(2.0), det);
-        vd ex = vd_mul(two_inv_det, vd_fmadd(adj_xx, torque[0], vd_fmadd(adj_xy, torque[1], vd_mul(adj_xz, torque[2]))));
-        vd ey = vd_mul(two_inv_det, vd_fmadd(adj_xy, torque[0], vd_fmadd(adj_yy, torque[1], vd_mul(adj_yz, torque[2]))));
-        vd ez = vd_mul(two_inv_det, vd_fmadd(adj_xz, torque[0], vd_fmadd(adj_yz, torque[1], vd_mul(adj_zz, torque[2]))));
-        vd eps2 = vd_fmadd(ex, ex, vd_fmadd(ey, ey, vd_mul(ez, ez)));
-        newton = md_and(newton, vd_ge(vd_set1(0x1.fffffffffffffp1023), eps2));
-        vd newton_tol = vd_fmadd(tol, vd_mul(vd_mul(vd_abs(f), adj_trace), vd_mul(two_inv_det, vd_set1(0.5))), tol);
+        vd e[3], eps2, newton_tol;
+        vdmask newton = newton_step_f64(curvature, torque, f, tol, e, &eps2, &newton_tol);
         /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
         update = md_and(st->active, newton);
         go_on = md_and(newton, vd_ge(eps2, vd_mul(newton_tol, newton_tol)));
-        ox = ex, oy = ey, oz = ez, theta2 = eps2;
+        ox = e[0], oy = e[1], oz = e[2], theta2 = eps2;
         ritz_candidates = md_and(st->active, md_not(newton));
         if (md_any(ritz_candidates)) {
             vd mx, my, mz, m_theta2;
             vdmask small = mueller_omega_f64(st, torque, f, curvature, tol, &mx, &my, &mz, &m_theta2);
             update = md_or(update, md_and(st->active, md_not(small)));
             go_on = md_or(go_on, md_and(md_not(newton), vd_ge(m_theta2, vd_mul(tol, tol))));
-            ox = vd_select(newton, ex, mx), oy = vd_select(newton, ey, my), oz = vd_select(newton, ez, mz);
+            ox = vd_select(newton, e[0], mx), oy = vd_select(newton, e[1], my), oz = vd_select(newton, e[2], mz);
             theta2 = vd_select(newton, eps2, m_theta2);
         }
     }

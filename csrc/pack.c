@@ -197,18 +197,23 @@ JM_INLINE void unpack64_block(const char *src, ptrdiff_t ss, char *dst, ptrdiff_
 
 /* ---------------------------------------------------------------------- drivers -- */
 
-/* Same test as quantize, one quaternion: zero or non-finite. */
-static int is_invalid(const char *record) {
-    float q[4], largest = 0.0f;
-    memcpy(q, record, sizeof q);
-    for (int k = 0; k < 4; k++) {
-        float a = fabsf(q[k]);
-        if (!(a < INFINITY))
-            return 1;
-        largest = a > largest ? a : largest;
+/* is_invalid (float[4]) and is_invalid_f64 (double[4]): the test of quantize / quantize_f64 on one
+   quaternion record: zero or non-finite. One definition, expanded per element type. */
+#define DEFINE_IS_INVALID(name, scalar, abs_fn)       \
+    static int name(const char *record) {             \
+        scalar q[4], largest = 0;                     \
+        memcpy(q, record, sizeof q);                  \
+        for (int k = 0; k < 4; k++) {                 \
+            scalar a = abs_fn(q[k]);                  \
+            if (!(a < INFINITY))                      \
+                return 1;                             \
+            largest = a > largest ? a : largest;      \
+        }                                             \
+        return !(largest > 0);                        \
     }
-    return !(largest > 0.0f);
-}
+DEFINE_IS_INVALID(is_invalid, float, fabsf)
+DEFINE_IS_INVALID(is_invalid_f64, double, fabs)
+#undef DEFINE_IS_INVALID
 
 /*
  * Packs n contiguous float[4] into codes of code_size bytes, JM_W at a time; the last n % JM_W
@@ -405,19 +410,6 @@ JM_INLINE vdmask pack64_block_f64(const char *src, char *dst) {
     vd hi = vd_fmadd(index, vd_set1(0x1p28), vd_fmadd(field[0], vd_set1(0x1p8), top));
     vd_store_u64_halves(dst, vd_fmadd(low, vd_set1(0x1p20), field[2]), hi);
     return invalid;
-}
-
-/* Same test as quantize_f64, one quaternion: zero or non-finite. */
-static int is_invalid_f64(const char *record) {
-    double q[4], largest = 0.0;
-    memcpy(q, record, sizeof q);
-    for (int k = 0; k < 4; k++) {
-        double a = fabs(q[k]);
-        if (!(a < INFINITY))
-            return 1;
-        largest = a > largest ? a : largest;
-    }
-    return !(largest > 0.0);
 }
 
 /* pack_all for n contiguous double[4], JM_WD at a time; blocks with an invalid lane count them

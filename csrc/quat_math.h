@@ -15,6 +15,38 @@
         statement;                            \
     }
 
+/* squares, is_near_unit (| |q|^2 - 1 | < 2^-12: every normalised float32 quaternion),
+   rotation_from_squares and divisor_entries on float32 lanes */
+#define T vf
+#define T_MASK vmask
+#define T_OP(op) v_##op
+#define T_MASK_OP(op) m_##op
+#define T_FN(name) name
+#define T_NEAR_UNIT (1.0f / 4096)
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_MASK_OP
+#undef T_FN
+#undef T_NEAR_UNIT
+
+/* the same on float64 lanes (squares_f64, ..., divisor_entries_f64; | |q|^2 - 1 | < 2^-28:
+   every quaternion normalised in float64) */
+#define T vd
+#define T_MASK vdmask
+#define T_OP(op) vd_##op
+#define T_MASK_OP(op) md_##op
+#define T_FN(name) name##_f64
+#define T_NEAR_UNIT 0x1p-28
+#include "quat_rotation.h"
+#undef T
+#undef T_MASK
+#undef T_OP
+#undef T_MASK_OP
+#undef T_FN
+#undef T_NEAR_UNIT
+
 /*
  * rotation_to_quat: the unit quaternion of a rotation matrix r (row-major, 9 elements).
  *
@@ -29,29 +61,9 @@
  * case boundaries and 180-degree rotations.
  */
 JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
-    vf one = v_set1(1.0f);
-    vf t_x = v_add(v_sub(one, r[4]), v_sub(r[0], r[8]));
-    vf t_y = v_add(v_sub(one, r[0]), v_sub(r[4], r[8]));
-    vf t_z = v_add(v_sub(one, r[0]), v_sub(r[8], r[4]));
-    vf t_w = v_add(v_add(one, r[0]), v_add(r[4], r[8]));
-    vf xy_sum = v_add(r[1], r[3]), xz_sum = v_add(r[2], r[6]), yz_sum = v_add(r[5], r[7]);
-    vf wx_diff = v_sub(r[7], r[5]), wy_diff = v_sub(r[2], r[6]), wz_diff = v_sub(r[3], r[1]);
-
-    /* case masks: x if t_x is the largest, else y if t_y >= t_z, t_w, else z if t_z >= t_w */
-    vmask is_x = m_and(v_ge(t_x, t_y), m_and(v_ge(t_x, t_z), v_ge(t_x, t_w)));
-    vmask is_y = m_and(m_not(is_x), m_and(v_ge(t_y, t_z), v_ge(t_y, t_w)));
-    vmask is_z = m_and(m_not(m_or(is_x, is_y)), v_ge(t_z, t_w));
-
-    /*        case x    case y    case z    case w */
-    /* x:     t_x       xy_sum    xz_sum    wx_diff */
-    /* y:     xy_sum    t_y       yz_sum    wy_diff */
-    /* z:     xz_sum    yz_sum    t_z       wz_diff */
-    /* w:     wx_diff   wy_diff   wz_diff   t_w     */
-    vf t = v_select(is_x, t_x, v_select(is_y, t_y, v_select(is_z, t_z, t_w)));
-    vf x = v_select(is_x, t_x, v_select(is_y, xy_sum, v_select(is_z, xz_sum, wx_diff)));
-    vf y = v_select(is_x, xy_sum, v_select(is_y, t_y, v_select(is_z, yz_sum, wy_diff)));
-    vf z = v_select(is_x, xz_sum, v_select(is_y, yz_sum, v_select(is_z, t_z, wz_diff)));
-    vf w = v_select(is_x, wx_diff, v_select(is_y, wy_diff, v_select(is_z, wz_diff, t_w)));
+    vf e[4];
+    vf t = divisor_entries(r, e);
+    vf x = e[0], y = e[1], z = e[2], w = e[3];
 
     /* every entry is 4 * component * (divisor component): scale by 1/(2 sqrt t), then one more
        normalisation so that |q| = 1 also for slightly non-orthogonal input */
@@ -82,44 +94,13 @@ JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
  * measured over 300,000 rotations).
  */
 JM_INLINE void rotation_to_quat_f64(const vd r[9], vd q[4]) {
-    vd one = vd_set1(1.0);
-    vd t_x = vd_add(vd_sub(one, r[4]), vd_sub(r[0], r[8]));
-    vd t_y = vd_add(vd_sub(one, r[0]), vd_sub(r[4], r[8]));
-    vd t_z = vd_add(vd_sub(one, r[0]), vd_sub(r[8], r[4]));
-    vd t_w = vd_add(vd_add(one, r[0]), vd_add(r[4], r[8]));
-    vd xy_sum = vd_add(r[1], r[3]), xz_sum = vd_add(r[2], r[6]), yz_sum = vd_add(r[5], r[7]);
-    vd wx_diff = vd_sub(r[7], r[5]), wy_diff = vd_sub(r[2], r[6]), wz_diff = vd_sub(r[3], r[1]);
-
-    vdmask is_x = md_and(vd_ge(t_x, t_y), md_and(vd_ge(t_x, t_z), vd_ge(t_x, t_w)));
-    vdmask is_y = md_and(md_not(is_x), md_and(vd_ge(t_y, t_z), vd_ge(t_y, t_w)));
-    vdmask is_z = md_and(md_not(md_or(is_x, is_y)), vd_ge(t_z, t_w));
-
-    /* the table of rotation_to_quat: entry (case, component) = 4 * component * divisor */
-    q[0] = vd_select(is_x, t_x, vd_select(is_y, xy_sum, vd_select(is_z, xz_sum, wx_diff)));
-    q[1] = vd_select(is_x, xy_sum, vd_select(is_y, t_y, vd_select(is_z, yz_sum, wy_diff)));
-    q[2] = vd_select(is_x, xz_sum, vd_select(is_y, yz_sum, vd_select(is_z, t_z, wz_diff)));
-    q[3] = vd_select(is_x, wx_diff, vd_select(is_y, wy_diff, vd_select(is_z, wz_diff, t_w)));
-
+    divisor_entries_f64(r, q); /* the entry table of rotation_to_quat */
     vd_scale_pow2(q, 4);
     vd norm2 = vd_fmadd(q[0], q[0], vd_fmadd(q[1], q[1], vd_fmadd(q[2], q[2], vd_mul(q[3], q[3]))));
-    vd inv_norm = vd_div(one, vd_sqrt(norm2));
+    vd inv_norm = vd_div(vd_set1(1.0), vd_sqrt(norm2));
     for (int i = 0; i < 4; i++)
         q[i] = vd_mul(q[i], inv_norm);
 }
-
-/* squares and is_near_unit (| |q|^2 - 1 | < 2^-12: every normalised float32 quaternion) on
-   float32 lanes */
-#define T vf
-#define T_MASK vmask
-#define T_OP(op) v_##op
-#define T_FN(name) name
-#define T_NEAR_UNIT (1.0f / 4096)
-#include "quat_rotation.h"
-#undef T
-#undef T_MASK
-#undef T_OP
-#undef T_FN
-#undef T_NEAR_UNIT
 
 /*
  * quat_to_rotation: R = the rotation of q / |q|, with h = 1 / |q|^2:
@@ -156,21 +137,10 @@ JM_INLINE void quat_to_rotation(vf x, vf y, vf z, vf w, vf r[9]) {
         norm2 = squares(q, sq);
         near_unit = is_near_unit(norm2);
     }
-    x = q[0], y = q[1], z = q[2], w = q[3];
-    vf xx = sq[0], yy = sq[1], zz = sq[2], ww = sq[3];
-    vf xy = v_mul(x, y), xz = v_mul(x, z), yz = v_mul(y, z);
-    vf wx = v_mul(w, x), wy = v_mul(w, y), wz = v_mul(w, z);
+    vf p[6];
+    products(q, p);
     vf h = v_select(near_unit, v_sub(v_set1(2.0f), norm2), v_rcp(norm2));
-    vf s = v_add(h, h);
-    r[0] = v_mul(v_sub(v_add(ww, xx), v_add(yy, zz)), h);
-    r[1] = v_mul(v_sub(xy, wz), s);
-    r[2] = v_mul(v_add(xz, wy), s);
-    r[3] = v_mul(v_add(xy, wz), s);
-    r[4] = v_mul(v_sub(v_add(ww, yy), v_add(xx, zz)), h);
-    r[5] = v_mul(v_sub(yz, wx), s);
-    r[6] = v_mul(v_sub(xz, wy), s);
-    r[7] = v_mul(v_add(yz, wx), s);
-    r[8] = v_mul(v_sub(v_add(ww, zz), v_add(xx, yy)), h);
+    rotation_from_squares(sq, p, h, r);
 }
 
 /*
