@@ -7,9 +7,6 @@ older commit, then `python setup.py build_ext --inplace`); its C core is loaded 
 and each path's time is also given as a ratio to that build's, the two timed back to back in
 every round (median over rounds), so a change's cost is measured in one run.
 """
-import glob
-import importlib.util
-import os
 
 import numpy as np
 
@@ -17,7 +14,7 @@ import jointmath as jm
 from jointmath import reference
 
 from jointmath import _core
-from timing import median_ratio, median_seconds, per_isa, print_table, start
+from timing import load_baseline, median_ratio, median_seconds, per_isa, print_table, start
 
 try:
     from scipy.spatial.transform import Rotation
@@ -29,18 +26,6 @@ def random_joints(n, rng):
     q = rng.standard_normal((n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     return jm.make_joints(q.astype(np.float32), rng.uniform(-1, 1, (n, 3)))
-
-
-def load_baseline(directory):
-    """The C core of the jointmath checkout built in place at `directory`, a module beside ours."""
-    paths = glob.glob(os.path.join(directory, "jointmath", "_core*.so"))
-    if not paths:
-        raise SystemExit(f"--baseline: no built jointmath/_core*.so under {directory}")
-    spec = importlib.util.spec_from_file_location("jointmath._core", paths[0])  # PyInit__core
-    core = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(core)
-    core._register_dtypes(jm.JOINT_QUAT, jm.JOINT_MAT, jm.PACKED_JOINT, jm.PACKED_JOINT64)
-    return core
 
 
 def print_baseline_ratios(func_name, n, src, out, baseline):

@@ -114,7 +114,8 @@ def bench_paths(n, rng, best):
 def bench_baseline(n, rng, directory, best):
     """float64 quat_to_matrix / matrix_to_quat into out=, this build / the build at directory, per
     path: bench_convert's paired median ratios, or with best the ratio of the two minima."""
-    from bench_convert import load_baseline, print_baseline_ratios
+    from bench_convert import print_baseline_ratios
+    from timing import load_baseline
 
     baseline = load_baseline(directory)
     for name, _, x64, _, _, out_shape in cases(n, rng)[:2]:

@@ -3,6 +3,9 @@
 Absolute times on shared machines are noise; every figure that matters is a ratio between
 two measurements taken in the same run, which is what these helpers print.
 """
+import glob
+import importlib.util
+import os
 import statistics
 import time
 
@@ -86,3 +89,15 @@ def start(description, quick_help, extra_options=()):
     args = parser.parse_args()
     print(f"running path: {jointmath.isa()}; available: {', '.join(jointmath.available_isas())}")
     return args, np.random.default_rng(0)
+
+
+def load_baseline(directory):
+    """The C core of the jointmath checkout built in place at `directory`, a module beside ours."""
+    paths = glob.glob(os.path.join(directory, "jointmath", "_core*.so"))
+    if not paths:
+        raise SystemExit(f"{directory}: no built jointmath/_core*.so (build that checkout in place first)")
+    spec = importlib.util.spec_from_file_location("jointmath._core", paths[0])  # PyInit__core
+    core = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(core)
+    core._register_dtypes(jointmath.JOINT_QUAT, jointmath.JOINT_MAT, jointmath.PACKED_JOINT, jointmath.PACKED_JOINT64)
+    return core

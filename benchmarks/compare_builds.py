@@ -2,7 +2,7 @@
 
 Run from a checkout built in place:
 
-    python tools/compare_builds.py OTHER_CHECKOUT [--n 4096] [--rounds 31]
+    PYTHONPATH=. python benchmarks/compare_builds.py OTHER_CHECKOUT [--n 4096] [--rounds 31]
 
 OTHER_CHECKOUT is another jointmath checkout built in place (for instance a `git worktree` of the
 previous release, then `python setup.py build_ext --inplace`). Its C core is loaded beside this
@@ -12,29 +12,13 @@ mean of the median ratios measured in both orders, so that whichever call of a p
 gains nothing.
 """
 import argparse
-import glob
-import importlib.util
-import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import jointmath as jm
 from jointmath import _core
-
-
-def load_core(directory):
-    """The C core of the checkout built in place at `directory`, as a module beside ours."""
-    paths = glob.glob(os.path.join(directory, "jointmath", "_core*.so"))
-    if not paths:
-        raise SystemExit(f"{directory}: no built jointmath/_core*.so (build it in place first)")
-    spec = importlib.util.spec_from_file_location("jointmath._core", paths[0])  # PyInit__core
-    core = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(core)
-    core._register_dtypes(jm.JOINT_QUAT, jm.JOINT_MAT, jm.PACKED_JOINT, jm.PACKED_JOINT64)
-    return core
+from timing import load_baseline, median_ratio
 
 
 def calls(n, rng):
@@ -90,31 +74,6 @@ def calls(n, rng):
     return rows
 
 
-def _batch(func, seconds):
-    func()
-    number = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(number):
-            func()
-        if time.perf_counter() - t0 >= seconds:
-            return number
-        number *= 2
-
-
-def _time(func, number):
-    """CPU time of the thread per call: time spent waiting for a core counts on neither side."""
-    t0 = time.thread_time()
-    for _ in range(number):
-        func()
-    return (time.thread_time() - t0) / number
-
-
-def median_ratio(first, second, rounds, min_time):
-    n1, n2 = _batch(first, min_time / rounds / 2), _batch(second, min_time / rounds / 2)
-    return statistics.median(_time(first, n1) / _time(second, n2) for _ in range(rounds))
-
-
 def resolve(core, name):
     """extract_rotation is a Python wrapper around the core: time the wrapper with either core."""
     if name == "extract_rotation":
@@ -139,7 +98,7 @@ def main():
     parser.add_argument("--min-time", type=float, default=0.3, help="seconds per ratio")
     parser.add_argument("--only", default="", help="comma-separated labels to run (default: all)")
     args = parser.parse_args()
-    other = load_core(args.other)
+    other = load_baseline(args.other)
     rng = np.random.default_rng(0)
     isas = jm.available_isas()
     print(f"this / {args.other}, n = {args.n:,}, median of {args.rounds} paired rounds, both orders")
@@ -157,8 +116,9 @@ def main():
                 other._set_isa(isa)
                 a, b = (lambda: ours(*pos, **kw)), (lambda: theirs(*pos, **kw))
                 try:
-                    ratio = (median_ratio(a, b, args.rounds, args.min_time)
-                             / median_ratio(b, a, args.rounds, args.min_time)) ** 0.5
+                    # thread CPU time: time spent waiting for a core counts on neither side
+                    ratio = (median_ratio(a, b, args.min_time, args.rounds, cpu=True)
+                             / median_ratio(b, a, args.min_time, args.rounds, cpu=True)) ** 0.5
                     cells.append(f"{ratio:>10.3f}")
                 except Exception as exc:  # a kernel the other build lacks or calls differently
                     cells.append(f"{type(exc).__name__:>10}")
