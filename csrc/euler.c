@@ -125,7 +125,7 @@ JM_INLINE void quat_mul(const vf p[4], const vf q[4], vf out[4]) {
  * a_k (degrees or radians) about axis axes[k]: (sin(a_k / 2) along the axis, cos(a_k / 2)).
  * Angles are float[3] records, packed; the quaternions float[4], packed. Accuracy, float32:
  * rotation angle error <= 1e-6 rad against float64 (scipy) for angles within +-720 degrees on
- * every path (measured 4.0e-7 over 10^6 triples; tests/test_bvh.py).
+ * every path (measured 4.0e-7 over 10^6 triples; tests/kernels/test_euler.py).
  */
 JM_INLINE void euler_block(const char *src, char *dst, const int *axes, int intrinsic, int degrees) {
     float staged[JM_W][4] = {{0}};
