@@ -202,11 +202,12 @@ def _check_format(found, where):
                          f"decode wrongly); pack the clip again with python -m jointmath --out")
 
 
-def _checked_member(arrays, name, kind, itemsize, shape, what):
-    """arrays[name] after checking its dtype (kind and itemsize, either byte order) and shape
-    (None for any length) against what save_packed writes (`what`, for the message)."""
+def _checked_member(arrays, name, kinds, itemsize, shape, what):
+    """arrays[name] after checking its dtype (one of the kinds, the itemsize unless None; either
+    byte order) and shape (None for any length) against what save_packed writes (`what`, for the
+    message). Integers of any size hold the same indices; floats must be float64, as written."""
     array = arrays[name]
-    fits = (array.dtype.kind == kind and (itemsize is None or array.dtype.itemsize == itemsize)
+    fits = (array.dtype.kind in kinds and (itemsize is None or array.dtype.itemsize == itemsize)
             and array.ndim == len(shape) and all(s is None or s == n for s, n in zip(shape, array.shape)))
     if not fits:
         raise ValueError(f"{name} must be {what}, got {array.dtype} of shape {array.shape}")
@@ -230,11 +231,11 @@ def _clip_from_members(arrays, name):
                          f"shape {raw.shape}")
     n_joints = raw.shape[1]
     names = _checked_member(arrays, "names", "U", None, (n_joints,), f"({n_joints},) str, one name per joint")
-    parents = _checked_member(arrays, "parents", "i", 8, (n_joints,), f"({n_joints},) int64, one per joint")
+    parents = _checked_member(arrays, "parents", "iu", None, (n_joints,), f"({n_joints},) integers, one per joint")
     offsets = _checked_member(arrays, "offsets", "f", 8, (n_joints, 3), f"({n_joints}, 3) float64, one per joint")
     orders = _checked_member(arrays, "orders", "U", None, (n_joints,), f"({n_joints},) str, one order per joint")
     channels = _checked_member(arrays, "channels", "U", None, (), "a str (0-d) holding the channels as JSON")
-    end_sites = _checked_member(arrays, "end_sites", "i", 8, (None,), "(E,) int64, one joint per End Site")
+    end_sites = _checked_member(arrays, "end_sites", "iu", None, (None,), "(E,) integers, one joint per End Site")
     end_offsets = _checked_member(arrays, "end_offsets", "f", 8, (len(end_sites), 3),
                                   f"({len(end_sites)}, 3) float64, one per End Site")
     frame_time = _checked_member(arrays, "frame_time", "f", 8, (), "a float64 (0-d) number of seconds")
