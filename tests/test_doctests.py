@@ -6,7 +6,9 @@ path. Floats in the examples are printed rounded (np.round), so every path print
 """
 import doctest
 import inspect
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,6 +77,11 @@ def test_every_public_function_has_examples():
 @pytest.mark.parametrize("test", TESTS, ids=[t.name for t in TESTS])
 def test_docstring_examples(isa, test, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # an example that saves a file writes it here
+    # an example that starts `python -m jointmath` runs the jointmath under test (an in-place
+    # build too, which the new folder would hide), on the path under test
+    package_root = str(Path(jointmath.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([package_root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    monkeypatch.setenv("JOINTMATH_ISA", isa)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report = []
     with np.printoptions(legacy=False):
