@@ -106,7 +106,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     --------
     >>> import numpy as np, jointmath as jm
     >>> turn = np.array([[0, -1, 0], [1, 0, 0], [0, 0, 1]], np.float32)   # 90 degrees about z
-    >>> stretched = turn @ np.diag([2.0, 0.5, 1.0]).astype(np.float32)     # A = R S
+    >>> stretched = turn * np.float32([2.0, 0.5, 1.0])   # A = R S, S = diag(2, 0.5, 1)
     >>> np.round(jm.extract_rotation(stretched), 5) + 0.0
     array([0.     , 0.     , 0.70711, 0.70711], dtype=float32)
 
