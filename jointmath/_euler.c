@@ -32,8 +32,10 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
     static const char *const angle_names[] = {"angles", "order", "degrees", "out"};
     static const char *const quat_names[] = {"q", "order", "degrees", "out"};
     static const npy_intp angle_core[1] = {3}, quat_core[1] = {4};
-    PyObject *slots[4];
-    if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, 4, 2, slots) < 0)
+    _Static_assert(JM_COUNT(angle_names) == JM_COUNT(quat_names), "the two directions take the same arguments");
+    PyObject *slots[JM_COUNT(angle_names)];
+    if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, JM_COUNT(angle_names), 2,
+                      slots) < 0)
         return NULL;
     if (jm_refuse_masked(slots[1], "order") < 0 || (slots[2] && jm_refuse_masked(slots[2], "degrees") < 0))
         return NULL;

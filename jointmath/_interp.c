@@ -245,8 +245,8 @@ static PyObject *blend_joints(const char *func, PyObject *const *args, Py_ssize_
                               jm_blend_kernel kernel, jm_blend_indexed_kernel indexed) {
     static const char *const with_index[] = {"joints", "blend", "t", "index", "out"};
     static const char *const without_index[] = {"joints", "blend", "t", "out"};
-    const int n_names = indexed ? 5 : 4;
-    PyObject *slots[5] = {NULL};
+    const int n_names = indexed ? (int)JM_COUNT(with_index) : (int)JM_COUNT(without_index);
+    PyObject *slots[JM_COUNT(with_index)] = {NULL};
     if (jm_parse_args(func, args, nargs, kwnames, indexed ? with_index : without_index, n_names, 3, slots) < 0)
         return NULL;
     PyObject *index_obj = indexed ? slots[3] : NULL, *out_obj = slots[n_names - 1];
