@@ -28,12 +28,14 @@ from . import bvh, data
 from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
+from ._player import Player, player
 
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
     "PACKED_JOINT64",
+    "Player",
     "available_isas",
     "bvh",
     "compose_mats",
@@ -53,6 +55,7 @@ __all__ = [
     "nlerp",
     "pack_joints",
     "pack_quats",
+    "player",
     "quat_to_euler",
     "quat_to_matrix",
     "reference",

@@ -570,6 +570,100 @@ class Clip:
         n_sites = len(_checked_skeleton(self)[2])
         return np.array([*range(self.n_joints, self.n_joints + n_sites), *self.bare_leaves], np.intp)
 
+    # ------------------------------------------------------------------------- viewing --
+
+    def plot(self, frame=0, ax=None, *, up="y", color=None, end_sites=True, linewidth=2.0):
+        """Draw one frame as a stick figure with matplotlib.
+
+        One line per bone (each joint to its parent, each End Site tip to its joint) on 3D
+        axes with equal units on the three axes and the clip's up axis up.
+
+        Parameters
+        ----------
+        frame : int, optional
+            The frame to draw (default 0); a negative one counts from the end.
+        ax : mpl_toolkits.mplot3d.axes3d.Axes3D, optional
+            3D axes to draw on (``projection="3d"``); default: a new figure's, titled with the
+            clip's name, the frame and its time.
+        up : {"x", "y", "z"}, optional
+            The clip's up axis, drawn up. A clip does not record one; default "y", BVH's
+            convention.
+        color : matplotlib color, optional
+            The bones' colour (default "C0").
+        end_sites : bool, optional
+            Draw the bones to the End Site tips (default True).
+        linewidth : float, optional
+            The bones' width in points (default 2).
+
+        Returns
+        -------
+        mpl_toolkits.mplot3d.axes3d.Axes3D
+            The axes drawn on: ``len(ax.lines)`` more lines, one per bone.
+
+        Raises
+        ------
+        ImportError
+            When matplotlib is not installed (``pip install "jointmath[plot]"``).
+        TypeError
+            For a frame that is not an int, an ax that is not 3D axes, an `up` that is not a
+            str, an end_sites that is not a bool.
+        ValueError
+            For a frame outside the clip, an up other than "x", "y" or "z", or a field that
+            Clip() would refuse.
+
+        See Also
+        --------
+        player : the whole clip, played in a notebook or a browser.
+
+        Examples
+        --------
+        >>> import matplotlib.pyplot as plt
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> ax = clip.plot(frame=100)
+        >>> len(ax.lines), len(clip.names) - 1 + len(clip.end_sites)  # one line per bone
+        (37, 37)
+        >>> ax.get_aspect(), ax.get_zlabel()  # Y, the clip's up axis, is up
+        ('equal', 'Y')
+        >>> plt.close(ax.figure)
+        """
+        from ._plot import plot_clip
+
+        return plot_clip(self, frame, ax, up=up, color=color, end_sites=end_sites, linewidth=linewidth)
+
+    def player(self, **options):
+        """A self-contained HTML player of this clip, for a notebook or a browser.
+
+        ``clip.player(...)`` is ``jointmath.player(clip, ...)``: see :func:`jointmath.player`
+        for the page and its options.
+
+        Parameters
+        ----------
+        **options
+            jointmath.player's keyword arguments: titles, layout, up, width, height,
+            encoding, end_sites, autoplay, loop, follow.
+
+        Returns
+        -------
+        jointmath.Player
+            The page: shown by notebooks, written by ``.save(path)``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As jointmath.player raises them.
+
+        Examples
+        --------
+        >>> from jointmath import bvh, data
+        >>> clip = bvh.load(data.sample_clip_path())
+        >>> clip.player(autoplay=True)
+        <Player: 1 clip, 381 frames at 120 fps, 3.17 s, int16>
+        """
+        from ._player import player
+
+        return player(self, **options)
+
     # ----------------------------------------------------------------- comparison, display --
 
     def __eq__(self, other):
