@@ -1,5 +1,5 @@
 from os import PathLike
-from typing import Literal, Optional, SupportsFloat, SupportsIndex, Union, overload
+from typing import Literal, Optional, Sequence, SupportsFloat, SupportsIndex, Union, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,6 +37,7 @@ __all__ = [
     "JOINT_QUAT",
     "PACKED_JOINT",
     "PACKED_JOINT64",
+    "Player",
     "available_isas",
     "bvh",
     "compose_mats",
@@ -56,6 +57,7 @@ __all__ = [
     "nlerp",
     "pack_joints",
     "pack_quats",
+    "player",
     "quat_to_euler",
     "quat_to_matrix",
     "reference",
@@ -88,3 +90,16 @@ def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: st
                      max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
                      return_iterations: bool) -> Union[_Floats, _WithCounts]: ...
 def load_packed(path: Union[str, PathLike[str]]) -> bvh.Clip: ...
+
+class Player:
+    html: str
+    width: int
+    height: int
+    def __init__(self, page: str, width: int, height: int, summary: str) -> None: ...
+    def _repr_html_(self) -> str: ...
+    def save(self, path: Union[str, PathLike[str]]) -> str: ...
+
+def player(clips: Union[bvh.Clip, Sequence[bvh.Clip]], *, titles: Optional[Sequence[str]] = None,
+           layout: Literal["side", "overlay"] = "side", up: Literal["x", "y", "z", "X", "Y", "Z"] = "y",
+           width: int = 480, height: int = 360, encoding: Literal["int16", "float32"] = "int16",
+           end_sites: bool = True, autoplay: bool = False, loop: bool = True, follow: bool = False) -> Player: ...

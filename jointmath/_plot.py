@@ -15,10 +15,9 @@ MISSING_MATPLOTLIB = ('Clip.plot needs matplotlib, which is not installed: pip i
 def _matplotlib():
     try:
         import matplotlib.pyplot as plt
-        from mpl_toolkits.mplot3d import Axes3D
     except ImportError as error:
         raise ImportError(MISSING_MATPLOTLIB) from error
-    return plt, Axes3D
+    return plt
 
 
 def plot_clip(clip, frame=0, ax=None, *, up="y", color=None, end_sites=True, linewidth=2.0):
@@ -27,8 +26,8 @@ def plot_clip(clip, frame=0, ax=None, *, up="y", color=None, end_sites=True, lin
     up_index = checked_up(up)
     if not isinstance(end_sites, (bool, np.bool_)):
         raise TypeError(f"end_sites must be a bool, got {type(end_sites).__name__}")
-    plt, Axes3D = _matplotlib()
-    if ax is not None and not isinstance(ax, Axes3D):
+    plt = _matplotlib()
+    if ax is not None and getattr(ax, "name", None) != "3d":  # mpl_toolkits.mplot3d's Axes3D
         raise TypeError(f"ax must be matplotlib 3D axes (projection='3d'), got {type(ax).__name__}")
     index = checked_frame(frame, clip.n_frames)
     # one frame through forward kinematics, not the whole clip

@@ -1,10 +1,12 @@
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from os import PathLike
-from typing import IO, Sequence, SupportsFloat, SupportsIndex, Union
+from typing import IO, Any, Literal, Optional, Sequence, SupportsFloat, SupportsIndex, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from jointmath import Player as _Player
 
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
 
@@ -54,6 +56,9 @@ class Clip:
     def end_effectors(self) -> list[str]: ...
     @property
     def end_effector_columns(self) -> NDArray[np.intp]: ...
+    def plot(self, frame: SupportsIndex = 0, ax: Any = None, *, up: Literal["x", "y", "z", "X", "Y", "Z"] = "y",
+             color: Any = None, end_sites: bool = True, linewidth: float = 2.0) -> Any: ...
+    def player(self, **options: Any) -> _Player: ...
     def __eq__(self, other: object) -> bool: ...
 
 def load(path_or_file: Union[str, PathLike[str], Traversable, IO[str], IO[bytes]]) -> Clip: ...

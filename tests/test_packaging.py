@@ -37,7 +37,7 @@ def test_sdist_holds_the_tests_their_data_and_the_licence(tmp_path):
     needed = _files_under("tests") + _files_under("csrc") + _files_under("examples") + [
         "LICENSE", "README.md", "pyproject.toml", "setup.py", "MANIFEST.in", "jointmath/py.typed",
         "jointmath/__init__.pyi", "jointmath/_core.pyi", "jointmath/bvh.pyi", "jointmath/reference.pyi",
-        "jointmath/data/sample_01_01.bvh"]
+        "jointmath/data/sample_01_01.bvh", "jointmath/_player.html"]
     needed += [str(p.relative_to(ROOT)) for p in (ROOT / "jointmath").glob("*.[ch]")]
     assert {"tests/conftest.py", "tests/adversarial.py", "tests/data/01_01.bvh"} <= set(needed)
     assert sorted(set(needed) - names) == []
