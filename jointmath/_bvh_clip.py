@@ -583,8 +583,9 @@ class Clip:
         frame : int, optional
             The frame to draw (default 0); a negative one counts from the end.
         ax : mpl_toolkits.mplot3d.axes3d.Axes3D, optional
-            3D axes to draw on (``projection="3d"``); default: a new figure's, titled with the
-            clip's name, the frame and its time.
+            3D axes to draw on (``projection="3d"``): the view grows to hold what was drawn on
+            them before, so several frames share one figure. Default: a new figure's, titled
+            with the clip's name, the frame and its time.
         up : {"x", "y", "z"}, optional
             The clip's up axis, drawn up. A clip does not record one; default "y", BVH's
             convention.

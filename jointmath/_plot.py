@@ -37,6 +37,7 @@ def plot_clip(clip, frame=0, ax=None, *, up="y", color=None, end_sites=True, lin
     if ax is None:
         ax = plt.figure().add_subplot(projection="3d")
         ax.set_title(f"{clip.name or 'clip'}: frame {index} ({index * clip.frame_time:.3f} s)")
+    drawn_before = bool(ax.lines)  # frames drawn on these axes before: the view keeps them in
     color = "C0" if color is None else color
     for child, parent in bones(clip, bool(end_sites)).tolist():
         segment = points[[parent, child]]
@@ -44,6 +45,9 @@ def plot_clip(clip, frame=0, ax=None, *, up="y", color=None, end_sites=True, lin
                 solid_capstyle="round")
     # a cube around the figure: equal units on the three axes
     low, high = points.min(axis=0), points.max(axis=0)
+    if drawn_before:
+        limits = np.array([ax.get_xlim(), ax.get_ylim(), ax.get_zlim()])
+        low, high = np.minimum(low, limits[:, 0]), np.maximum(high, limits[:, 1])
     centre, half = (low + high) / 2, max(float((high - low).max()) / 2, 1e-12) * 1.05
     ax.set_xlim(centre[0] - half, centre[0] + half)
     ax.set_ylim(centre[1] - half, centre[1] + half)

@@ -95,6 +95,12 @@ def test_plot_draws_on_given_axes_and_adds_to_them(clip, plt):
         assert clip.plot(0, ax=ax, color="red") is ax
         assert clip.plot(10, ax=ax) is ax
         assert len(ax.lines) == 2 * 37 and ax.get_title() == ""
+        # the view holds every frame drawn on it, the walk's first and last
+        clip.plot(-1, ax=ax)
+        limits = np.array([ax.get_xlim(), ax.get_ylim(), ax.get_zlim()])
+        ends = oracle_positions(clip)[[0, -1]].reshape(-1, 3)[:, [2, 0, 1]]
+        assert (limits[:, 0] <= ends.min(axis=0)).all() and (ends.max(axis=0) <= limits[:, 1]).all()
+        np.testing.assert_allclose(np.ptp(limits, axis=1), np.ptp(limits[0]), rtol=1e-9)
         with pytest.raises(TypeError, match="ax must be matplotlib 3D axes"):
             clip.plot(0, ax=fig.add_subplot(2, 1, 1))
     finally:
