@@ -64,6 +64,10 @@ hand = bvh.Clip(names=["root"], parents=[-1], offsets=[[0.0, 0.0, 0.0]],
                 channels=[("Zrotation", "Xrotation", "Yrotation")], frame_time=0.01, joints=joints, name="hand")
 edited = dataclasses.replace(clip, joints=clip.joints[:1].copy())
 same: bool = edited == clip
+page: jm.Player = jm.player([clip, edited], titles=["a", "b"], layout="overlay", up="z")
+saved: str = page.save("walk.html")
+shown: str = clip.player(autoplay=True).html
+axes = clip.plot(0, up="y")
 # the names of `from jointmath import *`
 star = quat_to_matrix(q), make_joints(q), bvh.Clip, reference.slerp(q, q, 0.5)
 # any real number, integer or bool as the README says each argument takes it
