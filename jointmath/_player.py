@@ -190,8 +190,8 @@ def player(clips, *, titles=None, layout="side", up="y", width=480, height=360, 
 
     The page draws each clip's skeleton on a canvas from its world positions (forward
     kinematics of every frame, computed here and embedded in the page), with a play/pause
-    button, a frame slider and the time; drag the view to orbit it, tick "follow" to keep the
-    root in the middle. Frames are chosen from the time elapsed, so each clip plays at its own
+    button, a frame slider and the time; drag the view to orbit it (then the space bar plays or
+    pauses and the arrow keys step a frame), tick "follow" to keep the root in the middle. Frames are chosen from the time elapsed, so each clip plays at its own
     frame rate whatever the display's (a long clip too: the page decodes the positions once).
     It needs no server, no network and no library; notebooks (Jupyter, VS Code) show it as an
     output, and :meth:`Player.save` writes it to a file.

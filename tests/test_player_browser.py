@@ -146,6 +146,18 @@ def test_the_slider_seeks(browser, clip, tmp_path):
     assert console_errors(browser) == []
 
 
+def test_keys_play_and_step(browser, clip, tmp_path):
+    canvas = open_page(browser, clip.player(), tmp_path)
+    canvas.send_keys(Keys.ARROW_RIGHT, Keys.ARROW_RIGHT, Keys.ARROW_RIGHT, Keys.ARROW_LEFT)
+    assert canvas.get_attribute("data-frames") == "2"
+    canvas.send_keys(Keys.SPACE)
+    assert browser.find_element("id", "jm-play").text == "Pause"
+    show_time(browser, canvas, 0.5, 62)  # from frame 2, half a second at 120 fps
+    canvas.send_keys(Keys.SPACE)
+    assert browser.find_element("id", "jm-play").text == "Play"
+    assert console_errors(browser) == []
+
+
 def test_dragging_orbits_the_view(browser, clip, tmp_path):
     canvas = open_page(browser, clip.player(), tmp_path)
     before = skeleton_pixels(browser)
