@@ -1,7 +1,7 @@
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from os import PathLike
-from typing import IO, Sequence, SupportsFloat, SupportsIndex, Union
+from typing import IO, Literal, Optional, Sequence, SupportsFloat, SupportsIndex, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -9,6 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 __all__ = ["BVHWarning", "Clip", "joints_from_motion", "load", "resample", "save"]
 
 FRAME_TIME_RANGE: tuple[float, float]
+POSITION_CONVENTIONS: tuple[str, str]
 MAX_INDENT: int
 CONTINUED_ANGLE_MAX: float
 EULER_JUMP: float
@@ -26,10 +27,14 @@ class Clip:
     end_sites: NDArray[np.int64]
     end_offsets: NDArray[np.float64]
     name: str
+    position_channels: str
+    notes: list[str]
     def __init__(self, names: Sequence[str], parents: ArrayLike, offsets: ArrayLike,
                  channels: Sequence[Sequence[str]], frame_time: SupportsFloat,
                  joints: NDArray[np.void], end_sites: ArrayLike = ...,
-                 end_offsets: ArrayLike = ..., name: str = "") -> None: ...
+                 end_offsets: ArrayLike = ..., name: str = "",
+                 position_channels: Literal["offset+channel", "channel"] = "offset+channel",
+                 notes: Sequence[str] = ...) -> None: ...
     def __post_init__(self) -> None: ...
     @property
     def orders(self) -> list[str]: ...
@@ -56,7 +61,10 @@ class Clip:
     def end_effector_columns(self) -> NDArray[np.intp]: ...
     def __eq__(self, other: object) -> bool: ...
 
-def load(path_or_file: Union[str, PathLike[str], Traversable, IO[str], IO[bytes]]) -> Clip: ...
-def save(clip: Clip, path_or_file: Union[str, PathLike[str], IO[str], IO[bytes]]) -> None: ...
+def load(path_or_file: Union[str, PathLike[str], Traversable, IO[str], IO[bytes]],
+         positions: Literal["auto", "offset+channel", "channel"] = "auto") -> Clip: ...
+def save(clip: Clip, path_or_file: Union[str, PathLike[str], IO[str], IO[bytes]],
+         positions: Optional[Literal["offset+channel", "channel"]] = None) -> None: ...
 def resample(clip: Clip, fps: SupportsFloat) -> Clip: ...
-def joints_from_motion(motion: ArrayLike, offsets: ArrayLike, channels: Sequence[Sequence[str]]) -> NDArray[np.void]: ...
+def joints_from_motion(motion: ArrayLike, offsets: ArrayLike, channels: Sequence[Sequence[str]],
+                       positions: Literal["offset+channel", "channel"] = "offset+channel") -> NDArray[np.void]: ...
