@@ -60,14 +60,14 @@ def detect_convention(motion, offsets, channels, parents, names):
     who = "joints below the root"
     if not votes:
         votes = _votes(motion, offsets, channels, [j for j in with_positions if parents[j] < 0], floor)
-        who = "root"
+        who = "root(s)"
     decided = set(votes.values())
     if decided == {"channel"}:
         listed = ", ".join(names[j] for j in list(votes)[:3]) + (", ..." if len(votes) > 3 else "")
-        return "channel", (f"position channels read as whole local translations (positions='channel'): the "
-                           f"{who}'s values sit at their OFFSETs ({len(votes)} joint(s): {listed})")
+        return "channel", (f"position channels read as whole local translations (positions='channel'): those of "
+                           f"the {who} hold their OFFSETs ({len(votes)} joint(s): {listed})")
     if decided in ({"offset+channel"}, set()):
         return "offset+channel", None
     return "offset+channel", (f"position channels read as added to the OFFSETs (positions='offset+channel'), "
-                              f"undecided: the {who}'s values sit neither all near their OFFSETs nor all near "
-                              f"zero; pass positions= to choose")
+                              f"undecided: the position channels of the {who} hold neither all their OFFSETs "
+                              f"nor all changes near zero; pass positions= to choose")
