@@ -21,6 +21,8 @@ _COMPONENTS = {5120: np.int8, 5121: np.uint8, 5122: np.int16, 5123: np.uint16, 5
 _WIDTHS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
 _DEFAULT_CHANNELS = ("Zrotation", "Xrotation", "Yrotation")
 _WITH_POSITIONS = ("Xposition", "Yposition", "Zposition") + _DEFAULT_CHANNELS
+#: The most joint-frames load() samples (an hour at 120 fps of 69 joints): a few GB of work arrays.
+_MAX_SAMPLES = 3 * 10 ** 7
 #: A joint's scale (its node's, or its animation's) may differ from 1 by this much.
 _SCALE_TOLERANCE = 1e-5
 
@@ -181,6 +183,8 @@ class _Reader:
         return items[index]
 
     def buffer(self, index):
+        if not _is_index(index):
+            raise self.error(f"a bufferView's buffer {index!r} is not an index")
         if index in self.buffers:
             return self.buffers[index]
         buffer = self.item("buffers", index, "a bufferView")
@@ -219,7 +223,8 @@ class _Reader:
         """(count, width) float64 values of an accessor, normalized integers decoded."""
         accessor = self.item("accessors", index, what)
         kind, component, count = accessor.get("type"), accessor.get("componentType"), accessor.get("count")
-        if kind not in _WIDTHS or component not in _COMPONENTS or not _is_index(count) or count < 1:
+        if not isinstance(kind, str) or kind not in _WIDTHS or not _is_index(component) \
+                or component not in _COMPONENTS or not _is_index(count) or count < 1:
             raise self.error(f"accessors[{index}]: type {kind!r}, componentType {component!r} or count {count!r} "
                              f"is not valid")
         width, dtype = _WIDTHS[kind], np.dtype(_COMPONENTS[component]).newbyteorder("<")
@@ -265,8 +270,9 @@ class _Reader:
         parts = []
         for key, part_dtype, part_width in (("indices", None, 1), ("values", dtype, width)):
             part = sparse[key]
-            part_dtype = np.dtype(_COMPONENTS.get(part.get("componentType"), np.float64)) if key == "indices" \
-                else part_dtype
+            component = part.get("componentType")
+            part_dtype = np.dtype(_COMPONENTS[component] if _is_index(component) and component in _COMPONENTS
+                                  else np.float64) if key == "indices" else part_dtype
             if key == "indices" and part_dtype.kind != "u":
                 raise self.error(f"accessors[{index}].sparse.indices: componentType is not an unsigned integer")
             view = self.item("bufferViews", part.get("bufferView"), f"accessors[{index}].sparse")
@@ -414,7 +420,7 @@ class _Reader:
         if animation_index is not None:
             animation = self.item("animations", animation_index, "animation")
             tracks = self.tracks(animation, animation_index, joint_set, notes)
-        times = self.grid(tracks, fps, animation_index)
+        times = self.grid(tracks, fps, animation_index, len(order))
         n_frames = len(times)
         q = np.empty((n_frames, len(order), 4))
         t = np.empty((n_frames, len(order), 3))
@@ -534,6 +540,8 @@ class _Reader:
             node, path = target.get("node"), target.get("path")
             if path not in ("translation", "rotation", "scale", "weights"):
                 raise self.error(f"{where}.target.path is {path!r}")
+            if node is not None and not _is_index(node):
+                raise self.error(f"{where}.target.node {node!r} is not a node index")
             if node is None or node not in joint_set or path == "weights":
                 ignored += 1
                 continue
@@ -572,7 +580,7 @@ class _Reader:
     animation_name = None
     animation_extras = {}
 
-    def grid(self, tracks, fps, animation_index):
+    def grid(self, tracks, fps, animation_index, n_joints):
         """The times to sample at (float64), and self.rate."""
         if not tracks:
             self.rate = float(fps) if fps is not None else 30.0
@@ -597,8 +605,10 @@ class _Reader:
             raise self.error(f"animations[{animation_index}]: no frame rate follows from its times")
         span = (end - start) * rate
         count = int(math.floor(span + 1e-3)) + 1
-        if count > 10 ** 8:
-            raise self.error(f"animations[{animation_index}] lasts {end - start:g} s: {count} frames at {rate:g} fps")
+        if count * n_joints > _MAX_SAMPLES:
+            raise self.error(f"animations[{animation_index}] lasts {end - start:g} s: {count} frames at {rate:g} fps "
+                             f"of {n_joints} joints is more than jointmath.gltf.load samples ({_MAX_SAMPLES:.0e} "
+                             f"joint-frames); pass a lower fps")
         self.rate = rate
         return start + np.arange(count) / rate
 
