@@ -129,6 +129,9 @@ class _Reader:
         self.binary_chunk = None
         self.document = self._parse(data)
         self.buffers = {}
+        self.animation_name = None  # the animation's name and extras, once tracks() read them
+        self.animation_extras = {}
+        self.rate = 30.0  # frames per second, once grid() chose it
 
     def error(self, message):
         return ValueError(f"{self.source}: {message}")
@@ -576,9 +579,6 @@ class _Reader:
             notes.append(f"{self.source}: {ignored} animation channel(s) of nodes outside the skin, or of morph "
                          f"weights, ignored")
         return tracks
-
-    animation_name = None
-    animation_extras = {}
 
     def grid(self, tracks, fps, animation_index, n_joints):
         """The times to sample at (float64), and self.rate."""
