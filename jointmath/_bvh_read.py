@@ -111,9 +111,9 @@ def load(path_or_file, positions="auto"):
     A joint whose position channels hold its OFFSET (as Blender writes them) reads as "channel":
 
     >>> import io
-    >>> text = ("HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n"
-    ...         "JOINT Knee\n{\nOFFSET 0 -4 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
-    ...         "End Site\n{\nOFFSET 0 -4 0\n}\n}\n}\nMOTION\nFrames: 1\nFrame Time: 0.1\n0 0 0 0 -4 0 0 0 0\n")
+    >>> text = ("HIERARCHY\\nROOT Hips\\n{\\nOFFSET 0 0 0\\nCHANNELS 3 Zrotation Xrotation Yrotation\\n"
+    ...         "JOINT Knee\\n{\\nOFFSET 0 -4 0\\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\\n"
+    ...         "End Site\\n{\\nOFFSET 0 -4 0\\n}\\n}\\n}\\nMOTION\\nFrames: 1\\nFrame Time: 0.1\\n0 0 0 0 -4 0 0 0 0\\n")
     >>> knee = bvh.load(io.StringIO(text))
     >>> knee.position_channels, knee.joints["t"][0, 1, :3].tolist()
     ('channel', [0.0, -4.0, 0.0])
