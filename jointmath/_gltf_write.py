@@ -9,6 +9,7 @@ import struct
 
 import numpy as np
 
+from . import _core
 from ._bvh_clip import Clip
 from ._files import write_atomic
 
@@ -19,7 +20,6 @@ __all__ = ["ROTATION_FORMATS", "save"]
 ROTATION_FORMATS = ("float", "normalized16")
 
 _FLOAT, _SHORT = 5126, 5122
-_SNORM16_MAX = 32767
 
 
 def save(clip, path, rotations="float"):
@@ -47,9 +47,11 @@ def save(clip, path, rotations="float"):
         Written atomically, as bvh.save writes.
     rotations : {"float", "normalized16"}, optional
         "float" (default): float32 quaternions. "normalized16": signed 16-bit normalized
-        components, c = round(f * 32767), half the size; each rotation is then within
-        2 asin(1/32767) = 6.1e-5 rad of the clip's (every component off by at most half a
-        step, ``|q - q'| <= 1/32767`` for the four together), plus float32 rounding.
+        components, c = round(f * 32767) of the float32 unit quaternion f (exactly, ties to
+        even, by a C kernel that writes the same codes on every path), half the size; each
+        rotation is then within 2 asin(1/32767) = 6.1e-5 rad of the clip's (every component
+        off by at most half a step, ``|q - q'| <= 1/32767`` for the four together), plus
+        float32 rounding.
 
     Raises
     ------
@@ -149,6 +151,7 @@ def _document(clip, rotations):
         f, j = np.unravel_index(np.argmax(bad), bad.shape)
         raise ValueError(f"clip.joints hold a zero or non-finite rotation or a non-finite translation in frame {f}, "
                          f"joint {j} ({clip.names[j]!r}): glTF cannot hold it")
+    # unit in float64, then float32: within 6e-8 of unit, what both rotation formats start from
     q = _hemisphere_continuous(q / norms[..., None])
     buffer = _Buffer()
     nodes = [{"name": name, "extras": {"bvh_channels": list(ch)}} for name, ch in zip(clip.names, clip.channels)]
@@ -187,12 +190,10 @@ def _document(clip, rotations):
                     all_times = buffer.accessor(times, "SCALAR", _FLOAT, bounds=True)
                 time_accessor = all_times
             if path == "rotation":
-                if rotations == "normalized16":
-                    codes = np.rint(q[:len(values), j] * _SNORM16_MAX).astype(np.int16)
-                    output = buffer.accessor(codes, "VEC4", _SHORT, normalized=True)
+                if rotations == "normalized16":  # c = round(f * 32767), exactly, in C on every path
+                    output = buffer.accessor(_core._pack_snorm16(values), "VEC4", _SHORT, normalized=True)
                 else:
-                    values = values / np.linalg.norm(values.astype(np.float64), axis=-1, keepdims=True)
-                    output = buffer.accessor(values.astype(np.float32), "VEC4", _FLOAT)
+                    output = buffer.accessor(values, "VEC4", _FLOAT)
             else:
                 output = buffer.accessor(values, "VEC3", _FLOAT)
             samplers.append({"input": time_accessor, "output": output, "interpolation": "LINEAR"})
