@@ -174,7 +174,7 @@ def test_cmu_clip_reads_as_before():
 
 def test_blender_export_loads_to_the_positions_of_the_clip_it_came_from():
     """tests/data/01_01_blender.bvh: the first 120 frames of 01_01.bvh through Blender 3.4's BVH
-    import and export (tests/data/make_blender_bvh.py). Blender writes Z up: (x, y, z) -> (x, -z, y)."""
+    import and export (tests/data/make_blender_files.py). Blender writes Z up: (x, y, z) -> (x, -z, y)."""
     original = bvh.load(DATA / "01_01.bvh")
     exported = bvh.load(DATA / "01_01_blender.bvh")
     assert exported.position_channels == "channel" and len(exported.notes) == 1

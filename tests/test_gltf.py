@@ -295,6 +295,23 @@ def test_several_skins_and_animations_named_in_notes(tmp_path):
         gltf.load(path, animation=5)
 
 
+def test_blender_export_loads_to_the_positions_of_the_clip_it_came_from(tmp_path):
+    """tests/data/01_01_blender.glb: the first 120 frames of 01_01.bvh through Blender 3.4's BVH
+    import and glTF export (tests/data/make_blender_files.py): bones with rest rotations of their
+    own, an armature node, scale channels of 1. The joints' world positions are the clip's."""
+    original = bvh.load(DATA / "01_01.bvh")
+    exported = gltf.load(DATA / "01_01_blender.glb")
+    assert sorted(exported.names) == sorted(original.names) and exported.n_frames == 120
+    assert exported.fps == 120 and exported.notes == []
+    order = [exported.names.index(name) for name in original.names]
+    world = exported.positions(end_sites=False)[:, order]
+    assert np.abs(world - original.positions(end_sites=False)[:120]).max() <= 1e-5 * original.height()
+    # and goes on as BVH (the rest rotations of Blender's bones are in the joints' rotations)
+    bvh.save(exported, tmp_path / "from_blender.bvh")
+    again = bvh.load(tmp_path / "from_blender.bvh")
+    assert np.abs(again.positions() - exported.positions()).max() <= 1e-5 * original.height()
+
+
 # ------------------------------------------------------------------------------ bad arguments --
 
 def test_bad_arguments(walk, tmp_path):
