@@ -5,6 +5,7 @@ import base64
 import binascii
 import json
 import math
+import numbers
 import os
 import struct
 
@@ -100,10 +101,15 @@ def load(path, fps=None, skin=None, animation=None):
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
     if fps is not None:
-        if isinstance(fps, (bool, np.bool_)) or not isinstance(fps, (int, float, np.integer, np.floating)):
+        if isinstance(fps, (bool, np.bool_)) or not isinstance(fps, numbers.Real):
             raise TypeError(f"fps must be a real number of frames per second, got {type(fps).__name__}")
-        if not (math.isfinite(float(fps)) and float(fps) > 0):
+        try:
+            rate = float(fps)
+        except OverflowError:
+            rate = math.inf
+        if not (math.isfinite(rate) and rate > 0):
             raise ValueError(f"fps must be positive and finite, got {fps!r}")
+        fps = rate
     for name, value in (("skin", skin), ("animation", animation)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, str, np.integer))):
             raise TypeError(f"{name} must be an index (int) or a name (str), got {type(value).__name__}")
@@ -438,6 +444,7 @@ class _Reader:
                     raise self.error(f"joint {names[j]!r} (nodes[{k}]) has animated scale: a Clip holds rotations "
                                      f"and translations only")
         offsets = np.array([r[0] for r in rest])
+        scale_of = np.ones(len(order))  # the uniform scale above each joint's root, applied to its translations
         rest_rotations = np.array([r[1] for r in rest])
         # static nodes between a joint and its joint parent (or above a root): folded into the joint
         for j, k in enumerate(order):
@@ -466,6 +473,8 @@ class _Reader:
                 below = self.descendants(j, parents)
                 t[:, below] *= prefix_s
                 offsets[below] *= prefix_s
+                scale_of[j] = prefix_s
+                scale_of[below] = prefix_s
         end_sites, end_offsets = [], []
         for j, k in enumerate(order):
             for c in nodes[k].get("children", []):
@@ -474,7 +483,7 @@ class _Reader:
                         (c, path) in tracks for path in ("translation", "rotation", "scale")):
                     continue
                 end_sites.append(j)
-                end_offsets.append(self.node_transform(c)[0])
+                end_offsets.append(self.node_transform(c)[0] * scale_of[j])
         frame_time = 1.0 / self.rate
         channels = self.bvh_channels(order, t, offsets)
         extras = self.animation_extras

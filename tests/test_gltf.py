@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import struct
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -177,7 +178,7 @@ def _quat_z(angle):
     return [0.0, 0.0, math.sin(angle / 2), math.cos(angle / 2)]
 
 
-def _independent_glb(path, two_of_each=False, cubic=False):
+def _independent_glb(path, two_of_each=False, cubic=False, armature_scale=1.0):
     """A skinned, animated GLB built here with pygltflib from the spec alone: an armature node
     (translated and turned a quarter about Y) above a 3-joint chain (Root, Upper, Lower) and
     an End node. Root's translation: keys at 0, 1, 2 s; Upper's rotation about Z: 0, 90, 180
@@ -209,7 +210,7 @@ def _independent_glb(path, two_of_each=False, cubic=False):
     inverse_bind[:, 3, 1] = [-1, -3, -5]  # rest world positions (0, 1, 0), (0, 3, 0), (0, 5, 0) below the armature
     ibm = add(inverse_bind.reshape(3, 16), "MAT4")
     armature = pygltflib.Node(name="Armature", children=[1], translation=[10, 0, 0],
-                              rotation=[0, math.sin(math.pi / 4), 0, math.cos(math.pi / 4)])
+                              rotation=[0, math.sin(math.pi / 4), 0, math.cos(math.pi / 4)], scale=[armature_scale] * 3)
     nodes = [armature, pygltflib.Node(name="Root", children=[2], translation=[0, 1, 0]),
              pygltflib.Node(name="Upper", children=[3], translation=[0, 2, 0]),
              pygltflib.Node(name="Lower", children=[4], translation=[0, 2, 0]),
@@ -234,8 +235,8 @@ def _independent_glb(path, two_of_each=False, cubic=False):
     return path
 
 
-def _world_oracle(root_t, upper_angle, lower_angle):
-    """World positions (Root, Upper, Lower) of the independent file: armature R_y(90) + (10, 0, 0)."""
+def _world_oracle(root_t, upper_angle, lower_angle, scale=1.0):
+    """World positions (Root, Upper, Lower) of the independent file: armature (10, 0, 0) + R_y(90) * scale."""
     def rot_z(a, v):
         return np.array([math.cos(a) * v[0] - math.sin(a) * v[1], math.sin(a) * v[0] + math.cos(a) * v[1], v[2]])
     root = np.asarray(root_t, np.float64)
@@ -243,20 +244,22 @@ def _world_oracle(root_t, upper_angle, lower_angle):
     lower = upper + rot_z(upper_angle, [0, 2, 0])
     points = np.array([root, upper, lower])
     armature = np.array([[0, 0, 1], [0, 1, 0], [-1, 0, 0]], np.float64)  # R_y(90)
-    return points @ armature.T + [10, 0, 0]
+    return scale * points @ armature.T + [10, 0, 0]
 
 
-def test_independent_glb_loads_correctly(tmp_path):
-    clip = gltf.load(_independent_glb(tmp_path / "chain.glb"), fps=2)
+@pytest.mark.parametrize("scale", [1.0, 0.01])
+def test_independent_glb_loads_correctly(tmp_path, scale):
+    clip = gltf.load(_independent_glb(tmp_path / "chain.glb", armature_scale=scale), fps=2)
     assert clip.names == ["Root", "Upper", "Lower"] and clip.parents.tolist() == [-1, 0, 1]
     assert clip.n_frames == 5 and clip.fps == 2 and clip.name == "move" and clip.notes == []
-    assert clip.end_sites.tolist() == [2] and clip.end_offsets.tolist() == [[0, 1, 0]]
+    assert clip.end_sites.tolist() == [2]
+    np.testing.assert_allclose(clip.end_offsets, [[0, scale, 0]], rtol=1e-7)
     for f, time in enumerate(np.arange(5) / 2):
         key = min(int(time), 1)
         u = time - key
         keys = np.array([[0, 1, 0], [2, 1, 0], [2, 3, 0]], np.float64)
         root_t = keys[key] + u * (keys[key + 1] - keys[key])
-        expected = _world_oracle(root_t, time * math.pi / 2, math.pi / 4 if time >= 1 else 0)
+        expected = _world_oracle(root_t, time * math.pi / 2, math.pi / 4 if time >= 1 else 0, scale)
         np.testing.assert_allclose(clip.positions(end_sites=False)[f], expected, atol=2e-6)
     # STEP: the Lower joint holds 0 until 1 s, then 45 degrees
     lower = clip.joints["q"][:, 2].astype(np.float64)
@@ -333,6 +336,7 @@ def test_bad_arguments(walk, tmp_path):
         gltf.load(tmp_path / "a.glb", fps="30")
     with pytest.raises(ValueError, match="fps"):
         gltf.load(tmp_path / "a.glb", fps=0)
+    assert gltf.load(tmp_path / "a.glb", fps=Fraction(60)).fps == 60
     with pytest.raises(TypeError, match="skin"):
         gltf.load(tmp_path / "a.glb", skin=1.5)
     (tmp_path / "b.gltf").write_text("{}")
@@ -341,6 +345,15 @@ def test_bad_arguments(walk, tmp_path):
     (tmp_path / "c.gltf").write_text('{"asset": {"version": "2.0"}, "nodes": [{}]}')
     with pytest.raises(ValueError, match="c.gltf.*no skin"):
         gltf.load(tmp_path / "c.gltf")
+
+
+def test_scale_on_a_joint_is_refused_naming_it(walk, tmp_path):
+    gltf.save(walk, tmp_path / "w.gltf")
+    document = json.loads((tmp_path / "w.gltf").read_text())
+    document["nodes"][2]["scale"] = [2, 2, 2]
+    (tmp_path / "scaled.gltf").write_text(json.dumps(document))
+    with pytest.raises(ValueError, match=r"scaled.gltf: joint 'LeftUpLeg' \(nodes\[2\]\) has scale \[2.0, 2.0, 2.0\]"):
+        gltf.load(tmp_path / "scaled.gltf")
 
 
 def test_side_buffer_file(walk, tmp_path):
