@@ -166,8 +166,8 @@ class Clip:
     replace() or Clip() computes them from ``joints`` (the same rotations and Euler branches,
     float32 rounding apart).
 
-    Equality: ``a == b`` is True when every field but ``notes`` is equal (arrays element by element, so a
-    NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
+    Equality: ``a == b`` is True when every field but ``notes`` is equal (arrays element by
+    element, so a NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
     skeleton as a table (``_repr_html_``).
 
     Examples

@@ -48,8 +48,8 @@ def save(clip, path_or_file, positions=None):
     positions : {"offset+channel", "channel"}, optional
         The convention of the position channels written (see load). Default: the clip's
         ``position_channels``, the one load() read it with, so that a loaded clip saves back
-        to the same numbers. "offset+channel" is what every BVH reader reads; "channel" is
-        what Blender's importer expects of joints below the root.
+        to the same numbers. "offset+channel" is how CMU files are written; "channel" is how
+        Blender's importer reads joints below the root.
 
     Raises
     ------

@@ -76,6 +76,13 @@ codes32 = jm.pack_quats(q, bits=np.int64(10)), jm.pack_joints(joints, bits=np.ar
 slower = bvh.resample(clip, np.float32(30)), jm.resample_joints(joints, Fraction(1, 120), np.array(30.0))
 timed = bvh.Clip(clip.names, clip.parents, clip.offsets, clip.channels, Fraction(1, 120), clip.joints)
 up = clip.height(np.int64(1))
+# BVH position conventions and glTF
+blender: bvh.Clip = bvh.load("walk.bvh", positions="channel")
+convention: str = blender.position_channels
+said: list[str] = blender.notes
+bvh.save(blender, "walk_again.bvh", positions="offset+channel")
+jm.gltf.save(clip, "walk.glb", rotations="normalized16")
+from_gltf: bvh.Clip = jm.gltf.load("walk.glb", fps=Fraction(30), skin="body", animation=0)
 # jointmath.reference, the float64 oracle users may call
 angle = jm.reference.angle_between(q, jm.reference.slerp(q, q, 0.5))
 polar = jm.reference.extract_rotation(m, max_iter=3)
