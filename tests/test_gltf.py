@@ -356,6 +356,33 @@ def test_scale_on_a_joint_is_refused_naming_it(walk, tmp_path):
         gltf.load(tmp_path / "scaled.gltf")
 
 
+def test_node_matrices_read_as_their_trs(walk, tmp_path):
+    """A node's transform as a column-major matrix reads as the same translation and rotation."""
+    gltf.save(walk, tmp_path / "w.gltf")
+    document = json.loads((tmp_path / "w.gltf").read_text())
+    half = math.sqrt(0.5)
+    trs, matrices = copy.deepcopy(document), copy.deepcopy(document)
+    for k in (2, 3):  # LeftUpLeg and LeftLeg, rotated at rest a quarter turn about Y (their channels animate it)
+        trs["nodes"][k]["rotation"] = [0, half, 0, half]
+        translation = document["nodes"][k].get("translation", [0, 0, 0])
+        matrices["nodes"][k].pop("translation", None)
+        matrices["nodes"][k]["matrix"] = [0, 0, -1, 0, 0, 1, 0, 0, 1, 0, 0, 0, *translation, 1]
+    for k in (4, 5):  # joints without rotation channels in the file: their rest rotation counts
+        for source in (trs, matrices):
+            source["animations"][0]["channels"] = [c for c in source["animations"][0]["channels"]
+                                                   if c["target"] != {"node": k, "path": "rotation"}]
+        trs["nodes"][k]["rotation"] = [0, half, 0, half]
+        translation = document["nodes"][k].get("translation", [0, 0, 0])
+        matrices["nodes"][k].pop("translation", None)
+        matrices["nodes"][k]["matrix"] = [0, 0, -1, 0, 0, 1, 0, 0, 1, 0, 0, 0, *translation, 1]
+    (tmp_path / "trs.gltf").write_text(json.dumps(trs))
+    (tmp_path / "matrices.gltf").write_text(json.dumps(matrices))
+    a, b = gltf.load(tmp_path / "trs.gltf"), gltf.load(tmp_path / "matrices.gltf")
+    assert _angles(a.joints["q"], b.joints["q"]).max() < 1e-6
+    np.testing.assert_allclose(a.positions(), b.positions(), atol=1e-5)
+    assert _angles(a.joints["q"][:, 4], np.array([[0, half, 0, half]])).max() < 1e-6
+
+
 def test_side_buffer_file(walk, tmp_path):
     gltf.save(walk, tmp_path / "w.gltf")
     document = json.loads((tmp_path / "w.gltf").read_text())
@@ -415,22 +442,48 @@ def _mutate_bytes(data, rng):
     return bytes(data)
 
 
+def _glb_parts(data):
+    """(JSON document, BIN chunk) of a GLB file."""
+    json_length = struct.unpack_from("<I", data, 12)[0]
+    document = json.loads(data[20:20 + json_length])
+    start = 20 + json_length
+    return document, data[start + 8:start + 8 + struct.unpack_from("<I", data, start)[0]]
+
+
+def _glb_of(document, binary):
+    text = json.dumps(document).encode()
+    text += b" " * (-len(text) % 4)
+    chunks = struct.pack("<II", len(text), 0x4E4F534A) + text + struct.pack("<II", len(binary), 0x004E4942) + binary
+    return struct.pack("<4sII", b"glTF", 2, 12 + len(chunks)) + chunks
+
+
 def test_mutated_files_load_or_raise_value_error_naming_the_file(tmp_path):
+    """600 mutants of three files (ours as .glb, ours with normalized16 rotations as .gltf, and
+    Blender's .glb): bytes flipped, files cut, lengths changed, JSON values removed, retyped or
+    moved. Each loads into a Clip or raises a ValueError naming its file."""
     source = bvh.load(DATA / "01_01.bvh")
     small = dataclasses.replace(source, joints=source.joints[:4].copy())
     gltf.save(small, tmp_path / "seed.glb")
     gltf.save(small, tmp_path / "seed.gltf", rotations="normalized16")
     glb = (tmp_path / "seed.glb").read_bytes()
     document = json.loads((tmp_path / "seed.gltf").read_text())
+    blender_document, blender_binary = _glb_parts((DATA / "01_01_blender.glb").read_bytes())
     rng = np.random.default_rng(50)
     outcomes = {"loaded": 0, "refused": 0}
     for k in range(600):
-        if k % 2:
+        kind = k % 4
+        if kind == 0:
             name = tmp_path / f"mutant{k}.glb"
             name.write_bytes(_mutate_bytes(glb, rng))
-        else:
+        elif kind == 1:
             name = tmp_path / f"mutant{k}.gltf"
             name.write_text(json.dumps(_mutate_json(document, rng)))
+        elif kind == 2:
+            name = tmp_path / f"mutant{k}.glb"
+            name.write_bytes(_glb_of(_mutate_json(blender_document, rng), blender_binary))
+        else:
+            name = tmp_path / f"mutant{k}.glb"
+            name.write_bytes(_mutate_bytes(_glb_of(blender_document, blender_binary), rng))
         try:
             loaded = gltf.load(name)
         except ValueError as error:
@@ -440,5 +493,4 @@ def test_mutated_files_load_or_raise_value_error_naming_the_file(tmp_path):
             assert isinstance(loaded, bvh.Clip)
             outcomes["loaded"] += 1
         name.unlink()
-    print(outcomes)
     assert outcomes["loaded"] > 50 and outcomes["refused"] > 200, outcomes
