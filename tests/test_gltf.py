@@ -68,10 +68,27 @@ def test_round_trip_keeps_rotations_and_positions(clips, tmp_path, name, suffix,
     assert _angles(again.joints["q"], clip.joints["q"]).max() <= bound
     expected = clip.positions().astype(np.float64)
     scale = clip.skeleton_height()
+    error = np.linalg.norm(again.positions() - expected, axis=-1)
     if rotations == "float":
-        assert np.abs(again.positions() - expected).max() <= 1e-5 * scale
+        assert error.max() <= 1e-5 * scale
+    else:  # a rotation off by at most the bound moves a point r away by at most bound * r
+        assert (error <= NORMALIZED16_BOUND * _levers(clip) + 1e-5 * scale).all()
     # what comes back also saves as BVH
     bvh.save(again, tmp_path / "again.bvh")
+
+
+def _levers(clip):
+    """(F, J + E): for each joint and End Site tip, the sum over its ancestors (parent up to the
+    root) of their distance to it, frame by frame: how far rotation errors of the ancestors can
+    move it, per radian."""
+    points = clip.positions().astype(np.float64)
+    first_ancestors = [*clip.parents.tolist(), *clip.end_sites.tolist()]  # a joint's parent, an End Site's joint
+    levers = np.zeros(points.shape[:2])
+    for point, ancestor in enumerate(first_ancestors):
+        while ancestor >= 0:
+            levers[:, point] += np.linalg.norm(points[:, point] - points[:, ancestor], axis=-1)
+            ancestor = int(clip.parents[ancestor])
+    return levers
 
 
 def test_normalized16_is_smaller_and_float_exact_per_frame(walk, tmp_path):
