@@ -273,6 +273,42 @@ void JM_FN(jm_unpack_quats64)(const void *codes, float *q, size_t n) {
     JM_FOR_BLOCKS(unpack64_block, (const char *)codes, 8, 8, (char *)q, 16, 16, n);
 }
 
+/* ------------------------------------------------- signed 16-bit normalized -- */
+
+/*
+ * One block of JM_W quaternions to int16[4] each, glTF 2.0's signed 16-bit normalized values:
+ * c = round(f * 32767), round to nearest, ties to even, of the exact product (f * 32767 needs 39
+ * bits: v_round_quotient computes it in double, exactly, so every path writes the same codes).
+ * Components beyond [-1, 1] clamp to +-32767 (glTF decodes c as max(c / 32767, -1)). Returns
+ * the lanes holding a zero or non-finite quaternion (their codes unspecified, but in range).
+ */
+JM_INLINE vmask snorm16_block(const char *src, char *dst) {
+    vf q[4];
+    v_load_records(src, 16, 1, q);
+    vf one = v_set1(1.0f), minus_one = v_set1(-1.0f), level = v_set1(32767.0f), rest;
+    int32_t codes[4][JM_W]; /* each component's codes, records in order (v_store_u32) */
+    for (int k = 0; k < 4; k++)  /* v_min of a NaN gives `one`: every lane converts to a defined integer */
+        v_store_u32((char *)codes[k], v_round_quotient(v_max(v_min(q[k], one), minus_one), level, one, &rest));
+    for (int i = 0; i < JM_W; i++)
+        for (int k = 0; k < 4; k++) {
+            int16_t code = (int16_t)codes[k][i];
+            memcpy(dst + 8 * i + 2 * k, &code, sizeof code);
+        }
+    vf ax = v_abs(q[0]), ay = v_abs(q[1]), az = v_abs(q[2]), aw = v_abs(q[3]), inf = v_set1(INFINITY);
+    vmask finite = m_and(m_and(v_lt(ax, inf), v_lt(ay, inf)), m_and(v_lt(az, inf), v_lt(aw, inf)));
+    return m_not(m_and(finite, v_gt(v_max(v_max(ax, ay), v_max(az, aw)), v_set1(0.0f))));
+}
+
+/* jm_pack_snorm16: n contiguous float[4] quaternions (unit: glTF's rotation samplers hold unit
+   quaternions, and no normalisation happens here) to n int16[4], c = round(f * 32767) exactly
+   (ties to even), bit-identical on every path. Bound: each component within half a step of f, so
+   |q - c / 32767| <= 1 / 32767 for the four together and the rotation of c / 32767 within
+   2 asin(1 / 32767) = 6.1e-5 rad of a unit q's. Returns how many were zero or non-finite and sets
+   *first_invalid to the first one's index (n when none). */
+size_t JM_FN(jm_pack_snorm16)(const float *q, void *codes, size_t n, size_t *first_invalid) {
+    return pack_all(snorm16_block, (const char *)q, (char *)codes, 8, n, first_invalid);
+}
+
 /* ------------------------------------------------------------------- float64 -- */
 
 /*

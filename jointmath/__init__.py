@@ -25,6 +25,7 @@ from ._euler import euler_to_quat, quat_to_euler
 from ._core import compose_mats
 from ._core import forward_kinematics, resample_joints
 from . import bvh, data
+from . import gltf
 from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
@@ -43,6 +44,7 @@ __all__ = [
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
+    "gltf",
     "isa",
     "joint_index",
     "joints_to_mats",

@@ -6,6 +6,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import bvh as bvh
 from . import data as data
+from . import gltf as gltf
 from . import reference as reference
 from ._core import _Floats, _Records
 from ._core import available_isas as available_isas
@@ -45,6 +46,7 @@ __all__ = [
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
+    "gltf",
     "isa",
     "joint_index",
     "joints_to_mats",

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _core
 from ._bvh_continuity import channel_values
-from ._bvh_format import _ROTATIONS, _checked_channels, _real_array
+from ._bvh_format import _ROTATIONS, _checked_channels, _real_array, checked_convention
 from ._records import checked_joints, refuse_masked
 
 __all__ = ["Clip", "resample"]
@@ -121,13 +121,23 @@ class Clip:
         Seconds per frame, positive and finite; stored as a float.
     joints : numpy.ndarray
         (F, J) JOINT_QUAT: each joint's local rotation (from its Euler channels) and
-        translation (OFFSET + position channels). Kept as given, not copied.
+        translation (OFFSET + position channels, or the position channels alone on their axes
+        where ``position_channels`` is "channel"). Kept as given, not copied.
     end_sites : array_like of int, optional
         (E,) the joint each End Site hangs from (default: none); stored as int64.
     end_offsets : array_like of float, optional
         (E, 3) each End Site's OFFSET; stored as float64.
     name : str, optional
         A label for displays (load() uses the file's stem).
+    position_channels : {"offset+channel", "channel"}, optional
+        The BVH convention of the position channels, which ``motion`` and save() use: added to
+        the OFFSET (default; CMU files), or each joint's whole local translation on their axes
+        (Blender's exports). load() records the one it read the file with. The joints are the
+        same motion either way; only the channel values differ.
+    notes : list of str, optional
+        What a reader decided that the user should know, in words (load() says so when it took
+        the position channels as whole translations; jointmath.gltf.load which skin and
+        animation it read). Not compared by ``==``.
 
     Raises
     ------
@@ -137,7 +147,8 @@ class Clip:
     ValueError
         For fields that do not fit each other or the format: no joint, a parent after its
         child, shapes that disagree, an unknown or repeated channel, other than 0 or 3
-        rotation channels, a frame_time that is not positive and finite, non-finite offsets.
+        rotation channels, a frame_time that is not positive and finite, non-finite offsets,
+        an unknown position_channels.
 
     See Also
     --------
@@ -155,8 +166,8 @@ class Clip:
     replace() or Clip() computes them from ``joints`` (the same rotations and Euler branches,
     float32 rounding apart).
 
-    Equality: ``a == b`` is True when every field is equal (arrays element by element, so a
-    NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
+    Equality: ``a == b`` is True when every field but ``notes`` is equal (arrays element by
+    element, so a NaN is never equal); clips are not hashable. ``repr`` is one line; notebooks show the
     skeleton as a table (``_repr_html_``).
 
     Examples
@@ -186,6 +197,8 @@ class Clip:
     end_sites: np.ndarray = field(default_factory=_empty_end_sites)
     end_offsets: np.ndarray = field(default_factory=_empty_end_offsets)
     name: str = ""
+    position_channels: str = "offset+channel"
+    notes: list = field(default_factory=list)
 
     def __post_init__(self):
         if isinstance(self.names, (str, bytes)) or not hasattr(self.names, "__iter__"):
@@ -201,6 +214,10 @@ class Clip:
         self.parents, self.offsets, self.end_sites, self.end_offsets = _checked_skeleton(self)
         self.channels = _checked_channels(self.channels, self.names)
         self.frame_time = _frame_seconds(self.frame_time)
+        self.position_channels = checked_convention(self.position_channels, "position_channels")
+        if isinstance(self.notes, (str, bytes)) or not hasattr(self.notes, "__iter__"):
+            raise TypeError(f"notes must be a list of str, got {type(self.notes).__name__}")
+        self.notes = [str(n) for n in self.notes]
         _checked_frames(self)
 
     # ------------------------------------------------------------------ derived values --
@@ -307,7 +324,8 @@ class Clip:
         one whole-turn jump, at that frame) and the channel continues from it. At gimbal lock
         (middle angle +-90) the third angle keeps its value from the frame before the lock and
         the first takes the rest (quat_to_euler sets the third to 0 there). Position
-        channels: translation - OFFSET. The frames of a clip as load() returned it whose joints
+        channels: translation - OFFSET, or the translation itself where
+        ``position_channels`` is "channel". The frames of a clip as load() returned it whose joints
         are unchanged keep the file's values exactly (edit a few frames in place and only those
         are computed, continuing from their neighbours).
 
@@ -336,7 +354,8 @@ class Clip:
         (True, True)
         """
         offsets, channels = _checked_skeleton(self)[1], _checked_channels(self.channels, self.names)
-        return channel_values(_checked_frames(self), offsets, channels, getattr(self, "_loaded_motion", None))
+        return channel_values(_checked_frames(self), offsets, channels, getattr(self, "_loaded_motion", None),
+                              checked_convention(self.position_channels, "position_channels"))
 
     def world(self):
         """World transforms of every joint (jointmath.forward_kinematics).
@@ -671,6 +690,7 @@ class Clip:
         if not isinstance(other, Clip):
             return NotImplemented
         return (self.names == other.names and self.channels == other.channels and self.name == other.name
+                and self.position_channels == other.position_channels
                 and self.frame_time == other.frame_time and self.joints.shape == other.joints.shape
                 and np.array_equal(self.parents, other.parents) and np.array_equal(self.offsets, other.offsets)
                 and np.array_equal(self.end_sites, other.end_sites)

@@ -4,7 +4,7 @@ followed, gimbal lock carried through), and the frames a loaded clip still holds
 the file's values."""
 import numpy as np
 
-from ._bvh_format import _joints_from_motion, _layout, _motion_from_joints, _rotation_columns
+from ._bvh_format import _joints_from_motion, _layout, _motion_from_joints, _rotation_columns, position_base
 from ._euler import euler_to_quat
 from ._records import JOINT_QUAT
 
@@ -25,12 +25,13 @@ CONTINUED_ANGLE_MAX = 256.0
 EULER_JUMP = 180.0
 
 
-def channel_values(joints, offsets, channels, loaded=None):
+def channel_values(joints, offsets, channels, loaded=None, positions="offset+channel"):
     """(F, C) float32 raw channel values of (F, J) JOINT_QUAT `joints` (Clip.motion, which
     describes them): `offsets` (J, 3) and `channels` checked as a Clip holds them; `loaded` the
-    (F, C) values the file held when the clip was read, or None. The frames whose joints
-    `loaded` still gives exactly keep its values; the others are computed and continued from
-    their neighbours."""
+    (F, C) values the file held when the clip was read, or None; `positions` the convention of
+    the position channels (position_base). The frames whose joints `loaded` still gives exactly
+    keep its values; the others are computed and continued from their neighbours."""
+    offsets = position_base(offsets, channels, positions)
     n_frames, n_joints = len(joints), len(channels)
     n_channels = sum(len(c) for c in channels)
     if loaded is not None and loaded.shape == (n_frames, n_channels):

@@ -2,9 +2,14 @@
 and the conversion of raw channel values (a frame's numbers in the MOTION block) into joints.
 
 A joint's Euler channels, in the order they appear, are intrinsic rotations, so "Zrotation
-Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...), degrees). A
-joint's translation is its OFFSET plus its position channels (Xposition, Yposition, Zposition; a
-missing one counts as 0), in every frame.
+Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...), degrees).
+
+Position channels (Xposition, Yposition, Zposition) follow one of two conventions, a clip's
+``position_channels``: "offset+channel" (CMU, the files jointmath has always written) adds them
+to the OFFSET, a missing one counting as 0; "channel" (Blender's exporter, the Bandai-Namco
+dataset) takes them as the joint's whole local translation on their axes, the OFFSET giving
+only the axes without a channel and the rest pose. The convention changes nothing but how the
+position channels map to and from the joints' translations (position_base).
 """
 import re
 
@@ -14,7 +19,7 @@ from . import _core
 from ._euler import quat_to_euler
 from ._records import refuse_masked
 
-__all__ = ["FRAME_TIME_RANGE", "joints_from_motion"]
+__all__ = ["FRAME_TIME_RANGE", "POSITION_CONVENTIONS", "joints_from_motion"]
 
 
 _ROTATIONS = {"Xrotation": "X", "Yrotation": "Y", "Zrotation": "Z"}
@@ -25,6 +30,8 @@ _POSITIONS = {"Xposition": 0, "Yposition": 1, "Zposition": 2}
 _WORD = re.compile(r"[^ \t\n\r\v\f]+")
 #: Values from this one on round to float32 infinity (halfway between FLT_MAX and 2^128).
 _FLOAT32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
+#: The conventions of position channels: added to the OFFSET, or the whole local translation.
+POSITION_CONVENTIONS = ("offset+channel", "channel")
 #: Frame Time bounds: 1,000,000 frames per second to one frame an hour.
 FRAME_TIME_RANGE = (1e-6, 3600.0)
 
@@ -36,6 +43,29 @@ def _real_array(value, name, dtype=np.float64):
     if array.size and array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
     return array.astype(dtype)
+
+
+def checked_convention(positions, name="positions"):
+    """positions if it names a convention (POSITION_CONVENTIONS); TypeError/ValueError naming `name`."""
+    if not isinstance(positions, str):
+        raise TypeError(f"{name} must be a str, one of {', '.join(map(repr, POSITION_CONVENTIONS))}, "
+                        f"got {type(positions).__name__}")
+    if positions not in POSITION_CONVENTIONS:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, POSITION_CONVENTIONS))}, got {positions!r}")
+    return positions
+
+
+def position_base(offsets, channels, positions):
+    """(J, 3) float64: what each joint's position channels are added to, and subtracted from on
+    writing: its OFFSET ("offset+channel"), or, for "channel", 0 on the axes with a position
+    channel (the channel is the whole translation there) and the OFFSET on the others."""
+    base = np.array(offsets, np.float64)
+    if positions == "channel":
+        for j, ch in enumerate(channels):
+            for name in ch:
+                if name in _POSITIONS:
+                    base[j, _POSITIONS[name]] = 0.0
+    return base
 
 
 def _channel_problem(channels):
@@ -144,7 +174,7 @@ def _motion_from_joints(joints, offsets, channels):
     return motion
 
 
-def joints_from_motion(motion, offsets, channels):
+def joints_from_motion(motion, offsets, channels, positions="offset+channel"):
     """Local joints from raw BVH channel values, as load() builds them.
 
     Parameters
@@ -156,12 +186,16 @@ def joints_from_motion(motion, offsets, channels):
         (J, 3) each joint's OFFSET.
     channels : sequence of sequences of str
         J sequences of channel names as Clip.channels ("Xposition", "Zrotation", ...).
+    positions : {"offset+channel", "channel"}, optional
+        How position channels give a translation: added to the OFFSET (default), or as the
+        whole local translation on their axes (the OFFSET on the axes without one).
 
     Returns
     -------
     numpy.ndarray
         (F, J) JOINT_QUAT: each joint's rotation from its Euler channels (intrinsic, in the
-        order they appear, degrees) and its translation, OFFSET + position channels.
+        order they appear, degrees) and its translation, OFFSET + position channels (or the
+        channels themselves with positions="channel").
 
     Raises
     ------
@@ -170,7 +204,7 @@ def joints_from_motion(motion, offsets, channels):
         of sequences of names.
     ValueError
         For an unknown or repeated channel name, a joint with other than 0 or 3 rotation
-        channels, or shapes that do not fit each other.
+        channels, shapes that do not fit each other, or an unknown `positions`.
 
     Examples
     --------
@@ -179,7 +213,15 @@ def joints_from_motion(motion, offsets, channels):
     ...                                 channels=[("Xposition", "Zrotation", "Xrotation", "Yrotation")])
     >>> joints["t"][0, 0, :3].tolist(), [round(float(c), 6) for c in joints["q"][0, 0]]
     ([5.0, 1.0, 0.0], [0.0, 0.707107, 0.0, 0.707107])
+
+    A file whose position channels hold the whole translation (Blender's exports):
+
+    >>> whole = bvh.joints_from_motion([[5, 0, 0, 90]], offsets=[[5, 1, 0]], positions="channel",
+    ...                                channels=[("Xposition", "Zrotation", "Xrotation", "Yrotation")])
+    >>> whole["t"][0, 0, :3].tolist()  # X is the channel alone; Y, without a channel, the OFFSET
+    [5.0, 1.0, 0.0]
     """
+    checked_convention(positions)
     checked = _checked_channels(channels)
     arrays = {}
     for name, value in (("motion", motion), ("offsets", offsets)):
@@ -187,4 +229,6 @@ def joints_from_motion(motion, offsets, channels):
         if array.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
         arrays[name] = array
-    return _joints_from_motion(arrays["motion"], arrays["offsets"], checked)
+    if arrays["offsets"].shape != (len(checked), 3):
+        raise ValueError(f"offsets must have shape ({len(checked)}, 3), one per joint, got shape {arrays['offsets'].shape}")
+    return _joints_from_motion(arrays["motion"], position_base(arrays["offsets"], checked, positions), checked)

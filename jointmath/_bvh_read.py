@@ -9,7 +9,9 @@ import numpy as np
 
 from . import _core
 from ._bvh_clip import Clip
-from ._bvh_format import FRAME_TIME_RANGE, _FLOAT32_OVERFLOW, _WORD, _channel_problem, _joints_from_motion
+from ._bvh_format import (FRAME_TIME_RANGE, POSITION_CONVENTIONS, _FLOAT32_OVERFLOW, _WORD, _channel_problem,
+                          _joints_from_motion, position_base)
+from ._bvh_positions import detect_convention
 
 __all__ = ["BVHWarning", "load"]
 
@@ -41,7 +43,7 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
-def load(path_or_file):
+def load(path_or_file, positions="auto"):
     """Read a BVH file into a Clip.
 
     Parameters
@@ -50,12 +52,19 @@ def load(path_or_file):
         A path; a file opened in text or binary mode; or an importlib.resources Traversable
         such as ``resources.files(...) / "clip.bvh"`` or a zipfile.Path. A path is read into
         memory in one call, never memory-mapped.
+    positions : {"auto", "offset+channel", "channel"}, optional
+        How the position channels give a joint's translation. "offset+channel": added to its
+        OFFSET (CMU files, and every file jointmath wrote before it knew of conventions).
+        "channel": the whole local translation on their axes (Blender's exporter, the
+        Bandai-Namco dataset), the OFFSET giving the rest pose and the axes without a channel.
+        "auto" (default) decides from the file: see Notes.
 
     Returns
     -------
     Clip
-        The skeleton and its frames, named after the file's stem. It keeps the file's channel
-        values, which ``motion`` and save() give back exactly for the frames left unedited.
+        The skeleton and its frames, named after the file's stem, with ``position_channels``
+        the convention it was read with. It keeps the file's channel values, which ``motion``
+        and save() give back exactly for the frames left unedited.
 
     Raises
     ------
@@ -63,7 +72,7 @@ def load(path_or_file):
         With the file name and line number for a malformed or truncated file, and naming the
         file for one that another program changed while it was read.
     TypeError
-        For an argument that is none of these.
+        For an argument that is none of these, or a `positions` that is not a str.
 
     Warns
     -----
@@ -75,6 +84,19 @@ def load(path_or_file):
     --------
     save, jointmath.data.sample_clip_path
 
+    Notes
+    -----
+    positions="auto" looks only at joints with position channels, on the axes where their
+    OFFSET is not zero (elsewhere both readings agree). On each such axis it divides the
+    channel's median over the frames by the OFFSET: near 1 (within 0.25) the channel holds the
+    whole translation, near 0 a change added to the OFFSET. The joints below the root decide
+    when any has such an axis: "channel" when all of them read as whole translations,
+    "offset+channel" when all read as changes, and otherwise "offset+channel" with a note on
+    the clip saying the file was undecided. The root decides alone only where no other joint
+    can (its travel over the ground leaves its OFFSET's axes, usually the hip height, alone).
+    A CMU file (position channels on the root only, OFFSET zero) reads as "offset+channel".
+    When "auto" chooses "channel", ``clip.notes`` says so, once.
+
     Examples
     --------
     >>> from jointmath import bvh, data
@@ -83,18 +105,43 @@ def load(path_or_file):
     <Clip 'sample_01_01': 31 joints, 381 frames at 120 fps, 3.16665 s>
     >>> clip.names[:3], clip.channels[0]
     (['Hips', 'LHipJoint', 'LeftUpLeg'], ('Xposition', 'Yposition', 'Zposition', 'Zrotation', 'Yrotation', 'Xrotation'))
+    >>> clip.position_channels
+    'offset+channel'
+
+    A joint whose position channels hold its OFFSET (as Blender writes them) reads as "channel":
+
+    >>> import io
+    >>> text = ("HIERARCHY\\nROOT Hips\\n{\\nOFFSET 0 0 0\\nCHANNELS 3 Zrotation Xrotation Yrotation\\n"
+    ...         "JOINT Knee\\n{\\nOFFSET 0 -4 0\\nCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\\n"
+    ...         "End Site\\n{\\nOFFSET 0 -4 0\\n}\\n}\\n}\\nMOTION\\nFrames: 1\\nFrame Time: 0.1\\n0 0 0 0 -4 0 0 0 0\\n")
+    >>> knee = bvh.load(io.StringIO(text))
+    >>> knee.position_channels, knee.joints["t"][0, 1, :3].tolist()
+    ('channel', [0.0, -4.0, 0.0])
+    >>> bvh.load(io.StringIO(text), positions="offset+channel").joints["t"][0, 1, :3].tolist()
+    [0.0, -8.0, 0.0]
     """
+    if positions != "auto":
+        _checked_positions(positions)
     notes = []
     try:
-        return _read(path_or_file, notes)
+        return _read(path_or_file, notes, positions)
     finally:  # also before an error: a warning can explain it
         for note in notes:
             warnings.warn(note, BVHWarning, stacklevel=2)
 
 
-def _read(path_or_file, notes):
+def _checked_positions(positions):
+    choices = ("auto",) + POSITION_CONVENTIONS
+    if not isinstance(positions, str):
+        raise TypeError(f"positions must be a str, one of {', '.join(map(repr, choices))}, got {type(positions).__name__}")
+    if positions not in choices:
+        raise ValueError(f"positions must be one of {', '.join(map(repr, choices))}, got {positions!r}")
+
+
+def _read(path_or_file, notes, positions="auto"):
     """load() with the reader's warnings appended to the list `notes` as text instead of given:
     what process_file uses, in threads that must not share the warnings module's state."""
+    _checked_positions(positions)
     data, source, file_name = _file_bytes(path_or_file)
     lines = _Lines(data, source, notes)
     # Windows exporters often start the file with a byte-order mark; it is not part of "HIERARCHY"
@@ -104,10 +151,16 @@ def _read(path_or_file, notes):
     n_channels = sum(len(c) for c in channels)
     frame_time, motion = _parse_motion(lines, n_channels)
     offsets = np.array(offsets, np.float64).reshape(-1, 3)
+    clip_notes = []
+    if positions == "auto":
+        positions, note = detect_convention(motion, offsets, channels, parents, names)
+        if note:
+            clip_notes.append(f"{source}: {note}")
+    joints = _joints_from_motion(motion, position_base(offsets, channels, positions), channels)
     clip = Clip(names=names, parents=np.array(parents, np.int64), offsets=offsets, channels=channels,
-                frame_time=frame_time, joints=_joints_from_motion(motion, offsets, channels),
+                frame_time=frame_time, joints=joints,
                 end_sites=np.array(end_sites, np.int64), end_offsets=np.array(end_offsets, np.float64).reshape(-1, 3),
-                name=os.path.splitext(os.path.basename(file_name))[0])
+                name=os.path.splitext(os.path.basename(file_name))[0], position_channels=positions, notes=clip_notes)
     clip._loaded_motion = motion  # see Clip.motion: used only while it gives exactly these joints
     return clip
 

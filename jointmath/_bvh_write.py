@@ -10,7 +10,7 @@ import numpy as np
 from . import _core
 from ._bvh_clip import Clip
 from ._bvh_continuity import channel_values
-from ._bvh_format import FRAME_TIME_RANGE, _FLOAT32_OVERFLOW, _POSITIONS, _ROTATIONS, _WORD
+from ._bvh_format import FRAME_TIME_RANGE, _FLOAT32_OVERFLOW, _POSITIONS, _ROTATIONS, _WORD, checked_convention
 from ._files import write_atomic
 from ._records import checked_joints
 
@@ -21,12 +21,13 @@ __all__ = ["MAX_INDENT", "save"]
 MAX_INDENT = 32
 
 
-def save(clip, path_or_file):
+def save(clip, path_or_file, positions=None):
     """Write a Clip as BVH.
 
     The file holds the clip's hierarchy, then ``clip.motion``, computed from ``clip.joints``:
     each joint's rotation as its Euler channels in its own order, in degrees, its position
-    channels as translation - OFFSET. Every value is the shortest decimal that reads back as
+    channels as translation - OFFSET, or as the translation itself in the "channel"
+    convention. Every value is the shortest decimal that reads back as
     the same float32 (-17 is written "-17"); OFFSETs and the frame time are written as repr of
     the float. load(save(clip)) gives the rotations back within 1e-6 rad and the translations
     within 1e-6 relative (exactly the file's values for the frames of a clip as load()
@@ -44,19 +45,24 @@ def save(clip, path_or_file):
         file; the new file keeps the permission bits of the one it replaces, a new file gets
         the umask's; a hard link to the old file keeps the old contents), or a file open for
         writing in text or binary mode.
+    positions : {"offset+channel", "channel"}, optional
+        The convention of the position channels written (see load). Default: the clip's
+        ``position_channels``, the one load() read it with, so that a loaded clip saves back
+        to the same numbers. "offset+channel" is how CMU files are written; "channel" is how
+        Blender's importer reads joints below the root.
 
     Raises
     ------
     TypeError
-        For a clip that is not a Clip, or a destination that is neither a path nor a writable
-        file.
+        For a clip that is not a Clip, a destination that is neither a path nor a writable
+        file, or a `positions` that is not a str.
     ValueError
         For a field that Clip() would refuse; a joint name that would not read back as itself
         (empty, or with whitespace other than single spaces between words); a zero or
         non-finite rotation or translation; a translation that differs from the OFFSET on an
         axis without a position channel; a joint without rotation channels whose rotation is
         not the identity (within 1e-6 rad); a frame_time outside FRAME_TIME_RANGE (1e-6 to
-        3600 s), which load() would refuse.
+        3600 s), which load() would refuse; an unknown `positions`.
     FileNotFoundError
         For a folder that does not exist.
     OSError
@@ -91,14 +97,24 @@ def save(clip, path_or_file):
     >>> again = bvh.load(out)  # the unedited frames come back exactly
     >>> again.joints.tobytes() == clip.joints.tobytes(), again.names == clip.names
     (True, True)
+
+    The same motion in the other convention: the root's channels hold OFFSET + change.
+
+    >>> whole = io.StringIO()
+    >>> bvh.save(clip, whole, positions="channel")
+    >>> _ = whole.seek(0)
+    >>> bvh.load(whole, positions="channel").joints.tobytes() == clip.joints.tobytes()
+    True
     """
     if not isinstance(clip, Clip):
         raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
     if not (isinstance(path_or_file, (str, os.PathLike)) or hasattr(path_or_file, "write")):
         raise TypeError(f"path_or_file must be a path or a file open for writing, got {type(path_or_file).__name__}")
+    if positions is not None:
+        checked_convention(positions)
     loaded = getattr(clip, "_loaded_motion", None)
     clip = dataclasses.replace(clip)  # the fields checked again (and converted) by Clip itself
-    _write(clip, clip.joints, loaded, path_or_file)
+    _write(clip, clip.joints, loaded, path_or_file, clip.position_channels if positions is None else positions)
 
 
 def _save_frames(clip, joints, path_or_file):
@@ -109,12 +125,13 @@ def _save_frames(clip, joints, path_or_file):
     checked_joints(joints)
     if joints.ndim != 2 or joints.shape[1] != clip.n_joints:
         raise ValueError(f"joints must have shape (frames, {clip.n_joints}), got shape {joints.shape}")
-    _write(clip, joints, None, path_or_file)
+    _write(clip, joints, None, path_or_file, clip.position_channels)
 
 
-def _write(clip, joints, loaded, path_or_file):
+def _write(clip, joints, loaded, path_or_file, positions):
     """save()'s checks and writing, for a checked `clip` with the frames `joints` and the file
-    values `loaded` (or None) that Clip.motion may reuse."""
+    values `loaded` (or None) that Clip.motion may reuse, the position channels in the
+    convention `positions`."""
     low, high = FRAME_TIME_RANGE
     if not low <= clip.frame_time <= high:
         raise ValueError(f"clip.frame_time must be between {low:g} and {high:g} seconds to be read back as BVH "
@@ -125,7 +142,7 @@ def _write(clip, joints, loaded, path_or_file):
     _check_rotations(clip, joints)
     hierarchy = io.StringIO()
     order = _write_hierarchy(clip, hierarchy)
-    motion = channel_values(joints, clip.offsets, clip.channels, loaded)
+    motion = channel_values(joints, clip.offsets, clip.channels, loaded, positions)
     first_column = np.cumsum([0] + [len(ch) for ch in clip.channels])
     if order != sorted(order):
         motion = motion[:, np.concatenate([np.arange(first_column[j], first_column[j + 1]) for j in order])]

@@ -450,10 +450,56 @@ done:
     return (PyObject *)joints;
 }
 
+/* _pack_snorm16(q): jointmath.gltf's rotation codes. q: a float32 array of shape (..., 4), unit
+   quaternions; returns int16 of the same shape, c = round(f * 32767) exactly (ties to even), the
+   signed 16-bit normalized values of glTF 2.0 (jm_pack_snorm16, csrc/pack.c). A ValueError for
+   zero or non-finite quaternions (how many, the first's index), a TypeError for another dtype. */
+PyDoc_STRVAR(_pack_snorm16_doc, "_pack_snorm16(q)\n--\n\n"
+                                "int16 codes round(f * 32767) of float32 unit quaternions (jointmath.gltf).");
+
+JM_FASTCALL_FUNCTION(_pack_snorm16) {
+    static const npy_intp quat_core[1] = {4};
+    static const char *const names[] = {"q"};
+    PyObject *slots[JM_COUNT(names)];
+    if (jm_parse_args("_pack_snorm16", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
+        return NULL;
+    PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core), *codes = NULL;
+    if (!q)
+        return NULL;
+    jm_walk src = {NULL, NULL, 0};
+    PyObject *result = NULL;
+    const int batch_ndim = PyArray_NDIM(q) - 1;
+    if (PyArray_TYPE(q) != NPY_FLOAT32) {
+        PyErr_Format(PyExc_TypeError, "q must be float32, got %S", (PyObject *)PyArray_DESCR(q));
+        goto done;
+    }
+    if (jm_walk_operand(q, NPY_FLOAT32, 1, 16, batch_ndim, PyArray_DIMS(q), JM_WALK_PACKED, &src) < 0 ||
+        !(codes = jm_new_array(PyArray_NDIM(q), PyArray_DIMS(q), NPY_INT16)))
+        goto done;
+    const size_t n = (size_t)(PyArray_SIZE(codes) / 4);
+    size_t invalid = 0, first_invalid = n;
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         invalid = jm_active->pack_snorm16((const float *)src.base, PyArray_DATA(codes), n,
+                                                           &first_invalid));
+    if (invalid) {
+        invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(q));
+        goto done;
+    }
+    result = (PyObject *)codes;
+    codes = NULL;
+done:
+    jm_walk_release(&src);
+    Py_XDECREF(codes);
+    Py_DECREF(q);
+    return result;
+}
+
 PyMethodDef jm_pack_methods[] = {
     JM_FASTCALL_METHOD(pack_quats),
     JM_FASTCALL_METHOD(unpack_quats),
     JM_FASTCALL_METHOD(pack_joints),
     JM_FASTCALL_METHOD(unpack_joints),
+    JM_FASTCALL_METHOD(_pack_snorm16),
     {NULL, NULL, 0, NULL},
 };

@@ -15,7 +15,10 @@ line, so "Frames: N" needs N lines after "Frame Time:" (save writes them; more a
 Rotations: a joint's Euler channels, in the order they appear, are intrinsic rotations, so
 "Zrotation Xrotation Yrotation" means R = Rz(z) Rx(x) Ry(y) (scipy's from_euler("ZXY", ...),
 degrees). Translations: a joint's translation is its OFFSET plus its position channels
-(Xposition, Yposition, Zposition; a missing one counts as 0), in every frame.
+(Xposition, Yposition, Zposition; a missing one counts as 0), in every frame; or, in the
+"channel" convention of Blender's exporter, the position channels themselves on their axes
+(load(positions=...) chooses, "auto" by default; Clip.position_channels records it; save()
+writes it back).
 
 The modules behind it, one concern each: _bvh_clip (the Clip model), _bvh_format (channel names,
 channels -> joints), _bvh_continuity (Euler channels computed from joints), _bvh_read (load) and
@@ -23,7 +26,7 @@ _bvh_write (save).
 """
 from ._bvh_clip import Clip, resample
 from ._bvh_continuity import CONTINUED_ANGLE_MAX, EULER_JUMP
-from ._bvh_format import FRAME_TIME_RANGE, joints_from_motion
+from ._bvh_format import FRAME_TIME_RANGE, POSITION_CONVENTIONS, joints_from_motion
 from ._bvh_read import BVHWarning, load
 from ._bvh_read import _read  # the command's reader: warnings as text (jointmath/_job.py)
 from ._bvh_write import MAX_INDENT, save

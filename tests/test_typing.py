@@ -80,6 +80,13 @@ codes32 = jm.pack_quats(q, bits=np.int64(10)), jm.pack_joints(joints, bits=np.ar
 slower = bvh.resample(clip, np.float32(30)), jm.resample_joints(joints, Fraction(1, 120), np.array(30.0))
 timed = bvh.Clip(clip.names, clip.parents, clip.offsets, clip.channels, Fraction(1, 120), clip.joints)
 up = clip.height(np.int64(1))
+# BVH position conventions and glTF
+blender: bvh.Clip = bvh.load("walk.bvh", positions="channel")
+convention: str = blender.position_channels
+said: list[str] = blender.notes
+bvh.save(blender, "walk_again.bvh", positions="offset+channel")
+jm.gltf.save(clip, "walk.glb", rotations="normalized16")
+from_gltf: bvh.Clip = jm.gltf.load("walk.glb", fps=Fraction(30), skin="body", animation=0)
 # jointmath.reference, the float64 oracle users may call
 angle = jm.reference.angle_between(q, jm.reference.slerp(q, q, 0.5))
 polar = jm.reference.extract_rotation(m, max_iter=3)
@@ -127,7 +134,7 @@ def test_stubtest_finds_the_stubs_true_to_the_runtime(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.reference"])
+@pytest.mark.parametrize("name", ["jointmath", "jointmath.bvh", "jointmath.gltf", "jointmath.reference"])
 def test_stub_all_is_the_runtime_all(name):
     """A stub's __all__ is what `from module import *` gives a type checker: the runtime's list."""
     module = importlib.import_module(name)
