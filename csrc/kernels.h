@@ -42,7 +42,29 @@
     X(nlerp_quats_f64, quat_blend_f64, isa)                                                        \
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
-    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */
+    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */                       \
+    X(quat_multiply, algebra, isa)         /* float[4] p * q (algebra.c) */                         \
+    X(quat_conjugate, algebra, isa)                                                                \
+    X(quat_inverse, algebra, isa)                                                                  \
+    X(rotate_vectors, algebra, isa)        /* float[4], float[3] -> float[3] */                     \
+    X(quats_to_rotvecs, algebra, isa)      /* float[4] -> float[3] */                              \
+    X(rotvecs_to_quats, algebra, isa)      /* float[3] -> float[4] */                              \
+    X(quat_angles, algebra, isa)           /* float[4] -> float */                                 \
+    X(quat_angles_between, algebra, isa)   /* float[4], float[4] -> float */                       \
+    X(swing_twist, algebra, isa)           /* float[4], float[3] -> float[2][4] */                 \
+    X(quats_to_6d, algebra, isa)           /* float[4] -> float[6] */                              \
+    X(sixd_to_quats, algebra, isa)         /* float[6] -> float[4] */                              \
+    X(quat_multiply_f64, algebra, isa)     /* the same on doubles */                               \
+    X(quat_conjugate_f64, algebra, isa)                                                            \
+    X(quat_inverse_f64, algebra, isa)                                                              \
+    X(rotate_vectors_f64, algebra, isa)                                                            \
+    X(quats_to_rotvecs_f64, algebra, isa)                                                          \
+    X(rotvecs_to_quats_f64, algebra, isa)                                                          \
+    X(quat_angles_f64, algebra, isa)                                                               \
+    X(quat_angles_between_f64, algebra, isa)                                                       \
+    X(swing_twist_f64, algebra, isa)                                                               \
+    X(quats_to_6d_f64, algebra, isa)                                                               \
+    X(sixd_to_quats_f64, algebra, isa)
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1
 #define JM_NUM_KERNELS (0 JM_KERNELS(JM_COUNT_KERNEL, _))
