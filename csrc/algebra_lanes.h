@@ -191,7 +191,8 @@ JM_INLINE int T_FN(rotate_lanes)(const T a[8], const T b[8], T out[8], int flag)
 
 /*
  * quat_to_rotvec: the rotation vector theta u of q / |q| (flag 1: in degrees), theta in [0, pi]:
- * with q scaled by a power of two (exact) and negated where w < 0 (as scipy; w = -0 is not),
+ * with q scaled by a power of two (exact) and negated where scipy's canonical form does (w < 0,
+ * or w = 0 and the first non-zero of x, y, z negative: at pi the vector has that sign),
  * s = |v|, c = |w|, the vector is v * 2 atan2(s, c) / s: q's scale cancels and no normalisation
  * rounds. Near 0 (s < T_NEAR_ZERO c) the factor is the series limit 2 / c (the next term,
  * (s / c)^2 / 3, is below half an ulp); near pi (c -> 0) atan2 stays exact in s / c. A zero q gives
@@ -201,7 +202,13 @@ JM_INLINE int T_FN(to_rotvec_lanes)(const T a[8], const T b[8], T out[8], int fl
     (void)b;
     T q[4] = {a[0], a[1], a[2], a[3]};
     T_OP(scale_pow2)(q, 4);
-    T_MASK negative = T_OP(lt)(q[3], T_FN(zero_lanes)());
+    /* scipy's canonical sign: w < 0, or w = 0 and the first non-zero of x, y, z negative */
+    const T zero = T_FN(zero_lanes)();
+    T_MASK negative = T_OP(lt)(q[3], zero), undecided = T_MASK_OP(not)(T_OP(gt)(T_OP(abs)(q[3]), zero));
+    for (int i = 0; i < 3; i++) {
+        negative = T_MASK_OP(or)(negative, T_MASK_OP(and)(undecided, T_OP(lt)(q[i], zero)));
+        undecided = T_MASK_OP(and)(undecided, T_MASK_OP(not)(T_OP(gt)(T_OP(abs)(q[i]), zero)));
+    }
     T c = T_OP(abs)(q[3]), s = T_OP(sqrt)(T_FN(dot3)(q, q));
     T half_angle = T_ATAN2(s, c);
     T_MASK near_zero = T_OP(lt)(s, T_OP(mul)(c, T_OP(set1)((T_S)T_NEAR_ZERO)));
