@@ -35,6 +35,7 @@ JM_INLINE void rotation_to_quat_array(const vf r[9], vf q[4]) { rotation_to_quat
 #define T_FROM_ROTATION rotation_to_quat_array
 #define T_NEAR_ZERO 0x1p-12
 #define T_SERIES_ANGLE2 0.0625
+#define T_PARALLEL2 0x1p-40 /* (16 ulp)^2 */
 #define T_FAR_RADIANS 32.0
 #define T_FAR_DEGREES 1800.0
 #include "algebra_lanes.h"
@@ -55,6 +56,7 @@ JM_INLINE void rotation_to_quat_array(const vf r[9], vf q[4]) { rotation_to_quat
 #undef T_FROM_ROTATION
 #undef T_NEAR_ZERO
 #undef T_SERIES_ANGLE2
+#undef T_PARALLEL2
 #undef T_FAR_RADIANS
 #undef T_FAR_DEGREES
 
@@ -77,6 +79,7 @@ JM_INLINE void rotation_to_quat_array(const vf r[9], vf q[4]) { rotation_to_quat
 #define T_FROM_ROTATION rotation_to_quat_f64
 #define T_NEAR_ZERO 0x1p-27
 #define T_SERIES_ANGLE2 0x1p-14
+#define T_PARALLEL2 0x1p-98 /* (16 ulp)^2 */
 #define T_FAR_RADIANS 0x1p20
 #define T_FAR_DEGREES 0x1p20
 #include "algebra_lanes.h"

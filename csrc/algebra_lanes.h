@@ -16,6 +16,7 @@
  *   T_FROM_ROTATION(r, q)                the unit quaternion of a rotation matrix (quat_math.h)
  *   T_NEAR_ZERO     below this ratio |v| / |w| a rotation vector takes the series (2^-12 / 2^-27)
  *   T_SERIES_ANGLE2 below this squared angle (radians) rotvec_to_quat takes its series
+ *   T_PARALLEL2     sixd_to_quat's squared ratio |a2 orthogonal| / |a2| below which a2 is parallel to a1
  *   T_FAR_RADIANS, T_FAR_DEGREES   beyond these angles rotvec_to_quat redoes a record in double
  *
  * and undefine them after. Every kernel has the type jm_algebra_fn (csrc/jointmath.h): records of
@@ -298,9 +299,14 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
     T_OP(scale_pow2)(p, 4);
     T_OP(scale_pow2)(q, 4);
     T_MASK valid = T_MASK_OP(and)(T_FN(scaled_is_valid)(p), T_FN(scaled_is_valid)(q));
-    for (int k = 0; k < 3; k++)
-        p[k] = T_OP(negate)(p[k]);
-    T_FN(hamilton)(p, q, r);
+    /* conj(p) q with separately rounded products (no fused ones): for p = q every term of the
+       vector part cancels exactly, so identical (and antipodal) pairs are exactly 0 apart */
+    for (int k = 0; k < 3; k++) {
+        const int i = (k + 1) % 3, j = (k + 2) % 3;
+        T cross = T_OP(sub)(T_OP(mul)(p[i], q[j]), T_OP(mul)(p[j], q[i]));
+        r[k] = T_OP(sub)(T_OP(sub)(T_OP(mul)(p[3], q[k]), T_OP(mul)(q[3], p[k])), cross);
+    }
+    r[3] = T_OP(fmadd)(p[3], q[3], T_FN(dot3)(p, q));
     out[0] = T_OP(select)(valid, T_FN(scaled_angle)(r), T_FN(nan_lanes)());
     out[1] = out[2] = out[3] = T_FN(zero_lanes)();
     return 0;
@@ -364,7 +370,8 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
  * (T_FROM_ROTATION: the largest-divisor component positive). The first column keeps its
  * direction: for input that is not two orthonormal columns this is not the nearest rotation.
  * Each column (and the orthogonal part of a2) is scaled by a power of two before its norm
- * (exact): any finite scale. a1 = 0, or a2 parallel to a1 (exactly), or inf or NaN: NaN.
+ * (exact): any finite scale. NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
+ * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise), inf or NaN.
  */
 JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
@@ -377,8 +384,11 @@ JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag
     T d = T_FN(dot3)(b1, a2);
     for (int k = 0; k < 3; k++)
         b2[k] = T_OP(fnmadd)(d, b1[k], a2[k]);
+    /* a2 parallel to a1 within rounding: the orthogonal part is noise, its direction arbitrary */
+    T_MASK parallel = T_OP(lt)(T_FN(dot3)(b2, b2), T_OP(mul)(T_FN(dot3)(a2, a2), T_OP(set1)((T_S)T_PARALLEL2)));
     T_OP(scale_pow2)(b2, 3);
     T inv2 = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_FN(dot3)(b2, b2)));
+    inv2 = T_OP(select)(parallel, T_FN(nan_lanes)(), inv2);
     for (int k = 0; k < 3; k++)
         b2[k] = T_OP(mul)(b2[k], inv2);
     b3[0] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));

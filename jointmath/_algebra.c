@@ -576,7 +576,10 @@ JM_FASTCALL_FUNCTION(swing_twist) {
             goto done;
         if (out) {
             PyArrayObject *target = (PyArrayObject *)PyTuple_GET_ITEM(out, k), *checked;
-            if (jm_float_out((PyObject *)target, PyArray_TYPE(a), ndim - 1, PyArray_DIMS(a), &checked) < 0 ||
+            npy_intp shape[NPY_MAXDIMS];
+            memcpy(shape, PyArray_DIMS(a), (ndim - 2) * sizeof(npy_intp));
+            shape[ndim - 2] = 4;
+            if (jm_float_out((PyObject *)target, PyArray_TYPE(a), ndim - 1, shape, &checked) < 0 ||
                 PyArray_CopyInto(target, (PyArrayObject *)parts[k]) < 0)
                 goto done;
             Py_INCREF(target);
@@ -656,7 +659,8 @@ PyDoc_STRVAR(sixd_to_quat_doc,
              "    normalised part of ``a2`` orthogonal to ``b1``: the paper's Gram-Schmidt map, which keeps\n"
              "    the direction of ``a1`` (for non-orthogonal input this is not the rotation nearest to\n"
              "    ``[a1 a2]``). Sign as :func:`matrix_to_quat` (its largest-divisor component positive).\n"
-             "    ``a1 = 0``, ``a2`` parallel to ``a1``, or a NaN or infinite element gives NaN.\n\n"
+             "    ``a1 = 0``, ``a2`` parallel to ``a1`` within rounding (its part orthogonal to ``a1``\n"
+             "    below 16 ulp of ``|a2|``), or a NaN or infinite element gives NaN.\n\n"
              "Raises\n"
              "------\n"
              "TypeError\n"
