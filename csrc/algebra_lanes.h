@@ -30,17 +30,22 @@
  * load_operand: the records of lanes 0 .. count - 1 (count <= T_W) of an operand of nf floats per
  * record (1 ... 8) into c[0 .. 4 quads), component k in c[k]. Quaternion-sized records (nf a
  * multiple of 4) of a full block are loaded where they are; any other record and every record of
- * the last, partial block is first copied to `stage` (slots of whole quads), so that no load
- * reads past a record of the caller's.
+ * the last, partial block is first copied to `stage` (T_W * 8 floats; one copy when the records
+ * are packed, then read at their own stride: the last record's quad ends inside the stage), so
+ * that no load reads past a record of the caller's.
  */
 JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, size_t count, T_S *stage, T c[8]) {
     const int quads = (nf + 3) / 4;
-    const ptrdiff_t slot = quads * T_QUAD;
+    const ptrdiff_t record = nf * (ptrdiff_t)sizeof(T_S);
     if (!(nf % 4 == 0 && count == T_W)) {
-        for (size_t i = 0; i < count; i++)
-            memcpy((char *)stage + (ptrdiff_t)i * slot, base + (ptrdiff_t)i * stride, (size_t)nf * sizeof(T_S));
+        if (stride == record) {
+            memcpy(stage, base, count * (size_t)record);
+        } else {
+            for (size_t i = 0; i < count; i++)
+                memcpy((char *)stage + (ptrdiff_t)i * record, base + (ptrdiff_t)i * stride, (size_t)record);
+        }
         base = (const char *)stage;
-        stride = slot;
+        stride = record;
     }
     for (int k = 0; k < quads; k++)
         T_OP(load_quads)(base + k * T_QUAD, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
@@ -50,7 +55,7 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
    last quad's end) are written to the stage only): nothing is written past a record. */
 JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t count, T_S *stage, const T c[8]) {
     const int quads = (nf + 3) / 4;
-    const ptrdiff_t slot = quads * T_QUAD;
+    const ptrdiff_t slot = quads * T_QUAD, record = nf * (ptrdiff_t)sizeof(T_S);
     const int direct = nf % 4 == 0 && count == T_W;
     char *to = direct ? base : (char *)stage;
     const ptrdiff_t to_stride = direct ? stride : slot;
@@ -58,7 +63,7 @@ JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t c
         T_OP(store_quads)(to + k * T_QUAD, to_stride, c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
     if (!direct)
         for (size_t i = 0; i < count; i++)
-            memcpy(base + (ptrdiff_t)i * stride, (char *)stage + (ptrdiff_t)i * slot, (size_t)nf * sizeof(T_S));
+            memcpy(base + (ptrdiff_t)i * stride, (char *)stage + (ptrdiff_t)i * slot, (size_t)record);
 }
 
 /* A kernel's arithmetic on one block of loaded lanes: a, b -> out (every entry of out's last
@@ -68,26 +73,43 @@ typedef int (*T_FN(compute_fn))(const T a[8], const T b[8], T out[8], int flag);
    memory: such kernels' records differ in size, so the boundary never runs them in place). */
 typedef void (*T_FN(redo_fn))(const char *a, ptrdiff_t as, char *out, ptrdiff_t os, size_t count, int flag);
 
+/* One block of `count` records: every operand is loaded before the results are stored (out may
+   be an input itself, record for record). */
+JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
+                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
+                               size_t count, int flag, T_S *stage_a, T_S *stage_b, T_S *stage_o) {
+    T va[8], vb[8], vo[8];
+    T_FN(load_operand)(a, as, na, count, stage_a, va);
+    if (nb)
+        T_FN(load_operand)(b, bs, nb, count, stage_b, vb);
+    const int cold = compute(va, vb, vo, flag);
+    T_FN(store_result)(o, os, no, count, stage_o, vo);
+    if (JM_UNLIKELY(cold))
+        redo(a, as, o, os, count, flag);
+}
+
 /*
- * run: n records, T_W at a time: every operand of the block is loaded before its results are
- * stored (out may be an input itself, record for record). na, nb, no: floats per record of a, b
- * (0: no b) and out. The stages start zeroed, so the lanes past the last record hold zeros or
- * copies of earlier records (their results are never stored).
+ * run: n records, T_W at a time (na, nb, no: floats per record of a, b (0: no b) and out), the
+ * full blocks in one loop (count a constant there: quaternion records move without a stage),
+ * the last n % T_W records through the stages. The stages start zeroed where an operand is
+ * staged, so the lanes past the last record hold zeros or earlier records (their results are
+ * never stored) and no lane reads an unset float.
  */
 JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
                          ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
-    T_S stage_a[T_W * 8] = {0}, stage_b[T_W * 8] = {0}, stage_o[T_W * 8];
-    for (size_t i = 0; i < n; i += T_W) {
-        const size_t count = n - i < T_W ? n - i : T_W;
-        T va[8], vb[8], vo[8];
-        T_FN(load_operand)(a + (ptrdiff_t)i * as, as, na, count, stage_a, va);
-        if (nb)
-            T_FN(load_operand)(b + (ptrdiff_t)i * bs, bs, nb, count, stage_b, vb);
-        const int cold = compute(va, vb, vo, flag);
-        T_FN(store_result)(o + (ptrdiff_t)i * os, os, no, count, stage_o, vo);
-        if (JM_UNLIKELY(cold))
-            redo(a + (ptrdiff_t)i * as, as, o + (ptrdiff_t)i * os, os, count, flag);
-    }
+    T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
+    const int tail = n % T_W != 0;
+    if (na % 4 || tail)
+        memset(stage_a, 0, sizeof stage_a);
+    if (nb && (nb % 4 || tail))
+        memset(stage_b, 0, sizeof stage_b);
+    size_t i = 0;
+    for (; i + T_W <= n; i += T_W)
+        T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
+                        o + (ptrdiff_t)i * os, os, T_W, flag, stage_a, stage_b, stage_o);
+    if (i < n)
+        T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
+                        o + (ptrdiff_t)i * os, os, n - i, flag, stage_a, stage_b, stage_o);
 }
 
 /* ----------------------------------------------------------------- the helpers -- */
@@ -213,7 +235,7 @@ JM_INLINE int T_FN(to_rotvec_lanes)(const T a[8], const T b[8], T out[8], int fl
     T c = T_OP(abs)(q[3]), s = T_OP(sqrt)(T_FN(dot3)(q, q));
     T half_angle = T_ATAN2(s, c);
     T_MASK near_zero = T_OP(lt)(s, T_OP(mul)(c, T_OP(set1)((T_S)T_NEAR_ZERO)));
-    T k = T_OP(select)(near_zero, T_OP(div)(T_OP(set1)((T_S)1), c), T_OP(div)(half_angle, s));
+    T k = T_OP(div)(T_OP(select)(near_zero, T_OP(set1)((T_S)1), half_angle), T_OP(select)(near_zero, c, s));
     k = T_OP(mul)(k, T_OP(set1)(flag ? (T_S)(360 / 3.14159265358979323846) : (T_S)2));
     for (int i = 0; i < 3; i++) {
         T v = T_OP(select)(negative, T_OP(negate)(q[i]), q[i]);
