@@ -19,6 +19,7 @@ Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
 BOUND = {np.float32: 5e-7, np.float64: 2e-15}
 SIXD_ANGLE_BOUND = {np.float32: 1e-6, np.float64: 2e-15}  # rad, matrix_to_quat's
 SIXD_FORWARD_BOUND = {np.float32: 5e-7, np.float64: 1e-15}  # quat_to_matrix's
+ROTVEC_WIDE_BOUND = {np.float32: 6e-7, np.float64: 2e-15}  # rad, angles in (pi/2, pi]
 ROTVEC_DEGREES_BOUND = {np.float32: 4e-5, np.float64: 2e-15 * 180 / np.pi}  # degrees: + the degree result's rounding
 EPS = {np.float32: 2.0**-24, np.float64: 2.0**-53}
 DTYPES = [np.float32, pytest.param(np.float64, marks=needs_extended_precision)]
@@ -132,7 +133,10 @@ def test_quat_to_rotvec_accuracy(rng, dtype, degrees):
         if degrees:
             assert np.abs(got - np.degrees(exact)).max() <= ROTVEC_DEGREES_BOUND[dtype]
         else:
-            assert np.abs(got - exact).max() <= BOUND[dtype]
+            # float32 beyond pi/2: components up to pi, whose ulp is 2.4e-7 (the stated 6e-7)
+            wide = np.linalg.norm(exact.astype(np.float64), axis=1) > np.pi / 2
+            assert np.abs(got - exact)[~wide].max() <= BOUND[dtype]
+            assert np.abs(got - exact)[wide].max() <= ROTVEC_WIDE_BOUND[dtype]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
