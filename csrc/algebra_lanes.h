@@ -10,7 +10,9 @@
  *   T_QUAD          bytes of four T_S (a quad: what T_OP(load_quads) moves per record)
  *   T_FROM_BITS     jm_float_from_bits / jm_double_from_bits
  *   T_EXPONENT_BITS the exponent field's bits, T_MIN_NORMAL the smallest normal number
- *   T_ATAN2(y, x)   atan2 in (-pi, pi] (csrc/trig.h)
+ *   T_ATAN(y, x)    atan2(y, x) in [0, pi/2] for y, x >= 0 (NaN or 0 for y = x = 0)
+ *   T_RANGE_LO, T_RANGE_HI   the magnitudes within which sums of four squares neither overflow
+ *                   nor underflow: blocks with a record outside are scaled by a power of two first
  *   T_HALF_SIN_COS(a, degrees, &s, &c)   sin and cos of a / 2 (csrc/trig.h)
  *   T_TO_ROTATION(x, y, z, w, r)         the rotation matrix of q / |q| (csrc/quat_math.h)
  *   T_FROM_ROTATION(r, q)                the unit quaternion of a rotation matrix (quat_math.h)
@@ -28,16 +30,18 @@
 
 /*
  * load_operand: the records of lanes 0 .. count - 1 (count <= T_W) of an operand of nf floats per
- * record (1 ... 8) into c[0 .. 4 quads), component k in c[k]. Quaternion-sized records (nf a
- * multiple of 4) of a full block are loaded where they are; any other record and every record of
- * the last, partial block is first copied to `stage` (T_W * 8 floats; one copy when the records
- * are packed, then read at their own stride: the last record's quad ends inside the stage), so
- * that no load reads past a record of the caller's.
+ * record (1 ... 8) into c[0 .. 4 quads), component k in c[k]. A full block is loaded where it
+ * is when its records are quaternion-sized (nf a multiple of 4), or packed (stride = the record)
+ * with a record of the caller's after the block (more_after): each record's last quad then ends
+ * inside the next record. Any other block is first copied to `stage` (T_W * 8 + 4 floats: the
+ * last record's quad ends inside it), so no load reads past the caller's records.
  */
-JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, size_t count, T_S *stage, T c[8]) {
+JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, size_t count, int more_after,
+                                  T_S *stage, T c[8]) {
     const int quads = (nf + 3) / 4;
     const ptrdiff_t record = nf * (ptrdiff_t)sizeof(T_S);
-    if (!(nf % 4 == 0 && count == T_W)) {
+    const int full = count == T_W;
+    if (!(full && (nf % 4 == 0 || (more_after && stride == record)))) {
         if (stride == record) {
             memcpy(stage, base, count * (size_t)record);
         } else {
@@ -77,11 +81,11 @@ typedef void (*T_FN(redo_fn))(const char *a, ptrdiff_t as, char *out, ptrdiff_t 
    be an input itself, record for record). */
 JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
-                               size_t count, int flag, T_S *stage_a, T_S *stage_b, T_S *stage_o) {
+                               size_t count, int more_after, int flag, T_S *stage_a, T_S *stage_b, T_S *stage_o) {
     T va[8], vb[8], vo[8];
-    T_FN(load_operand)(a, as, na, count, stage_a, va);
+    T_FN(load_operand)(a, as, na, count, more_after, stage_a, va);
     if (nb)
-        T_FN(load_operand)(b, bs, nb, count, stage_b, vb);
+        T_FN(load_operand)(b, bs, nb, count, more_after, stage_b, vb);
     const int cold = compute(va, vb, vo, flag);
     T_FN(store_result)(o, os, no, count, stage_o, vo);
     if (JM_UNLIKELY(cold))
@@ -89,27 +93,25 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
 }
 
 /*
- * run: n records, T_W at a time (na, nb, no: floats per record of a, b (0: no b) and out), the
- * full blocks in one loop (count a constant there: quaternion records move without a stage),
- * the last n % T_W records through the stages. The stages start zeroed where an operand is
- * staged, so the lanes past the last record hold zeros or earlier records (their results are
- * never stored) and no lane reads an unset float.
+ * run: n records, T_W at a time (na, nb, no: floats per record of a, b (0: no b) and out): the
+ * full blocks with records after them in one loop (count and more_after constants there: packed
+ * records move without a stage), then the last 1 ... T_W records. The stages start zeroed where
+ * an operand may be staged, so the lanes past the last record hold zeros or earlier records
+ * (their results are never stored) and no lane reads an unset float.
  */
 JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
                          ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
     T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
-    const int tail = n % T_W != 0;
-    if (na % 4 || tail)
-        memset(stage_a, 0, sizeof stage_a);
-    if (nb && (nb % 4 || tail))
+    memset(stage_a, 0, sizeof stage_a);
+    if (nb)
         memset(stage_b, 0, sizeof stage_b);
     size_t i = 0;
-    for (; i + T_W <= n; i += T_W)
+    for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        o + (ptrdiff_t)i * os, os, T_W, flag, stage_a, stage_b, stage_o);
+                        o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
     if (i < n)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        o + (ptrdiff_t)i * os, os, n - i, flag, stage_a, stage_b, stage_o);
+                        o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
 }
 
 /* ----------------------------------------------------------------- the helpers -- */
@@ -148,17 +150,33 @@ JM_INLINE void T_FN(pow2_factors)(T *v, int n, T *lift, T *scale) {
         v[i] = T_OP(mul)(T_OP(mul)(v[i], *lift), *scale);
 }
 
-/* Whether a quaternion scaled by scale_pow2 was finite and non-zero: its |components| then sum
-   to >= 1 (0 for a zero quaternion, NaN for an inf or NaN component). */
-JM_INLINE T_MASK T_FN(scaled_is_valid)(const T q[4]) {
-    T sum = T_OP(add)(T_OP(add)(T_OP(abs)(q[0]), T_OP(abs)(q[1])), T_OP(add)(T_OP(abs)(q[2]), T_OP(abs)(q[3])));
-    return T_OP(ge)(sum, T_OP(set1)((T_S)1));
+/* v[0..n) of every lane scaled by the power of two that puts its largest |v[i]| in [1, 2) (exact,
+   scale_pow2) where a lane's largest is outside [T_RANGE_LO, T_RANGE_HI), zero, inf or NaN: the
+   common block (every lane in range) pays one test; a lane's result does not depend on whether
+   its block was scaled, beyond the last bit of a rounding. */
+JM_INLINE void T_FN(scale_if_needed)(T *v, int n) {
+    T largest = T_OP(abs)(v[0]);
+    for (int i = 1; i < n; i++)
+        largest = T_OP(max)(largest, T_OP(abs)(v[i]));
+    T_MASK in_range = T_MASK_OP(and)(T_OP(ge)(largest, T_OP(set1)((T_S)T_RANGE_LO)),
+                                     T_OP(lt)(largest, T_OP(set1)((T_S)T_RANGE_HI)));
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(in_range))))
+        T_OP(scale_pow2)(v, n);
 }
 
-/* 2 atan2(|v|, |w|), the rotation angle in [0, pi] of a scaled quaternion (scale_pow2) */
-JM_INLINE T T_FN(scaled_angle)(const T q[4]) {
+/* Whether v[0..n), after scale_if_needed, was finite and non-zero: its |components| sum to more
+   than 0 (0 for zeros, NaN for an inf or NaN component, which scale_pow2 turns into NaN). */
+JM_INLINE T_MASK T_FN(is_valid)(const T *v, int n) {
+    T sum = T_OP(abs)(v[0]);
+    for (int i = 1; i < n; i++)
+        sum = T_OP(add)(sum, T_OP(abs)(v[i]));
+    return T_OP(gt)(sum, T_FN(zero_lanes)());
+}
+
+/* 2 atan2(|v|, |w|), the rotation angle in [0, pi] of a quaternion after scale_if_needed */
+JM_INLINE T T_FN(rotation_angle)(const T q[4]) {
     T s = T_OP(sqrt)(T_FN(dot3)(q, q));
-    T a = T_ATAN2(s, T_OP(abs)(q[3]));
+    T a = T_ATAN(s, T_OP(abs)(q[3]));
     return T_OP(add)(a, a);
 }
 
@@ -224,7 +242,7 @@ JM_INLINE int T_FN(rotate_lanes)(const T a[8], const T b[8], T out[8], int flag)
 JM_INLINE int T_FN(to_rotvec_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b;
     T q[4] = {a[0], a[1], a[2], a[3]};
-    T_OP(scale_pow2)(q, 4);
+    T_FN(scale_if_needed)(q, 4);
     /* scipy's canonical sign: w < 0, or w = 0 and the first non-zero of x, y, z negative */
     const T zero = T_FN(zero_lanes)();
     T_MASK negative = T_OP(lt)(q[3], zero), undecided = T_MASK_OP(not)(T_OP(gt)(T_OP(abs)(q[3]), zero));
@@ -233,7 +251,7 @@ JM_INLINE int T_FN(to_rotvec_lanes)(const T a[8], const T b[8], T out[8], int fl
         undecided = T_MASK_OP(and)(undecided, T_MASK_OP(not)(T_OP(gt)(T_OP(abs)(q[i]), zero)));
     }
     T c = T_OP(abs)(q[3]), s = T_OP(sqrt)(T_FN(dot3)(q, q));
-    T half_angle = T_ATAN2(s, c);
+    T half_angle = T_ATAN(s, c);
     T_MASK near_zero = T_OP(lt)(s, T_OP(mul)(c, T_OP(set1)((T_S)T_NEAR_ZERO)));
     T k = T_OP(div)(T_OP(select)(near_zero, T_OP(set1)((T_S)1), half_angle), T_OP(select)(near_zero, c, s));
     k = T_OP(mul)(k, T_OP(set1)(flag ? (T_S)(360 / 3.14159265358979323846) : (T_S)2));
@@ -307,8 +325,8 @@ JM_COLD static void T_FN(to_quat_far)(const char *a, ptrdiff_t as, char *o, ptrd
 JM_INLINE int T_FN(angle_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
     T q[4] = {a[0], a[1], a[2], a[3]};
-    T_OP(scale_pow2)(q, 4);
-    out[0] = T_OP(select)(T_FN(scaled_is_valid)(q), T_FN(scaled_angle)(q), T_FN(nan_lanes)());
+    T_FN(scale_if_needed)(q, 4);
+    out[0] = T_OP(select)(T_FN(is_valid)(q, 4), T_FN(rotation_angle)(q), T_FN(nan_lanes)());
     out[1] = out[2] = out[3] = T_FN(zero_lanes)();
     return 0;
 }
@@ -318,9 +336,9 @@ JM_INLINE int T_FN(angle_lanes)(const T a[8], const T b[8], T out[8], int flag) 
 JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)flag;
     T p[4] = {a[0], a[1], a[2], a[3]}, q[4] = {b[0], b[1], b[2], b[3]}, r[4];
-    T_OP(scale_pow2)(p, 4);
+    T_OP(scale_pow2)(p, 4); /* always: the product's squares hold |p|^2 |q|^2 */
     T_OP(scale_pow2)(q, 4);
-    T_MASK valid = T_MASK_OP(and)(T_FN(scaled_is_valid)(p), T_FN(scaled_is_valid)(q));
+    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(p, 4), T_FN(is_valid)(q, 4));
     /* conj(p) q with separately rounded products (no fused ones): for p = q every term of the
        vector part cancels exactly, so identical (and antipodal) pairs are exactly 0 apart */
     for (int k = 0; k < 3; k++) {
@@ -329,7 +347,7 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
         r[k] = T_OP(sub)(T_OP(sub)(T_OP(mul)(p[3], q[k]), T_OP(mul)(q[3], p[k])), cross);
     }
     r[3] = T_OP(fmadd)(p[3], q[3], T_FN(dot3)(p, q));
-    out[0] = T_OP(select)(valid, T_FN(scaled_angle)(r), T_FN(nan_lanes)());
+    out[0] = T_OP(select)(valid, T_FN(rotation_angle)(r), T_FN(nan_lanes)());
     out[1] = out[2] = out[3] = T_FN(zero_lanes)();
     return 0;
 }
@@ -346,10 +364,9 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
 JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)flag;
     T q[4] = {a[0], a[1], a[2], a[3]}, u[3] = {b[0], b[1], b[2]};
-    T_OP(scale_pow2)(q, 4);
-    T_OP(scale_pow2)(u, 3);
-    T axis_sum = T_OP(add)(T_OP(add)(T_OP(abs)(u[0]), T_OP(abs)(u[1])), T_OP(abs)(u[2]));
-    T_MASK valid = T_MASK_OP(and)(T_FN(scaled_is_valid)(q), T_OP(ge)(axis_sum, T_OP(set1)((T_S)1)));
+    T_FN(scale_if_needed)(q, 4);
+    T_FN(scale_if_needed)(u, 3);
+    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_FN(is_valid)(u, 3));
     T inv_u = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_FN(dot3)(u, u)));
     for (int k = 0; k < 3; k++)
         u[k] = T_OP(mul)(u[k], inv_u);
