@@ -55,11 +55,23 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
         T_OP(load_quads)(base + k * T_QUAD, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
 }
 
-/* store_result: the inverse of load_operand for a result of nf floats per record (c[nf ... the
-   last quad's end) are written to the stage only): nothing is written past a record. */
-JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t count, T_S *stage, const T c[8]) {
+/*
+ * store_result: the inverse of load_operand for a result of nf floats per record (c[nf ... the
+ * last quad's end) are written to the stage only): nothing is written past a record, except
+ * in one case: 6-float records of a full packed block with a record after it (more_after) that
+ * is no input's (spill_ok) are stored as their second quads, then their first quads, so each
+ * second quad's two floats past the record are overwritten by the next record's first quad (the
+ * block's last by the next block, written later).
+ */
+JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t count, int more_after, int spill_ok,
+                                  T_S *stage, const T c[8]) {
     const int quads = (nf + 3) / 4;
     const ptrdiff_t slot = quads * T_QUAD, record = nf * (ptrdiff_t)sizeof(T_S);
+    if (nf == 6 && count == T_W && more_after && spill_ok && stride == record) {
+        T_OP(store_quads)(base + T_QUAD, stride, c[4], c[5], c[6], c[7]);
+        T_OP(store_quads)(base, stride, c[0], c[1], c[2], c[3]);
+        return;
+    }
     const int direct = nf % 4 == 0 && count == T_W;
     char *to = direct ? base : (char *)stage;
     const ptrdiff_t to_stride = direct ? stride : slot;
@@ -87,7 +99,8 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
     if (nb)
         T_FN(load_operand)(b, bs, nb, count, more_after, stage_b, vb);
     const int cold = compute(va, vb, vo, flag);
-    T_FN(store_result)(o, os, no, count, stage_o, vo);
+    /* out has other records than every input: the boundary never runs it in place */
+    T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
     if (JM_UNLIKELY(cold))
         redo(a, as, o, os, count, flag);
 }

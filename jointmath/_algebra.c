@@ -553,6 +553,17 @@ PyDoc_STRVAR(swing_twist_doc,
              ">>> np.round(jm.quat_to_rotvec(swing), 6) + 0.0\n"
              "array([0.5, 0. , 0. ])");
 
+/* n records of `record` bytes (16: float32 quaternions, else 32) from src to dst, strides in bytes
+   (the size a constant in each loop: no call per record) */
+static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record) {
+    if (record == 16)
+        for (npy_intp i = 0; i < n; i++)
+            memcpy(dst + i * ds, src + i * ss, 16);
+    else
+        for (npy_intp i = 0; i < n; i++)
+            memcpy(dst + i * ds, src + i * ss, 32);
+}
+
 JM_FASTCALL_FUNCTION(swing_twist) {
     static const char *const names[] = {"q", "axis", "out"};
     PyObject *slots[JM_COUNT(names)];
@@ -567,28 +578,39 @@ JM_FASTCALL_FUNCTION(swing_twist) {
     if (!both)
         return NULL;
     PyArrayObject *a = (PyArrayObject *)both;
-    const int ndim = PyArray_NDIM(a);
+    const int ndim = PyArray_NDIM(a), type = PyArray_TYPE(a);
+    const npy_intp record = 4 * PyArray_ITEMSIZE(a), n = PyArray_SIZE(a) / 8;
     PyObject *parts[2] = {NULL, NULL}, *result = NULL;
-    for (int k = 0; k < 2; k++) {
-        /* both[..., k, :] */
-        PyObject *all = PySlice_New(NULL, NULL, NULL);
-        PyObject *index = all ? Py_BuildValue("(OiN)", Py_Ellipsis, k, all) : NULL;
-        if (!index)
-            goto done;
-        parts[k] = PyObject_GetItem(both, index);
-        Py_DECREF(index);
-        if (!parts[k])
-            goto done;
-        if (out) {
-            PyArrayObject *target = (PyArrayObject *)PyTuple_GET_ITEM(out, k), *checked;
-            npy_intp shape[NPY_MAXDIMS];
-            memcpy(shape, PyArray_DIMS(a), (ndim - 2) * sizeof(npy_intp));
-            shape[ndim - 2] = 4;
-            if (jm_float_out((PyObject *)target, PyArray_TYPE(a), ndim - 1, shape, &checked) < 0 ||
-                PyArray_CopyInto(target, (PyArrayObject *)parts[k]) < 0)
+    if (out) {
+        /* both checked before either is written; each filled from the interleaved result
+           (directly where it can be walked, else through jm_walk_output's copy) */
+        npy_intp shape[NPY_MAXDIMS];
+        memcpy(shape, PyArray_DIMS(a), (ndim - 2) * sizeof(npy_intp));
+        shape[ndim - 2] = 4;
+        PyArrayObject *checked;
+        for (int k = 0; k < 2; k++)
+            if (jm_float_out(PyTuple_GET_ITEM(out, k), type, ndim - 1, shape, &checked) < 0)
                 goto done;
-            Py_INCREF(target);
-            Py_SETREF(parts[k], (PyObject *)target);
+        for (int k = 0; k < 2; k++) {
+            jm_walk dst = {NULL, NULL, 0};
+            PyArrayObject *target = (PyArrayObject *)PyTuple_GET_ITEM(out, k);
+            if (jm_walk_output(target, type, ndim - 1, shape, ndim - 2, record, 0, NULL, NULL, 0, &dst) < 0)
+                goto done;
+            const char *from = PyArray_BYTES(a) + k * record;
+            JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, copy_quads(from, 2 * record, dst.base, dst.stride, n, record));
+            if (!(parts[k] = jm_output_result(target, &dst)))
+                goto done;
+        }
+    } else {
+        for (int k = 0; k < 2; k++) { /* both[..., k, :] */
+            PyObject *all = PySlice_New(NULL, NULL, NULL);
+            PyObject *index = all ? Py_BuildValue("(OiN)", Py_Ellipsis, k, all) : NULL;
+            if (!index)
+                goto done;
+            parts[k] = PyObject_GetItem(both, index);
+            Py_DECREF(index);
+            if (!parts[k])
+                goto done;
         }
     }
     result = PyTuple_Pack(2, parts[0], parts[1]);
