@@ -119,6 +119,22 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
     if (nb)
         memset(stage_b, 0, sizeof stage_b);
     size_t i = 0;
+    if (no == 1 && na % 4 == 0 && nb % 4 == 0 && os == (ptrdiff_t)sizeof(T_S)) {
+        /* one number per record (the angles): four blocks at once, lane l of block j holding
+           record 4 l + j, so that the four results of lane l are four consecutive numbers, one
+           quad: stored in place without a stage (the redo is never needed here) */
+        for (; i + 4 * T_W <= n; i += 4 * T_W) {
+            T r[4][8];
+            for (int j = 0; j < 4; j++) {
+                T va[8], vb[8];
+                T_OP(load_quads)(a + (ptrdiff_t)(i + j) * as, 4 * as, &va[0], &va[1], &va[2], &va[3]);
+                if (nb)
+                    T_OP(load_quads)(b + (ptrdiff_t)(i + j) * bs, 4 * bs, &vb[0], &vb[1], &vb[2], &vb[3]);
+                (void)compute(va, vb, r[j], flag);
+            }
+            T_OP(store_quads)(o + (ptrdiff_t)i * os, 4 * os, r[0][0], r[1][0], r[2][0], r[3][0]);
+        }
+    }
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                         o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
@@ -212,19 +228,32 @@ JM_INLINE int T_FN(conjugate_lanes)(const T a[8], const T b[8], T out[8], int fl
 }
 
 /*
- * quat_inverse: conj(q) / |q|^2 for any finite non-zero q: q is scaled by 2^-e (pow2_factors,
- * exact) so that |q'|^2 in [1, 16) neither overflows nor underflows, then conj(q') (1 / |q'|^2)
- * is scaled back by 2^-e: a result beyond the type's range overflows or underflows as the exact
+ * quat_inverse: conj(q) / |q|^2 for any finite non-zero q: in a block with a q outside
+ * [T_RANGE_LO, T_RANGE_HI) (or zero, inf, NaN) q is scaled by 2^-e (pow2_factors, exact) so that
+ * |q'|^2 in [1, 16) neither overflows nor underflows, then conj(q') (1 / |q'|^2) is scaled back by
+ * 2^-e (in range, the same without the scaling): a result beyond the type's range overflows or underflows as the exact
  * one does. A zero quaternion gives NaN (0 * 1/0), an inf or NaN component NaN, on every path.
  */
 JM_INLINE int T_FN(inverse_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
-    T q[4] = {a[0], a[1], a[2], a[3]}, lift, scale;
-    T_FN(pow2_factors)(q, 4, &lift, &scale);
-    T norm2 = T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q));
-    T factor = T_OP(div)(T_OP(set1)((T_S)1), norm2);
+    T q[4] = {a[0], a[1], a[2], a[3]};
+    T largest = T_OP(max)(T_OP(max)(T_OP(abs)(q[0]), T_OP(abs)(q[1])), T_OP(max)(T_OP(abs)(q[2]), T_OP(abs)(q[3])));
+    T_MASK in_range = T_MASK_OP(and)(T_OP(ge)(largest, T_OP(set1)((T_S)T_RANGE_LO)),
+                                     T_OP(lt)(largest, T_OP(set1)((T_S)T_RANGE_HI)));
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(in_range)))) {
+        T lift, scale;
+        T_FN(pow2_factors)(q, 4, &lift, &scale);
+        T factor = T_OP(div)(T_OP(set1)((T_S)1), T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q)));
+        for (int k = 0; k < 4; k++) {
+            T c = T_OP(mul)(T_OP(mul)(T_OP(mul)(q[k], factor), scale), lift);
+            out[k] = k < 3 ? T_OP(negate)(c) : c;
+        }
+        return 0;
+    }
+    /* every lane in range: |q|^2 and its reciprocal are normal numbers, no scaling needed */
+    T factor = T_OP(div)(T_OP(set1)((T_S)1), T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q)));
     for (int k = 0; k < 4; k++) {
-        T c = T_OP(mul)(T_OP(mul)(T_OP(mul)(q[k], factor), scale), lift);
+        T c = T_OP(mul)(q[k], factor);
         out[k] = k < 3 ? T_OP(negate)(c) : c;
     }
     return 0;

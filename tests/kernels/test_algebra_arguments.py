@@ -107,6 +107,12 @@ def test_two_operands_broadcast(rng, name):
         np.testing.assert_array_equal(x, y)
     with pytest.raises(ValueError, match="do not broadcast"):
         call(name, a[:, 0], b[:4])
+    # long runs (every block shape of the kernels) against one record repeated, both ways
+    a, b = operands(rng, name, 1000)
+    for x, y in zip(call(name, a, b[7]), call(name, a, np.repeat(b[7:8], 1000, 0))):
+        np.testing.assert_array_equal(x, y)
+    for x, y in zip(call(name, a[7], b), call(name, np.repeat(a[7:8], 1000, 0), b)):
+        np.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.parametrize("name", NAMES)
