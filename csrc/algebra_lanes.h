@@ -106,7 +106,66 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
 }
 
 /*
- * run: n records, T_W at a time (na, nb, no: floats per record of a, b (0: no b) and out): the
+ * Groups of 4 T_W records, block j (j < 4) holding records j, j + 4, j + 8, ... (lane l: record
+ * 4 l + j), so that the four records of lane l are consecutive: packed records of nf floats are
+ * then nf whole quads per lane, moved by T_OP(load_quads) / T_OP(store_quads) at stride 4
+ * records with no stage and nothing read or written past the group (record j's component c is
+ * float j nf + c of its lane's quads: a renaming, no shuffle). Quaternion-sized records may have
+ * any stride (block j read at base + j stride, stride 4 stride).
+ */
+JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+    if (nf % 4 == 0) {
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < nf / 4; k++)
+                T_OP(load_quads)(base + j * stride + k * T_QUAD, 4 * stride, &c[j][4 * k], &c[j][4 * k + 1],
+                                 &c[j][4 * k + 2], &c[j][4 * k + 3]);
+        return;
+    }
+    T q[8][4];
+    for (int k = 0; k < nf; k++)
+        T_OP(load_quads)(base + k * T_QUAD, 4 * stride, &q[k][0], &q[k][1], &q[k][2], &q[k][3]);
+    for (int j = 0; j < 4; j++)
+        for (int f = 0; f < nf; f++)
+            c[j][f] = q[(j * nf + f) / 4][(j * nf + f) % 4];
+}
+
+JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+    if (nf % 4 == 0) {
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < nf / 4; k++)
+                T_OP(store_quads)(base + j * stride + k * T_QUAD, 4 * stride, c[j][4 * k], c[j][4 * k + 1],
+                                  c[j][4 * k + 2], c[j][4 * k + 3]);
+        return;
+    }
+    for (int k = 0; k < nf; k++) {
+        T q[4];
+        for (int e = 0; e < 4; e++)
+            q[e] = c[(4 * k + e) / nf][(4 * k + e) % nf];
+        T_OP(store_quads)(base + k * T_QUAD, 4 * stride, q[0], q[1], q[2], q[3]);
+    }
+}
+
+/* One group: every operand of the four blocks loaded before the first result is stored (out may
+   be an input itself, record for record); the cold path per block, at its stride. */
+JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
+                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
+                               int flag) {
+    T va[4][8], vb[4][8], vo[4][8];
+    int cold[4];
+    T_FN(load_group)(a, as, na, va);
+    if (nb)
+        T_FN(load_group)(b, bs, nb, vb);
+    for (int j = 0; j < 4; j++)
+        cold[j] = compute(va[j], vb[j], vo[j], flag);
+    T_FN(store_group)(o, os, no, vo);
+    for (int j = 0; j < 4; j++)
+        if (JM_UNLIKELY(cold[j]))
+            redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
+}
+
+/*
+ * run: n records (na, nb, no: floats per record of a, b (0: no b) and out): groups of 4 T_W
+ * records where every operand is quaternion-sized or packed (run_group), then T_W at a time: the
  * full blocks with records after them in one loop (count and more_after constants there: packed
  * records move without a stage), then the last 1 ... T_W records. The stages start zeroed where
  * an operand may be staged, so the lanes past the last record hold zeros or earlier records
@@ -119,22 +178,11 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
     if (nb)
         memset(stage_b, 0, sizeof stage_b);
     size_t i = 0;
-    if (no == 1 && na % 4 == 0 && nb % 4 == 0 && os == (ptrdiff_t)sizeof(T_S)) {
-        /* one number per record (the angles): four blocks at once, lane l of block j holding
-           record 4 l + j, so that the four results of lane l are four consecutive numbers, one
-           quad: stored in place without a stage (the redo is never needed here) */
-        for (; i + 4 * T_W <= n; i += 4 * T_W) {
-            T r[4][8];
-            for (int j = 0; j < 4; j++) {
-                T va[8], vb[8];
-                T_OP(load_quads)(a + (ptrdiff_t)(i + j) * as, 4 * as, &va[0], &va[1], &va[2], &va[3]);
-                if (nb)
-                    T_OP(load_quads)(b + (ptrdiff_t)(i + j) * bs, 4 * bs, &vb[0], &vb[1], &vb[2], &vb[3]);
-                (void)compute(va, vb, r[j], flag);
-            }
-            T_OP(store_quads)(o + (ptrdiff_t)i * os, 4 * os, r[0][0], r[1][0], r[2][0], r[3][0]);
-        }
-    }
+    const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
+    if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size) && (no % 4 == 0 || os == no * size))
+        for (; i + 4 * T_W <= n; i += 4 * T_W)
+            T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
+                            o + (ptrdiff_t)i * os, os, flag);
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                         o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
