@@ -178,8 +178,11 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
     if (nb)
         memset(stage_b, 0, sizeof stage_b);
     size_t i = 0;
+    /* 6-float results store faster through store_result's second-quads-first path (measured:
+       docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
-    if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size) && (no % 4 == 0 || os == no * size))
+    if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size) && (no % 4 == 0 || os == no * size) &&
+        no != 6)
         for (; i + 4 * T_W <= n; i += 4 * T_W)
             T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                             o + (ptrdiff_t)i * os, os, flag);
