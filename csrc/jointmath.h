@@ -128,6 +128,14 @@ typedef jm_quat_blend_f64_fn *jm_quat_blend_f64_kernel;
 typedef void jm_euler_f64_fn(const double *src, double *dst, size_t n, const int *axes, int intrinsic, int degrees);
 typedef jm_euler_f64_fn *jm_euler_f64_kernel;
 
+/* Element-wise rotation algebra (algebra.c): n records of a (a_stride bytes apart) and of b
+   (b_stride; ignored by one-operand kernels) -> n records of out; any strides (0 repeats one
+   record); flag: the kernel's option (rotate_vectors' inverse, the rotation vectors' degrees).
+   out may be a or b itself when its records have the same size (each block is read first). */
+typedef void jm_algebra_fn(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                           ptrdiff_t out_stride, size_t n, int flag);
+typedef jm_algebra_fn *jm_algebra_kernel;
+
 /* The kernels of one ISA path: a field per kernel of csrc/kernels.h, its name the kernel's. */
 #define JM_TABLE_FIELD(name, kind, isa) jm_##kind##_kernel name;
 typedef struct {

@@ -25,7 +25,7 @@
     X(forward_kinematics, hierarchy, isa)  /* jm_joint_quat frames -> world jm_joint_mat */        \
     X(slerp_joints, blend, isa)            /* jm_joint_quat records (slerp.c) */                   \
     X(lerp_joints, blend, isa)                                                                     \
-    X(slerp_joints_indexed, blend_indexed, isa) /* the joints of an index (partial_body.c) */        \
+    X(slerp_joints_indexed, blend_indexed, isa) /* the joints of an index (partial_body.c) */      \
     X(lerp_joints_indexed, blend_indexed, isa)                                                     \
     X(copy_index, index, isa)              /* the index, copied and checked (joint_index.c) */     \
     X(slerp_quats, quat_blend, isa)        /* float[4] quaternions, float t */                     \
@@ -43,7 +43,29 @@
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
     X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */                         \
-    X(pack_snorm16, pack, isa)             /* float[4] -> int16[4], glTF's normalized (pack.c) */
+    X(pack_snorm16, pack, isa)             /* float[4] -> int16[4], glTF's normalized (pack.c) */  \
+    X(quat_multiply, algebra, isa)         /* float[4] p * q (algebra.c) */                        \
+    X(quat_conjugate, algebra, isa)                                                                \
+    X(quat_inverse, algebra, isa)                                                                  \
+    X(rotate_vectors, algebra, isa)        /* float[4], float[3] -> float[3] */                    \
+    X(quats_to_rotvecs, algebra, isa)      /* float[4] -> float[3] */                              \
+    X(rotvecs_to_quats, algebra, isa)      /* float[3] -> float[4] */                              \
+    X(quat_angles, algebra, isa)           /* float[4] -> float */                                 \
+    X(quat_angles_between, algebra, isa)   /* float[4], float[4] -> float */                       \
+    X(swing_twist, algebra, isa)           /* float[4], float[3] -> float[2][4] */                 \
+    X(quats_to_6d, algebra, isa)           /* float[4] -> float[6] */                              \
+    X(sixd_to_quats, algebra, isa)         /* float[6] -> float[4] */                              \
+    X(quat_multiply_f64, algebra, isa)     /* the same on doubles */                               \
+    X(quat_conjugate_f64, algebra, isa)                                                            \
+    X(quat_inverse_f64, algebra, isa)                                                              \
+    X(rotate_vectors_f64, algebra, isa)                                                            \
+    X(quats_to_rotvecs_f64, algebra, isa)                                                          \
+    X(rotvecs_to_quats_f64, algebra, isa)                                                          \
+    X(quat_angles_f64, algebra, isa)                                                               \
+    X(quat_angles_between_f64, algebra, isa)                                                       \
+    X(swing_twist_f64, algebra, isa)                                                               \
+    X(quats_to_6d_f64, algebra, isa)                                                               \
+    X(sixd_to_quats_f64, algebra, isa)
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1
 #define JM_NUM_KERNELS (0 JM_KERNELS(JM_COUNT_KERNEL, _))

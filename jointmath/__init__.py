@@ -30,6 +30,9 @@ from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
 from ._player import Player, player
+# rotation algebra (jointmath/_algebra.c)
+from ._core import quat_angle, quat_angle_between, quat_conjugate, quat_inverse, quat_multiply
+from ._core import quat_to_6d, quat_to_rotvec, rotate_vectors, rotvec_to_quat, sixd_to_quat, swing_twist
 
 __all__ = [
     "JOINT_MAT",
@@ -67,6 +70,18 @@ __all__ = [
     "translations",
     "unpack_joints",
     "unpack_quats",
+    # rotation algebra
+    "quat_multiply",
+    "quat_conjugate",
+    "quat_inverse",
+    "rotate_vectors",
+    "quat_to_rotvec",
+    "rotvec_to_quat",
+    "quat_angle",
+    "quat_angle_between",
+    "swing_twist",
+    "quat_to_6d",
+    "sixd_to_quat",
 ]
 __version__ = "0.1.0"
 

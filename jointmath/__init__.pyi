@@ -33,6 +33,19 @@ from ._core import unpack_joints as unpack_joints
 from ._core import unpack_quats as unpack_quats
 
 __version__: str
+# rotation algebra
+from ._core import quat_multiply as quat_multiply
+from ._core import quat_conjugate as quat_conjugate
+from ._core import quat_inverse as quat_inverse
+from ._core import rotate_vectors as rotate_vectors
+from ._core import quat_to_rotvec as quat_to_rotvec
+from ._core import rotvec_to_quat as rotvec_to_quat
+from ._core import quat_angle as quat_angle
+from ._core import quat_angle_between as quat_angle_between
+from ._core import swing_twist as swing_twist
+from ._core import quat_to_6d as quat_to_6d
+from ._core import sixd_to_quat as sixd_to_quat
+
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
@@ -69,6 +82,18 @@ __all__ = [
     "translations",
     "unpack_joints",
     "unpack_quats",
+    # rotation algebra
+    "quat_multiply",
+    "quat_conjugate",
+    "quat_inverse",
+    "rotate_vectors",
+    "quat_to_rotvec",
+    "rotvec_to_quat",
+    "quat_angle",
+    "quat_angle_between",
+    "swing_twist",
+    "quat_to_6d",
+    "sixd_to_quat",
 ]
 
 JOINT_QUAT: np.dtype[np.void]

@@ -10,8 +10,9 @@ import numpy as np
 
 __all__ = ["JOINT_MAT64", "JOINT_QUAT64", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
            "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints", "matrix_to_quat", "mats_to_joints",
-           "nlerp", "pack_quats", "polar_rotation", "quat_multiply", "quat_to_euler", "quat_to_matrix", "slerp",
-           "slerp_joints", "unpack_quats"]
+           "nlerp", "pack_quats", "polar_rotation", "quat_angle", "quat_conjugate", "quat_inverse", "quat_multiply",
+           "quat_to_6d", "quat_to_euler", "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat",
+           "sixd_to_quat", "slerp", "slerp_joints", "swing_twist", "unpack_quats"]
 
 #: float64 twins of jointmath.JOINT_QUAT / JOINT_MAT, the record results of this module.
 JOINT_QUAT64 = np.dtype([("q", np.float64, (4,)), ("t", np.float64, (4,))])
@@ -429,3 +430,132 @@ def slerp_joints(joints, blend, t, index=None):
 def lerp_joints(joints, blend, t, index=None):
     """As slerp_joints with nlerp for the rotation."""
     return _blend_joints(nlerp, joints, blend, t, index)
+
+
+# ---------------------------------------------------------------------- rotation algebra --
+# float64, or np.longdouble where the input is np.longdouble (the tests' extended-precision oracle
+# of the float64 kernels: the same formulas, evaluated wider).
+
+
+def _real(x):
+    """x as a float64 array, or as it is when it is np.longdouble."""
+    x = np.asarray(x)
+    return x if x.dtype == np.longdouble else x.astype(np.float64)
+
+
+def _unit(x):
+    """x / |x| over the last axis after an exact power-of-two scaling (any finite non-zero scale)."""
+    x = _scale_pow2(_real(x), -1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True))
+
+
+def _batch_broadcast(a, b):
+    """a (..., m) and b (..., n) broadcast over their leading dims"""
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    return np.broadcast_to(a, shape + a.shape[-1:]), np.broadcast_to(b, shape + b.shape[-1:])
+
+
+def quat_conjugate(q):
+    """(..., 4) -> (-x, -y, -z, w)."""
+    q = _real(q)
+    return np.concatenate([-q[..., :3], q[..., 3:]], -1)
+
+
+def quat_inverse(q):
+    """(..., 4) -> conj(q) / |q|^2 for any finite non-zero q (scaled by a power of two first, then
+    scaled back with ldexp); a zero quaternion gives NaN."""
+    q = _real(q)
+    _, e = np.frexp(np.max(np.abs(q), axis=-1, keepdims=True))
+    m = np.ldexp(q, -e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.ldexp(quat_conjugate(m) / np.sum(m * m, axis=-1, keepdims=True), -e)
+
+
+def rotate_vectors(q, v, inverse=False):
+    """(..., 4), (..., 3) -> (..., 3): R v (or R^T v) with R the rotation of q / |q|, from the unit
+    quaternion by v + 2 w (u x v) + 2 u x (u x v)."""
+    q, v = _batch_broadcast(_unit(q), _real(v))
+    u, w = q[..., :3], q[..., 3:]
+    if inverse:
+        u = -u
+    c = np.cross(u, v)
+    return v + 2 * w * c + 2 * np.cross(u, c)
+
+
+def quat_angle(q):
+    """(..., 4) -> the rotation angle in [0, pi] of q / |q|: 2 atan2(|(x, y, z)|, |w|)."""
+    q = _unit(q)
+    return 2 * np.arctan2(np.sqrt(np.sum(q[..., :3] ** 2, axis=-1)), np.abs(q[..., 3]))
+
+
+def quat_to_rotvec(q, degrees=False):
+    """(..., 4) -> (..., 3) rotation vectors, as scipy's as_rotvec: q / |q| in scipy's canonical
+    sign (negated where w < 0, or w = 0 and the first non-zero of x, y, z is negative),
+    theta = 2 atan2(|v|, w), v theta / sin(theta / 2) with the series 2 + theta^2/12 +
+    7 theta^4/2880 for small angles."""
+    q = _unit(q)
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    flip = (w < 0) | ((w == 0) & ((x < 0) | ((x == 0) & ((y < 0) | ((y == 0) & (z < 0))))))
+    q = np.where(flip[..., None], -q, q)
+    theta = 2 * np.arctan2(np.sqrt(np.sum(q[..., :3] ** 2, axis=-1)), q[..., 3])
+    small = theta <= 1e-3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(small, 2 + theta ** 2 / 12 + 7 * theta ** 4 / 2880, theta / np.sin(theta / 2))
+    r = q[..., :3] * scale[..., None]
+    return np.degrees(r) if degrees else r
+
+
+def rotvec_to_quat(v, degrees=False):
+    """(..., 3) -> (..., 4): (v sin(theta/2) / theta, cos(theta/2)), theta = |v|, as scipy's
+    from_rotvec (the series 1/2 - theta^2/48 + theta^4/3840 for small angles)."""
+    v = _real(v)
+    if degrees:
+        v = v * (np.pi / 180 if v.dtype != np.longdouble else np.longdouble("3.14159265358979323846264338") / 180)
+    theta = np.sqrt(np.sum(v * v, axis=-1))
+    small = theta <= 1e-3
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(small, 0.5 - theta ** 2 / 48 + theta ** 4 / 3840, np.sin(theta / 2) / theta)
+    return np.concatenate([v * scale[..., None], np.cos(theta / 2)[..., None]], -1)
+
+
+def swing_twist(q, axis):
+    """(..., 4), (..., 3) -> (swing, twist), unit (..., 4) each, q / |q| = swing * twist, twist =
+    (p u, w) / |(p, w)| with u = axis / |axis| and p = u . (x, y, z); the identity twist where
+    p = w = 0."""
+    q, u = _batch_broadcast(_unit(q), _unit(axis))
+    p = np.sum(u * q[..., :3], axis=-1, keepdims=True)
+    twist = np.concatenate([p * u, q[..., 3:]], -1)
+    norm = np.sqrt(np.sum(twist * twist, axis=-1, keepdims=True))
+    singular = norm == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        twist = np.where(singular, np.array([0, 0, 0, 1], twist.dtype), twist / np.where(singular, 1, norm))
+    return quat_multiply(q, quat_conjugate(twist)), twist
+
+
+def quat_to_6d(q):
+    """(..., 4) -> (..., 6): the first two columns of the rotation matrix of q / |q|, column 0 then
+    column 1 (Zhou et al. 2019)."""
+    r = _real(quat_to_matrix(q)) if _real(q).dtype != np.longdouble else _ld_matrix(_unit(q))
+    return np.concatenate([r[..., :, 0], r[..., :, 1]], -1)
+
+
+def _ld_matrix(q):
+    """the rotation matrix of a unit quaternion, in q's precision"""
+    x, y, z, w = np.moveaxis(q, -1, 0)
+    r = np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                  2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                  2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)
+    return r.reshape(r.shape[:-1] + (3, 3))
+
+
+def sixd_to_quat(x):
+    """(..., 6) -> (..., 4): Gram-Schmidt as Zhou et al. 2019 (b1 = a1 / |a1|, b2 the normalised
+    part of a2 orthogonal to b1, b3 = b1 x b2), then matrix_to_quat of [b1 b2 b3] (columns), in
+    float64."""
+    x = _real(x)
+    b1 = _unit(x[..., :3])
+    a2 = _scale_pow2(x[..., 3:], -1)
+    b2 = _unit(a2 - np.sum(b1 * a2, axis=-1, keepdims=True) * b1)
+    b3 = np.cross(b1, b2)
+    return matrix_to_quat(np.stack([b1, b2, b3], -1).astype(np.float64))
