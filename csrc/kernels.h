@@ -42,7 +42,13 @@
     X(nlerp_quats_f64, quat_blend_f64, isa)                                                        \
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
-    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */
+    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */                         \
+    X(quat_mean, quat_mean, isa)           /* float[4] sets -> mean float[4] (fit.c) */            \
+    X(quat_mean_f64, quat_mean, isa)       /* double[4] sets -> mean double[4] */                  \
+    X(align_vectors, align, isa)           /* float[3] pairs -> float[4] + rssd */                 \
+    X(align_vectors_f64, align, isa)       /* double[3] pairs -> double[4] + rssd */               \
+    X(random_quats, random_quats, isa)     /* a bit stream -> uniform float[4] */                  \
+    X(random_quats_f64, random_quats, isa) /* a bit stream -> uniform double[4] */
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1
 #define JM_NUM_KERNELS (0 JM_KERNELS(JM_COUNT_KERNEL, _))

@@ -28,12 +28,14 @@ from . import bvh, data
 from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
+from ._core import align_vectors, quat_mean, random_quats
 
 __all__ = [
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
     "PACKED_JOINT64",
+    "align_vectors",
     "available_isas",
     "bvh",
     "compose_mats",
@@ -53,8 +55,10 @@ __all__ = [
     "nlerp",
     "pack_joints",
     "pack_quats",
+    "quat_mean",
     "quat_to_euler",
     "quat_to_matrix",
+    "random_quats",
     "reference",
     "resample_joints",
     "slerp",

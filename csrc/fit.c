@@ -1,0 +1,224 @@
+/*
+ * fit.c - rotations fitted to data: the weighted mean of quaternions (jointmath.quat_mean), the
+ * rotation that best maps one vector set onto another (jointmath.align_vectors), and uniformly
+ * distributed random rotations (jointmath.random_quats).
+ *
+ * Compiled once per ISA (see simd/common.h). The two fits reduce each set to a symmetric 4x4
+ * matrix K accumulated in double and take K's dominant eigenvector (cyclic Jacobi sweeps in
+ * double); the per-set work is a pass over the set's items, scalar code on every path: a set's
+ * items are summed one after another, and the eigen solve is a few hundred flops per set.
+ * float32 and float64 come from one template, fit_template.h, included twice below.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "jointmath.h"
+#include "simd/common.h"
+
+/* Jacobi sweeps stop when the off-diagonal sum of squares is below this times the diagonal's:
+   the off-diagonal elements are then below 2^-56 of the matrix, under the rounding of a sweep. */
+#define JACOBI_OFF_DIAGONAL 0x1p-112
+#define JACOBI_MAX_SWEEPS 32 /* cyclic Jacobi converges quadratically: 4x4 needs about 4-6 */
+
+/* q or -q: w >= 0 (w = 0: the first non-zero of x, y, z positive). */
+static void canonical_sign(double q[4]) {
+    int negate = q[3] < 0.0;
+    if (q[3] == 0.0)
+        negate = q[0] != 0.0 ? q[0] < 0.0 : q[1] != 0.0 ? q[1] < 0.0 : q[2] < 0.0;
+    if (negate)
+        for (int k = 0; k < 4; k++)
+            q[k] = -q[k];
+}
+
+/*
+ * The eigenvector of the largest eigenvalue of the symmetric 4x4 matrix k (destroyed), as a unit
+ * quaternion with w >= 0 (w = 0: the first non-zero of x, y, z positive), with the largest and
+ * second largest eigenvalues. Cyclic Jacobi rotations (backward stable: the eigenvector is
+ * within about 1e-16 ||K|| / (lambda1 - lambda2) rad of the exact one). Ties between the
+ * largest eigenvalues are broken towards w, then z, y, x, so that K = 0 gives the identity.
+ * A NaN or infinite element gives NaN.
+ */
+static void dominant_eigenvector(double k[4][4], double q[4], double *lambda1, double *lambda2) {
+    double v[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+    double norm = 0.0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            norm += k[i][j] * k[i][j];
+    if (!isfinite(norm)) {
+        q[0] = q[1] = q[2] = q[3] = *lambda1 = *lambda2 = NAN;
+        return;
+    }
+    for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS; sweep++) {
+        double off = 0.0, diagonal = 0.0;
+        for (int i = 0; i < 4; i++) {
+            diagonal += k[i][i] * k[i][i];
+            for (int j = i + 1; j < 4; j++)
+                off += k[i][j] * k[i][j];
+        }
+        if (!(off > JACOBI_OFF_DIAGONAL * diagonal))
+            break;
+        for (int p = 0; p < 3; p++)
+            for (int r = p + 1; r < 4; r++) {
+                const double kpr = k[p][r];
+                if (kpr == 0.0)
+                    continue;
+                /* the rotation that zeroes k[p][r], its angle below pi/4 (the smaller root) */
+                const double theta = (k[r][r] - k[p][p]) / (2.0 * kpr);
+                const double t = fabs(theta) > 0x1p500 ? 0.5 / theta
+                                                       : copysign(1.0, theta) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int i = 0; i < 4; i++) { /* columns p and r */
+                    const double kip = k[i][p], kir = k[i][r];
+                    k[i][p] = c * kip - s * kir;
+                    k[i][r] = s * kip + c * kir;
+                }
+                for (int i = 0; i < 4; i++) { /* rows p and r */
+                    const double kpi = k[p][i], kri = k[r][i];
+                    k[p][i] = c * kpi - s * kri;
+                    k[r][i] = s * kpi + c * kri;
+                }
+                k[p][r] = k[r][p] = 0.0;
+                for (int i = 0; i < 4; i++) {
+                    const double vip = v[i][p], vir = v[i][r];
+                    v[i][p] = c * vip - s * vir;
+                    v[i][r] = s * vip + c * vir;
+                }
+            }
+    }
+    int top = 3;
+    for (int i = 2; i >= 0; i--)
+        if (k[i][i] > k[top][top])
+            top = i;
+    double second = -INFINITY;
+    for (int i = 0; i < 4; i++)
+        if (i != top && k[i][i] > second)
+            second = k[i][i];
+    *lambda1 = k[top][top];
+    *lambda2 = second;
+    double n2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        n2 += v[i][top] * v[i][top];
+    const double scale = 1.0 / sqrt(n2);
+    for (int i = 0; i < 4; i++)
+        q[i] = v[i][top] * scale;
+    canonical_sign(q);
+}
+
+/* K of the weighted sum B = sum w a b^T (Davenport's q-method, the active rotation a = C b):
+   the eigenvector of K's largest eigenvalue is the quaternion of the C maximising tr(C^T B). */
+static void davenport_matrix(const double bm[3][3], double k[4][4]) {
+    const double trace = bm[0][0] + bm[1][1] + bm[2][2];
+    const double z[3] = {bm[2][1] - bm[1][2], bm[0][2] - bm[2][0], bm[1][0] - bm[0][1]};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            k[i][j] = bm[i][j] + bm[j][i] - (i == j ? trace : 0.0);
+        k[i][3] = k[3][i] = z[i];
+    }
+    k[3][3] = trace;
+}
+
+/* The rotation matrix of the unit quaternion q (x, y, z, w), v' = R v. */
+static void quat_matrix(const double q[4], double m[3][3]) {
+    const double x = q[0], y = q[1], z = q[2], w = q[3];
+    m[0][0] = 1 - 2 * (y * y + z * z);
+    m[0][1] = 2 * (x * y - z * w);
+    m[0][2] = 2 * (x * z + y * w);
+    m[1][0] = 2 * (x * y + z * w);
+    m[1][1] = 1 - 2 * (x * x + z * z);
+    m[1][2] = 2 * (y * z - x * w);
+    m[2][0] = 2 * (x * z - y * w);
+    m[2][1] = 2 * (y * z + x * w);
+    m[2][2] = 1 - 2 * (x * x + y * y);
+}
+
+/* The Hamilton product p q (apply q, then p), (x, y, z, w). */
+static void quat_product(const double p[4], const double q[4], double out[4]) {
+    out[0] = p[3] * q[0] + p[0] * q[3] + p[1] * q[2] - p[2] * q[1];
+    out[1] = p[3] * q[1] - p[0] * q[2] + p[1] * q[3] + p[2] * q[0];
+    out[2] = p[3] * q[2] + p[0] * q[1] - p[1] * q[0] + p[2] * q[3];
+    out[3] = p[3] * q[3] - p[0] * q[0] - p[1] * q[1] - p[2] * q[2];
+}
+
+/* The power of two 2^e with max |v[k]| * 2^-e in [0.5, 1) (0 for zero, inf or NaN). */
+static int exponent_of(double largest) {
+    int e = 0;
+    if (largest > 0.0 && isfinite(largest))
+        frexp(largest, &e);
+    return e;
+}
+
+/* v / |v| for a double[3] of any finite non-zero scale (scaled by a power of two first); 0 for
+   a zero vector. */
+static double unit_vector(const double v[3], double u[3]) {
+    const int e = exponent_of(fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2]))));
+    double s[3], n2 = 0.0;
+    for (int i = 0; i < 3; i++) {
+        s[i] = ldexp(v[i], -e);
+        n2 += s[i] * s[i];
+    }
+    const double n = sqrt(n2);
+    for (int i = 0; i < 3; i++)
+        u[i] = s[i] / n;
+    return n;
+}
+
+/*
+ * The rotation of least angle taking the unit vector b to the unit vector a, as scipy's
+ * align_vectors returns it for one pair: the axis b x a, or for exactly opposite vectors the
+ * axis e_i x a with i the index of a's smallest |component| (the first of equals). The scalar
+ * part 1 + a.b is taken as |a + b|^2 / 2, exact to rounding near pi where 1 + a.b cancels.
+ */
+static void minimal_rotation(const double a[3], const double b[3], double q[4]) {
+    q[0] = b[1] * a[2] - b[2] * a[1];
+    q[1] = b[2] * a[0] - b[0] * a[2];
+    q[2] = b[0] * a[1] - b[1] * a[0];
+    const double s[3] = {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
+    q[3] = 0.5 * (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    if (q[0] == 0.0 && q[1] == 0.0 && q[2] == 0.0 && a[0] * b[0] + a[1] * b[1] + a[2] * b[2] < 0.0) {
+        int i = 0;
+        for (int k = 1; k < 3; k++)
+            if (fabs(a[k]) < fabs(a[i]))
+                i = k;
+        const double e[3] = {i == 0, i == 1, i == 2};
+        q[0] = e[1] * a[2] - e[2] * a[1];
+        q[1] = e[2] * a[0] - e[0] * a[2];
+        q[2] = e[0] * a[1] - e[1] * a[0];
+        q[3] = 0.0;
+    }
+    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++)
+        q[k] /= n;
+}
+
+/* Sets whose two largest Davenport eigenvalues are this close relative to their sum have no
+   unique optimal rotation (scipy's test s2 + s3 < 1e-16 s1 on the singular values of B, with a
+   margin for the rounding of lambda1 - lambda2 = 2 (s2 + s3)). */
+#define DEGENERATE_GAP 0x1p-40
+
+/* A uniform number in (-1, 1) from a `bits`-bit integer u (bits <= 52; range = 2^bits):
+   (2u + 1 - 2^bits) / 2^bits, the odd multiples of 2^-bits, symmetric about 0 and never 0
+   (exact in double). */
+static inline double symmetric_uniform(uint64_t u, double range) {
+    return ((double)(2 * (int64_t)u + 1) - range) / range;
+}
+
+/* Whether a largest magnitude is outside the range where the products of the sums neither
+   overflow nor lose bits to underflow (zero is in range: it contributes nothing). */
+static inline int out_of_range(double largest) { return largest != 0.0 && !(largest >= 0x1p-240 && largest <= 0x1p240); }
+
+#define T_SCALAR float
+#define T_FN(name) name
+#define T_UNIFORM_BITS 32
+#include "fit_template.h"
+#undef T_SCALAR
+#undef T_FN
+#undef T_UNIFORM_BITS
+
+#define T_SCALAR double
+#define T_FN(name) name##_f64
+#define T_UNIFORM_BITS 52
+#include "fit_template.h"
+#undef T_SCALAR
+#undef T_FN
+#undef T_UNIFORM_BITS

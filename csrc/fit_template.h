@@ -1,0 +1,309 @@
+/*
+ * fit_template.h - the fitting kernels for one float type, included by fit.c once per type:
+ * T_SCALAR (float or double: the records' type), T_FN(name) (the kernel's name for that type),
+ * T_UNIFORM_BITS (the bits of a uniform number random_quats draws: 32 for float, two from a
+ * word; 52 for double, one from a word). Every sum is taken in double.
+ */
+
+/* Item i of a record array at base + i * stride, as doubles (n components). */
+static inline void T_FN(load_doubles)(const char *record, double *v, int n) {
+    T_SCALAR t[4];
+    memcpy(t, record, (size_t)n * sizeof(T_SCALAR));
+    for (int k = 0; k < n; k++)
+        v[k] = (double)t[k];
+}
+
+static inline void T_FN(store_quat)(char *record, const double q[4]) {
+    T_SCALAR t[4] = {(T_SCALAR)q[0], (T_SCALAR)q[1], (T_SCALAR)q[2], (T_SCALAR)q[3]};
+    memcpy(record, t, sizeof t);
+}
+
+/*
+ * quat_mean: for each set, the unit quaternion maximising sum_i w_i (q . q_i / |q_i|)^2, the
+ * dominant eigenvector of K = sum_i w_i q_i q_i^T / |q_i|^2 (Markley et al. 2007, scipy's
+ * Rotation.mean): sign-invariant in every q_i, the result with w >= 0. Any finite non-zero scale
+ * of q_i (float64: products beyond 2^+-960 are taken again from q_i scaled by a power of two).
+ * A zero, NaN or infinite quaternion makes its set's result NaN. Weights: finite, >= 0, not all 0
+ * in a set, else the job stops with JM_FIT_BAD_WEIGHT / JM_FIT_ZERO_WEIGHTS (the boundary raises).
+ * Bound: K is summed in double (relative error ~ n 2^-53); the eigenvector is within about
+ * 1e-16 ||K|| / (lambda1 - lambda2) rad of K's.
+ */
+void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
+    job->error = JM_FIT_OK;
+    for (size_t s = 0; s < job->n_batch; s++) {
+        const char *q = job->q + (ptrdiff_t)s * job->q_batch_stride;
+        const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_batch_stride : NULL;
+        double k[10] = {0}, weight_sum = 0.0;
+        int bad_weight = 0;
+        for (size_t i = 0; i < job->n_items; i++) {
+            double v[4], weight = 1.0;
+            T_FN(load_doubles)(q + (ptrdiff_t)i * job->q_item_stride, v, 4);
+            if (w) {
+                memcpy(&weight, w + (ptrdiff_t)i * job->w_item_stride, sizeof weight);
+                bad_weight |= !(weight >= 0.0 && weight <= DBL_MAX);
+                weight_sum += weight;
+            }
+            double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+            if (JM_UNLIKELY(!(n2 >= 0x1p-960 && n2 <= 0x1p960))) {
+                const int e = exponent_of(fmax(fmax(fabs(v[0]), fabs(v[1])), fmax(fabs(v[2]), fabs(v[3]))));
+                for (int c = 0; c < 4; c++)
+                    v[c] = ldexp(v[c], -e);
+                n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+            }
+            const double f = weight / n2;
+            const double fx = f * v[0], fy = f * v[1], fz = f * v[2], fw = f * v[3];
+            k[0] += fx * v[0];
+            k[1] += fx * v[1];
+            k[2] += fx * v[2];
+            k[3] += fx * v[3];
+            k[4] += fy * v[1];
+            k[5] += fy * v[2];
+            k[6] += fy * v[3];
+            k[7] += fz * v[2];
+            k[8] += fz * v[3];
+            k[9] += fw * v[3];
+        }
+        if (bad_weight || (w && weight_sum == 0.0)) {
+            job->error = bad_weight ? JM_FIT_BAD_WEIGHT : JM_FIT_ZERO_WEIGHTS;
+            job->error_batch = s;
+            return;
+        }
+        double m[4][4] = {{k[0], k[1], k[2], k[3]}, {k[1], k[4], k[5], k[6]}, {k[2], k[5], k[7], k[8]},
+                          {k[3], k[6], k[8], k[9]}};
+        double mean[4], lambda1, lambda2;
+        dominant_eigenvector(m, mean, &lambda1, &lambda2);
+        T_FN(store_quat)(job->out + s * 4 * sizeof(T_SCALAR), mean);
+    }
+}
+
+/* The sums of one align_vectors set with a, b and the weights scaled by 2^-ea, 2^-eb, 2^-ew
+   (exact): B = sum w a b^T over the items other than `skip` (the infinite weight, or none: -1),
+   and the largest |component| of a, b and the largest finite weight. */
+static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip, int ea, int eb,
+                             int ew, double bm[3][3], double *max_a, double *max_b, double *max_w) {
+    memset(bm, 0, 9 * sizeof(double));
+    double la = 0.0, lb = 0.0, lw = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double va[3], vb[3], weight = 1.0;
+        T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
+        T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
+        if (w)
+            memcpy(&weight, w + i * sizeof(double), sizeof weight);
+        if ((ptrdiff_t)i == skip)
+            continue;
+        la = fmax(la, fmax(fabs(va[0]), fmax(fabs(va[1]), fabs(va[2]))));
+        lb = fmax(lb, fmax(fabs(vb[0]), fmax(fabs(vb[1]), fabs(vb[2]))));
+        lw = fmax(lw, weight);
+        if (ea | eb | ew)
+            for (int c = 0; c < 3; c++) {
+                va[c] = ldexp(va[c], -ea);
+                vb[c] = ldexp(vb[c], -eb);
+            }
+        weight = ew ? ldexp(weight, -ew) : weight;
+        for (int r = 0; r < 3; r++) {
+            const double wa = weight * va[r];
+            for (int c = 0; c < 3; c++)
+                bm[r][c] += wa * vb[c];
+        }
+    }
+    *max_a = la;
+    *max_b = lb;
+    *max_w = lw;
+}
+
+/* sqrt(sum w |a - C b|^2) over the items other than `skip`, a, b scaled by 2^-e and the weights
+   by 2^-ew (ew even) inside the sum and the result scaled back: no overflow or underflow for
+   any finite inputs whose result is finite. */
+static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip,
+                               const double cm[3][3], int e, int ew) {
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double va[3], vb[3], weight = 1.0;
+        T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
+        T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
+        if (w)
+            memcpy(&weight, w + i * sizeof(double), sizeof weight);
+        if ((ptrdiff_t)i == skip)
+            continue;
+        double d2 = 0.0;
+        for (int r = 0; r < 3; r++) {
+            const double d = ldexp(va[r], -e) - (cm[r][0] * ldexp(vb[0], -e) + cm[r][1] * ldexp(vb[1], -e) +
+                                                 cm[r][2] * ldexp(vb[2], -e));
+            d2 += d * d;
+        }
+        sum += ldexp(weight, -ew) * d2;
+    }
+    return ldexp(sqrt(sum), e + ew / 2);
+}
+
+/*
+ * align_vectors: for each set, the rotation C minimising sum_i w_i |a_i - C b_i|^2 (scipy's
+ * Rotation.align_vectors(a, b, weights): C maps b onto a), as a unit quaternion with w >= 0, and
+ * rssd = sqrt(sum_i w_i |a_i - C b_i|^2) summed directly (not from the eigenvalue, which cancels
+ * when the fit is close). As scipy:
+ *   - one pair (n_items 1), or one infinite weight: the primary pair (that one) is aligned
+ *     exactly by the rotation of least angle (minimal_rotation), then the others by the best
+ *     rotation about the primary a (atan2 of their weighted sine and cosine sums); rssd leaves
+ *     out an infinite-weight pair. A zero primary vector stops the job (JM_FIT_ZERO_PRIMARY);
+ *     two infinite weights in a set too (JM_FIT_TWO_INFINITE); a negative or NaN weight
+ *     (JM_FIT_BAD_WEIGHT).
+ *   - otherwise Davenport's q-method on B = sum w a b^T; a set whose two largest eigenvalues are
+ *     within DEGENERATE_GAP (collinear or too few independent vectors) is counted in
+ *     n_degenerate (the boundary warns as scipy does) and gets one of its optimal rotations.
+ * Scale: sums in double, a, b and the weights rescaled by powers of two when their magnitudes
+ * leave 2^+-240 (float64 inputs and weights: any finite scale).
+ */
+void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
+    job->error = JM_FIT_OK;
+    job->n_degenerate = 0;
+    const size_t n = job->n_items;
+    for (size_t s = 0; s < job->n_batch; s++) {
+        const char *a = job->a + (ptrdiff_t)s * job->a_stride, *b = job->b + (ptrdiff_t)s * job->b_stride;
+        const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_stride : NULL;
+        ptrdiff_t primary = n == 1 ? 0 : -1;
+        int error = JM_FIT_OK;
+        for (size_t i = 0; w && i < n; i++) {
+            double weight;
+            memcpy(&weight, w + i * sizeof(double), sizeof weight);
+            if (!(weight >= 0.0))
+                error = JM_FIT_BAD_WEIGHT;
+            else if (weight == INFINITY && n > 1) {
+                if (primary >= 0)
+                    error = JM_FIT_TWO_INFINITE;
+                primary = (ptrdiff_t)i;
+            }
+        }
+        double q[4], rssd;
+        if (primary >= 0 && error == JM_FIT_OK) {
+            double pa[3], pb[3], ua[3], ub[3];
+            T_FN(load_doubles)(a + (size_t)primary * 3 * sizeof(T_SCALAR), pa, 3);
+            T_FN(load_doubles)(b + (size_t)primary * 3 * sizeof(T_SCALAR), pb, 3);
+            if (unit_vector(pa, ua) == 0.0 || unit_vector(pb, ub) == 0.0)
+                error = JM_FIT_ZERO_PRIMARY;
+            double q_primary[4], c_primary[3][3];
+            minimal_rotation(ua, ub, q_primary);
+            quat_matrix(q_primary, c_primary);
+            /* the best rotation phi about ua of the others, after the primary's */
+            double sin_sum = 0.0, cos_sum = 0.0, max_a = 0.0, max_b = 0.0, max_w = 0.0;
+            for (int pass = 0; pass < 2; pass++) {
+                const int ea = pass ? exponent_of(max_a) : 0, eb = pass ? exponent_of(max_b) : 0,
+                          ew = pass ? exponent_of(max_w) : 0;
+                sin_sum = cos_sum = 0.0;
+                for (size_t i = 0; i < n; i++) {
+                    if ((ptrdiff_t)i == primary)
+                        continue;
+                    double va[3], vb[3], vc[3], weight = 1.0;
+                    T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
+                    T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
+                    if (w)
+                        memcpy(&weight, w + i * sizeof(double), sizeof weight);
+                    if (!pass) {
+                        max_a = fmax(max_a, fmax(fabs(va[0]), fmax(fabs(va[1]), fabs(va[2]))));
+                        max_b = fmax(max_b, fmax(fabs(vb[0]), fmax(fabs(vb[1]), fabs(vb[2]))));
+                        max_w = fmax(max_w, weight);
+                    }
+                    for (int c = 0; c < 3; c++) {
+                        va[c] = ldexp(va[c], -ea);
+                        vb[c] = ldexp(vb[c], -eb);
+                    }
+                    weight = ldexp(weight, -ew);
+                    for (int r = 0; r < 3; r++)
+                        vc[r] = c_primary[r][0] * vb[0] + c_primary[r][1] * vb[1] + c_primary[r][2] * vb[2];
+                    const double cross[3] = {vc[1] * va[2] - vc[2] * va[1], vc[2] * va[0] - vc[0] * va[2],
+                                             vc[0] * va[1] - vc[1] * va[0]};
+                    const double c_dot_u = vc[0] * ua[0] + vc[1] * ua[1] + vc[2] * ua[2];
+                    const double a_dot_u = va[0] * ua[0] + va[1] * ua[1] + va[2] * ua[2];
+                    sin_sum += weight * (cross[0] * ua[0] + cross[1] * ua[1] + cross[2] * ua[2]);
+                    cos_sum += weight * (vc[0] * va[0] + vc[1] * va[1] + vc[2] * va[2] - c_dot_u * a_dot_u);
+                }
+                if (!(out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w)))
+                    break;
+            }
+            const double phi = atan2(sin_sum, cos_sum), half_sin = sin(0.5 * phi);
+            const double q_about[4] = {half_sin * ua[0], half_sin * ua[1], half_sin * ua[2], cos(0.5 * phi)};
+            quat_product(q_about, q_primary, q);
+        } else if (error == JM_FIT_OK) {
+            double bm[3][3], max_a, max_b, max_w;
+            T_FN(align_sums)(a, b, w, n, -1, 0, 0, 0, bm, &max_a, &max_b, &max_w);
+            if (out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w))
+                T_FN(align_sums)(a, b, w, n, -1, exponent_of(max_a), exponent_of(max_b), exponent_of(max_w), bm,
+                                 &max_a, &max_b, &max_w);
+            double k[4][4], lambda1, lambda2;
+            davenport_matrix(bm, k);
+            dominant_eigenvector(k, q, &lambda1, &lambda2);
+            if (lambda1 - lambda2 < DEGENERATE_GAP * (fabs(lambda1) + fabs(lambda2)))
+                job->n_degenerate++;
+        }
+        if (error != JM_FIT_OK) {
+            job->error = error;
+            job->error_batch = s;
+            return;
+        }
+        canonical_sign(q);
+        {
+            double cm[3][3], max_ab = 0.0, max_w = 0.0;
+            quat_matrix(q, cm);
+            const ptrdiff_t skip = primary >= 0 && n > 1 ? primary : -1;
+            for (size_t i = 0; i < n; i++) {
+                double va[3], vb[3], weight = 1.0;
+                if ((ptrdiff_t)i == skip)
+                    continue;
+                T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
+                T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
+                if (w)
+                    memcpy(&weight, w + i * sizeof(double), sizeof weight);
+                for (int c = 0; c < 3; c++)
+                    max_ab = fmax(max_ab, fmax(fabs(va[c]), fabs(vb[c])));
+                max_w = fmax(max_w, weight);
+            }
+            int e = 0, ew = 0;
+            if (out_of_range(max_ab) || out_of_range(max_w)) {
+                e = exponent_of(max_ab);
+                ew = exponent_of(max_w);
+                ew += ew & 1; /* even: its square root is exact */
+            }
+            rssd = T_FN(align_rssd)(a, b, w, n, skip, cm, e, ew);
+        }
+        T_FN(store_quat)(job->quats + s * 4 * sizeof(T_SCALAR), q);
+        const T_SCALAR r = (T_SCALAR)rssd;
+        memcpy(job->rssd + s * sizeof(T_SCALAR), &r, sizeof r);
+    }
+}
+
+/*
+ * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
+ * uniformly on SO(3)), by Marsaglia's method (1972): (x1, x2) and (x3, x4) uniform in the unit
+ * disk (rejection), q = (x1, x2, x3 f, x4 f) with f = sqrt((1 - s1) / s2), s = x^2 + y^2.
+ * Coordinates are odd multiples of 2^-T_UNIFORM_BITS in (-1, 1); the result is computed in
+ * double and rounded once to T_SCALAR, then flipped to w >= 0 (q and -q are one rotation:
+ * uniform on SO(3) still). About 2.55 (float) or 5.1 (double) words per quaternion.
+ */
+void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
+    const double range = 0x1p0 * (double)((uint64_t)1 << T_UNIFORM_BITS);
+    for (size_t i = 0; i < n; i++) {
+        double x[4], s[2];
+        for (int half = 0; half < 2; half++) {
+            double u, v, ss;
+            do {
+#if T_UNIFORM_BITS == 32
+                const uint64_t word = next(state);
+                u = symmetric_uniform(word >> 32, range);
+                v = symmetric_uniform(word & 0xffffffffu, range);
+#else
+                u = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
+                v = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
+#endif
+                ss = u * u + v * v;
+            } while (ss >= 1.0);
+            x[2 * half] = u;
+            x[2 * half + 1] = v;
+            s[half] = ss;
+        }
+        const double f = sqrt((1.0 - s[0]) / s[1]);
+        double q[4] = {x[0], x[1], x[2] * f, x[3] * f};
+        if (q[3] < 0.0)
+            for (int k = 0; k < 4; k++)
+                q[k] = -q[k];
+        T_FN(store_quat)(out + i * 4 * sizeof(T_SCALAR), q);
+    }
+}
