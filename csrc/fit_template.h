@@ -161,16 +161,17 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
         const char *a = job->a + (ptrdiff_t)s * job->a_stride, *b = job->b + (ptrdiff_t)s * job->b_stride;
         const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_stride : NULL;
         ptrdiff_t primary = n == 1 ? 0 : -1;
-        int error = JM_FIT_OK;
+        int error = JM_FIT_OK, primary_infinite = 0;
         for (size_t i = 0; w && i < n; i++) {
             double weight;
             memcpy(&weight, w + i * sizeof(double), sizeof weight);
             if (!(weight >= 0.0))
                 error = JM_FIT_BAD_WEIGHT;
-            else if (weight == INFINITY && n > 1) {
-                if (primary >= 0)
+            else if (weight == INFINITY) {
+                if (primary_infinite)
                     error = JM_FIT_TWO_INFINITE;
                 primary = (ptrdiff_t)i;
+                primary_infinite = 1;
             }
         }
         double q[4], rssd;
@@ -243,7 +244,7 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
         {
             double cm[3][3], max_ab = 0.0, max_w = 0.0;
             quat_matrix(q, cm);
-            const ptrdiff_t skip = primary >= 0 && n > 1 ? primary : -1;
+            const ptrdiff_t skip = primary_infinite ? primary : -1;
             for (size_t i = 0; i < n; i++) {
                 double va[3], vb[3], weight = 1.0;
                 if ((ptrdiff_t)i == skip)

@@ -48,8 +48,9 @@ static PyArrayObject *view_of(PyArrayObject *base, PyArray_Descr *descr, int ndi
 
 /*
  * How quat_mean walks `a` (its leading dims `lead` with `strides`, then ncore core dims of
- * contiguous elements, record_bytes each record): sets of the reduced dims perm[n_kept..n_lead)
- * within sets of the kept dims perm[0..n_kept). In place when both groups are one run each, else
+ * elements, record_bytes each record): sets of the reduced dims perm[n_kept..n_lead)
+ * within sets of the kept dims perm[0..n_kept). In place when both groups are one run each and
+ * the core elements are contiguous, else
  * from a C-ordered copy in that order. *owner: the reference keeping the memory alive.
  */
 static int walk_sets(PyArrayObject *a, int n_lead, const npy_intp *lead, const npy_intp *strides, const int *perm,
@@ -60,7 +61,8 @@ static int walk_sets(PyArrayObject *a, int n_lead, const npy_intp *lead, const n
         dims[d] = lead[perm[d]];
         steps[d] = strides[perm[d]];
     }
-    if (one_run(n_kept, dims, steps, batch_stride) &&
+    const int packed_core = !ncore || PyArray_STRIDE(a, PyArray_NDIM(a) - 1) == PyArray_ITEMSIZE(a);
+    if (packed_core && one_run(n_kept, dims, steps, batch_stride) &&
         one_run(n_lead - n_kept, dims + n_kept, steps + n_kept, item_stride)) {
         Py_INCREF(a);
         *owner = a;
