@@ -494,7 +494,7 @@ static PyObject *as_generator(PyObject *rng) {
         Py_INCREF(rng);
         return rng;
     }
-    if (PyBool_Check(rng)) {
+    if (rng && PyBool_Check(rng)) {
         PyErr_SetString(PyExc_TypeError, "rng must be None, a seed, a SeedSequence, a BitGenerator or a Generator, got bool");
         return NULL;
     }
