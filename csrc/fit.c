@@ -140,6 +140,10 @@ static void quat_product(const double p[4], const double q[4], double out[4]) {
     out[3] = p[3] * q[3] - p[0] * q[0] - p[1] * q[1] - p[2] * q[2];
 }
 
+/* max(a, b) without a libm call (fmax's NaN rule keeps it out of line): a NaN argument may be
+   dropped, which only the scale decisions see (a NaN input still gives NaN results). */
+static inline double larger(double a, double b) { return a > b ? a : b; }
+
 /* The power of two 2^e with max |v[k]| * 2^-e in [0.5, 1) (0 for zero, inf or NaN). */
 static int exponent_of(double largest) {
     int e = 0;
@@ -148,10 +152,17 @@ static int exponent_of(double largest) {
     return e;
 }
 
+/* 2^-e as two factors f[0] f[1] that are normal doubles for any e of exponent_of (|e| <= 1074):
+   x * f[0] * f[1] is x * 2^-e, exact unless the result is subnormal (then rounded, as ldexp). */
+static void power_of_two_factors(int e, double f[2]) {
+    f[0] = ldexp(1.0, -e / 2);
+    f[1] = ldexp(1.0, -e - (-e / 2));
+}
+
 /* v / |v| for a double[3] of any finite non-zero scale (scaled by a power of two first); 0 for
    a zero vector. */
 static double unit_vector(const double v[3], double u[3]) {
-    const int e = exponent_of(fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2]))));
+    const int e = exponent_of(larger(fabs(v[0]), larger(fabs(v[1]), fabs(v[2]))));
     double s[3], n2 = 0.0;
     for (int i = 0; i < 3; i++) {
         s[i] = ldexp(v[i], -e);

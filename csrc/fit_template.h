@@ -45,7 +45,7 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
             }
             double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
             if (JM_UNLIKELY(!(n2 >= 0x1p-960 && n2 <= 0x1p960))) {
-                const int e = exponent_of(fmax(fmax(fabs(v[0]), fabs(v[1])), fmax(fabs(v[2]), fabs(v[3]))));
+                const int e = exponent_of(larger(larger(fabs(v[0]), fabs(v[1])), larger(fabs(v[2]), fabs(v[3]))));
                 for (int c = 0; c < 4; c++)
                     v[c] = ldexp(v[c], -e);
                 n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
@@ -77,11 +77,16 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
 }
 
 /* The sums of one align_vectors set with a, b and the weights scaled by 2^-ea, 2^-eb, 2^-ew
-   (exact): B = sum w a b^T over the items other than `skip` (the infinite weight, or none: -1),
-   and the largest |component| of a, b and the largest finite weight. */
+   (exact unless subnormal): B = sum w a b^T over the items other than `skip` (the infinite
+   weight, or none: -1), and the largest |component| of a, b and the largest weight. */
 static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip, int ea, int eb,
                              int ew, double bm[3][3], double *max_a, double *max_b, double *max_w) {
-    memset(bm, 0, 9 * sizeof(double));
+    double sa[2], sb[2], sw[2];
+    power_of_two_factors(ea, sa);
+    power_of_two_factors(eb, sb);
+    power_of_two_factors(ew, sw);
+    const int scaled = ea | eb | ew;
+    double b00 = 0, b01 = 0, b02 = 0, b10 = 0, b11 = 0, b12 = 0, b20 = 0, b21 = 0, b22 = 0;
     double la = 0.0, lb = 0.0, lw = 0.0;
     for (size_t i = 0; i < n; i++) {
         double va[3], vb[3], weight = 1.0;
@@ -89,23 +94,32 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
         T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
         if (w)
             memcpy(&weight, w + i * sizeof(double), sizeof weight);
-        if ((ptrdiff_t)i == skip)
+        if (JM_UNLIKELY((ptrdiff_t)i == skip))
             continue;
-        la = fmax(la, fmax(fabs(va[0]), fmax(fabs(va[1]), fabs(va[2]))));
-        lb = fmax(lb, fmax(fabs(vb[0]), fmax(fabs(vb[1]), fabs(vb[2]))));
-        lw = fmax(lw, weight);
-        if (ea | eb | ew)
+        la = larger(la, larger(fabs(va[0]), larger(fabs(va[1]), fabs(va[2]))));
+        lb = larger(lb, larger(fabs(vb[0]), larger(fabs(vb[1]), fabs(vb[2]))));
+        lw = larger(lw, weight);
+        if (JM_UNLIKELY(scaled)) {
             for (int c = 0; c < 3; c++) {
-                va[c] = ldexp(va[c], -ea);
-                vb[c] = ldexp(vb[c], -eb);
+                va[c] = va[c] * sa[0] * sa[1];
+                vb[c] = vb[c] * sb[0] * sb[1];
             }
-        weight = ew ? ldexp(weight, -ew) : weight;
-        for (int r = 0; r < 3; r++) {
-            const double wa = weight * va[r];
-            for (int c = 0; c < 3; c++)
-                bm[r][c] += wa * vb[c];
+            weight = weight * sw[0] * sw[1];
         }
+        const double wa0 = weight * va[0], wa1 = weight * va[1], wa2 = weight * va[2];
+        b00 += wa0 * vb[0];
+        b01 += wa0 * vb[1];
+        b02 += wa0 * vb[2];
+        b10 += wa1 * vb[0];
+        b11 += wa1 * vb[1];
+        b12 += wa1 * vb[2];
+        b20 += wa2 * vb[0];
+        b21 += wa2 * vb[1];
+        b22 += wa2 * vb[2];
     }
+    bm[0][0] = b00, bm[0][1] = b01, bm[0][2] = b02;
+    bm[1][0] = b10, bm[1][1] = b11, bm[1][2] = b12;
+    bm[2][0] = b20, bm[2][1] = b21, bm[2][2] = b22;
     *max_a = la;
     *max_b = lb;
     *max_w = lw;
@@ -116,6 +130,10 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
    any finite inputs whose result is finite. */
 static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip,
                                const double cm[3][3], int e, int ew) {
+    double s[2], sw[2];
+    power_of_two_factors(e, s);
+    power_of_two_factors(ew, sw);
+    const int scaled = e | ew;
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {
         double va[3], vb[3], weight = 1.0;
@@ -123,15 +141,19 @@ static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size
         T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
         if (w)
             memcpy(&weight, w + i * sizeof(double), sizeof weight);
-        if ((ptrdiff_t)i == skip)
+        if (JM_UNLIKELY((ptrdiff_t)i == skip))
             continue;
-        double d2 = 0.0;
-        for (int r = 0; r < 3; r++) {
-            const double d = ldexp(va[r], -e) - (cm[r][0] * ldexp(vb[0], -e) + cm[r][1] * ldexp(vb[1], -e) +
-                                                 cm[r][2] * ldexp(vb[2], -e));
-            d2 += d * d;
+        if (JM_UNLIKELY(scaled)) {
+            for (int c = 0; c < 3; c++) {
+                va[c] = va[c] * s[0] * s[1];
+                vb[c] = vb[c] * s[0] * s[1];
+            }
+            weight = weight * sw[0] * sw[1];
         }
-        sum += ldexp(weight, -ew) * d2;
+        const double d0 = va[0] - (cm[0][0] * vb[0] + cm[0][1] * vb[1] + cm[0][2] * vb[2]);
+        const double d1 = va[1] - (cm[1][0] * vb[0] + cm[1][1] * vb[1] + cm[1][2] * vb[2]);
+        const double d2 = va[2] - (cm[2][0] * vb[0] + cm[2][1] * vb[1] + cm[2][2] * vb[2]);
+        sum += weight * (d0 * d0 + d1 * d1 + d2 * d2);
     }
     return ldexp(sqrt(sum), e + ew / 2);
 }
@@ -187,8 +209,10 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
             /* the best rotation phi about ua of the others, after the primary's */
             double sin_sum = 0.0, cos_sum = 0.0, max_a = 0.0, max_b = 0.0, max_w = 0.0;
             for (int pass = 0; pass < 2; pass++) {
-                const int ea = pass ? exponent_of(max_a) : 0, eb = pass ? exponent_of(max_b) : 0,
-                          ew = pass ? exponent_of(max_w) : 0;
+                double sa[2], sb[2], sw[2];
+                power_of_two_factors(pass ? exponent_of(max_a) : 0, sa);
+                power_of_two_factors(pass ? exponent_of(max_b) : 0, sb);
+                power_of_two_factors(pass ? exponent_of(max_w) : 0, sw);
                 sin_sum = cos_sum = 0.0;
                 for (size_t i = 0; i < n; i++) {
                     if ((ptrdiff_t)i == primary)
@@ -199,15 +223,15 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
                     if (w)
                         memcpy(&weight, w + i * sizeof(double), sizeof weight);
                     if (!pass) {
-                        max_a = fmax(max_a, fmax(fabs(va[0]), fmax(fabs(va[1]), fabs(va[2]))));
-                        max_b = fmax(max_b, fmax(fabs(vb[0]), fmax(fabs(vb[1]), fabs(vb[2]))));
-                        max_w = fmax(max_w, weight);
+                        max_a = larger(max_a, larger(fabs(va[0]), larger(fabs(va[1]), fabs(va[2]))));
+                        max_b = larger(max_b, larger(fabs(vb[0]), larger(fabs(vb[1]), fabs(vb[2]))));
+                        max_w = larger(max_w, weight);
                     }
                     for (int c = 0; c < 3; c++) {
-                        va[c] = ldexp(va[c], -ea);
-                        vb[c] = ldexp(vb[c], -eb);
+                        va[c] = va[c] * sa[0] * sa[1];
+                        vb[c] = vb[c] * sb[0] * sb[1];
                     }
-                    weight = ldexp(weight, -ew);
+                    weight = weight * sw[0] * sw[1];
                     for (int r = 0; r < 3; r++)
                         vc[r] = c_primary[r][0] * vb[0] + c_primary[r][1] * vb[1] + c_primary[r][2] * vb[2];
                     const double cross[3] = {vc[1] * va[2] - vc[2] * va[1], vc[2] * va[0] - vc[0] * va[2],
@@ -254,8 +278,8 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
                 if (w)
                     memcpy(&weight, w + i * sizeof(double), sizeof weight);
                 for (int c = 0; c < 3; c++)
-                    max_ab = fmax(max_ab, fmax(fabs(va[c]), fabs(vb[c])));
-                max_w = fmax(max_w, weight);
+                    max_ab = larger(max_ab, larger(fabs(va[c]), fabs(vb[c])));
+                max_w = larger(max_w, weight);
             }
             int e = 0, ew = 0;
             if (out_of_range(max_ab) || out_of_range(max_w)) {
@@ -277,34 +301,67 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
  * disk (rejection), q = (x1, x2, x3 f, x4 f) with f = sqrt((1 - s1) / s2), s = x^2 + y^2.
  * Coordinates are odd multiples of 2^-T_UNIFORM_BITS in (-1, 1); the result is computed in
  * double and rounded once to T_SCALAR, then flipped to w >= 0 (q and -q are one rotation:
- * uniform on SO(3) still). About 2.55 (float) or 5.1 (double) words per quaternion.
+ * uniform on SO(3) still). About 2.55 (float) or 5.1 (double) words per quaternion. The draws
+ * of a chunk come first (only the generator's calls and the rejection test in that loop, so
+ * they run back to back), then the chunk's quaternions, JM_WD at a time.
  */
+#define RANDOM_CHUNK 256
 void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
-    const double range = 0x1p0 * (double)((uint64_t)1 << T_UNIFORM_BITS);
-    for (size_t i = 0; i < n; i++) {
-        double x[4], s[2];
-        for (int half = 0; half < 2; half++) {
-            double u, v, ss;
-            do {
+    const double range = (double)((uint64_t)1 << T_UNIFORM_BITS);
+    /* the disk points of a chunk, point 2i and 2i + 1 for quaternion i (one slot more: a rejected
+       candidate is written and then overwritten) */
+    double pu[2 * RANDOM_CHUNK + 1], pv[2 * RANDOM_CHUNK + 1], ps[2 * RANDOM_CHUNK + 1];
+    double x[4][RANDOM_CHUNK], s[2][RANDOM_CHUNK];
+    for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
+        const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
+        /* rejection without a branch on the outcome (which goes either way unpredictably): every
+           candidate is stored at slot k, and k advances when it lies inside the disk */
+        for (size_t k = 0; k < 2 * m;) {
+            double u, v;
 #if T_UNIFORM_BITS == 32
-                const uint64_t word = next(state);
-                u = symmetric_uniform(word >> 32, range);
-                v = symmetric_uniform(word & 0xffffffffu, range);
+            const uint64_t word = next(state);
+            u = symmetric_uniform(word >> 32, range);
+            v = symmetric_uniform(word & 0xffffffffu, range);
 #else
-                u = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
-                v = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
+            u = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
+            v = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
 #endif
-                ss = u * u + v * v;
-            } while (ss >= 1.0);
-            x[2 * half] = u;
-            x[2 * half + 1] = v;
-            s[half] = ss;
+            const double ss = u * u + v * v;
+            pu[k] = u;
+            pv[k] = v;
+            ps[k] = ss;
+            k += ss < 1.0;
         }
-        const double f = sqrt((1.0 - s[0]) / s[1]);
-        double q[4] = {x[0], x[1], x[2] * f, x[3] * f};
-        if (q[3] < 0.0)
-            for (int k = 0; k < 4; k++)
-                q[k] = -q[k];
-        T_FN(store_quat)(out + i * 4 * sizeof(T_SCALAR), q);
+        for (size_t i = 0; i < m; i++) {
+            x[0][i] = pu[2 * i];
+            x[1][i] = pv[2 * i];
+            x[2][i] = pu[2 * i + 1];
+            x[3][i] = pv[2 * i + 1];
+            s[0][i] = ps[2 * i];
+            s[1][i] = ps[2 * i + 1];
+        }
+        double q[JM_WD][4]; /* one block of results, records of four doubles */
+        for (size_t i = 0; i < m; i += JM_WD) {
+            const size_t lanes = m - i < JM_WD ? m - i : JM_WD;
+            if (lanes == JM_WD) {
+                const vd f = vd_sqrt(vd_div(vd_sub(vd_set1(1.0), vd_loadu(&s[0][i])), vd_loadu(&s[1][i])));
+                const vd x3 = vd_loadu(&x[3][i]);
+                const vd sign = vd_and(x3, vd_set1(-0.0)); /* x is never 0; w = x4 f has x4's sign */
+                vd_store_quads((char *)q, sizeof q[0], vd_xor(vd_loadu(&x[0][i]), sign),
+                               vd_xor(vd_loadu(&x[1][i]), sign), vd_xor(vd_mul(vd_loadu(&x[2][i]), f), sign),
+                               vd_xor(vd_mul(x3, f), sign));
+            } else
+                for (size_t l = 0; l < lanes; l++) {
+                    const double f = sqrt((1.0 - s[0][i + l]) / s[1][i + l]);
+                    const double sign = x[3][i + l] < 0.0 ? -1.0 : 1.0;
+                    q[l][0] = sign * x[0][i + l];
+                    q[l][1] = sign * x[1][i + l];
+                    q[l][2] = sign * (x[2][i + l] * f);
+                    q[l][3] = sign * (x[3][i + l] * f);
+                }
+            for (size_t l = 0; l < lanes; l++)
+                T_FN(store_quat)(out + (start + i + l) * 4 * sizeof(T_SCALAR), q[l]);
+        }
     }
 }
+#undef RANDOM_CHUNK
