@@ -31,6 +31,30 @@ static void canonical_sign(double q[4]) {
             q[k] = -q[k];
 }
 
+/* From the eigenvalues (diagonal) and eigenvectors (the columns of v) of a symmetric 4x4 matrix:
+   the eigenvector of the largest one, normalised, with the canonical sign, and the two largest
+   eigenvalues. Ties go to w, then z, y, x (K = 0: the identity). */
+static void eigen_result(const double diagonal[4], const double v[4][4], double q[4], double *lambda1,
+                         double *lambda2) {
+    int top = 3;
+    for (int i = 2; i >= 0; i--)
+        if (diagonal[i] > diagonal[top])
+            top = i;
+    double second = -INFINITY;
+    for (int i = 0; i < 4; i++)
+        if (i != top && diagonal[i] > second)
+            second = diagonal[i];
+    *lambda1 = diagonal[top];
+    *lambda2 = second;
+    double n2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        n2 += v[i][top] * v[i][top];
+    const double scale = 1.0 / sqrt(n2);
+    for (int i = 0; i < 4; i++)
+        q[i] = v[i][top] * scale;
+    canonical_sign(q);
+}
+
 /*
  * The eigenvector of the largest eigenvalue of the symmetric 4x4 matrix k (destroyed), as a unit
  * quaternion with w >= 0 (w = 0: the first non-zero of x, y, z positive), with the largest and
@@ -86,23 +110,78 @@ static void dominant_eigenvector(double k[4][4], double q[4], double *lambda1, d
                 }
             }
     }
-    int top = 3;
-    for (int i = 2; i >= 0; i--)
-        if (k[i][i] > k[top][top])
-            top = i;
-    double second = -INFINITY;
+    const double diagonal[4] = {k[0][0], k[1][1], k[2][2], k[3][3]};
+    eigen_result(diagonal, v, q, lambda1, lambda2);
+}
+
+/*
+ * dominant_eigenvector of JM_WD matrices at once, matrix l in lane l: k[i][j][l] (both triangles),
+ * results to q[l], eigenvalues to lambda1[l], lambda2[l]. The same rotations in every lane; sweeps
+ * go on while a lane's off-diagonal part is not yet small (a converged lane then turns by angles of
+ * about 0, a lane of NaN stays NaN). A rotation whose angle's tangent would need theta^2 beyond
+ * DBL_MAX is skipped (t = 0, k[p][r] below 2^-500 of the diagonal gap: dropped).
+ */
+static void dominant_eigenvectors_lanes(const double k_in[4][4][JM_WD], double q[JM_WD][4], double lambda1[JM_WD],
+                                        double lambda2[JM_WD]) {
+    vd k[4][4], v[4][4];
     for (int i = 0; i < 4; i++)
-        if (i != top && k[i][i] > second)
-            second = k[i][i];
-    *lambda1 = k[top][top];
-    *lambda2 = second;
-    double n2 = 0.0;
-    for (int i = 0; i < 4; i++)
-        n2 += v[i][top] * v[i][top];
-    const double scale = 1.0 / sqrt(n2);
-    for (int i = 0; i < 4; i++)
-        q[i] = v[i][top] * scale;
-    canonical_sign(q);
+        for (int j = 0; j < 4; j++) {
+            k[i][j] = vd_loadu(k_in[i][j]);
+            v[i][j] = vd_set1(i == j ? 1.0 : 0.0);
+        }
+    const vd zero = vd_set1(0.0), one = vd_set1(1.0), sign_bit = vd_set1(-0.0);
+    for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS; sweep++) {
+        vd off = zero, diagonal = zero;
+        for (int i = 0; i < 4; i++) {
+            diagonal = vd_add(diagonal, vd_mul(k[i][i], k[i][i]));
+            for (int j = i + 1; j < 4; j++)
+                off = vd_add(off, vd_mul(k[i][j], k[i][j]));
+        }
+        if (!md_any(vd_gt(off, vd_mul(vd_set1(JACOBI_OFF_DIAGONAL), diagonal))))
+            break;
+        for (int p = 0; p < 3; p++)
+            for (int r = p + 1; r < 4; r++) {
+                const vd kpr = k[p][r];
+                const vd theta = vd_div(vd_sub(k[r][r], k[p][p]), vd_add(kpr, kpr));
+                const vd theta_sign = vd_and(theta, sign_bit);
+                const vd magnitude = vd_xor(theta, theta_sign);
+                vd t = vd_xor(vd_div(one, vd_add(magnitude, vd_sqrt(vd_add(vd_mul(theta, theta), one)))), theta_sign);
+                t = vd_select(vd_eq(kpr, zero), zero, t);
+                const vd c = vd_div(one, vd_sqrt(vd_add(vd_mul(t, t), one))), s = vd_mul(t, c);
+                for (int i = 0; i < 4; i++) {
+                    const vd kip = k[i][p], kir = k[i][r];
+                    k[i][p] = vd_sub(vd_mul(c, kip), vd_mul(s, kir));
+                    k[i][r] = vd_add(vd_mul(s, kip), vd_mul(c, kir));
+                }
+                for (int i = 0; i < 4; i++) {
+                    const vd kpi = k[p][i], kri = k[r][i];
+                    k[p][i] = vd_sub(vd_mul(c, kpi), vd_mul(s, kri));
+                    k[r][i] = vd_add(vd_mul(s, kpi), vd_mul(c, kri));
+                }
+                k[p][r] = k[r][p] = zero;
+                for (int i = 0; i < 4; i++) {
+                    const vd vip = v[i][p], vir = v[i][r];
+                    v[i][p] = vd_sub(vd_mul(c, vip), vd_mul(s, vir));
+                    v[i][r] = vd_add(vd_mul(s, vip), vd_mul(c, vir));
+                }
+            }
+    }
+    double diagonal[JM_WD][4], columns[4][JM_WD][4];
+    vd_store_quads((char *)diagonal, sizeof diagonal[0], k[0][0], k[1][1], k[2][2], k[3][3]);
+    for (int i = 0; i < 4; i++) /* columns[i][l] = row i of lane l's v */
+        vd_store_quads((char *)columns[i], sizeof columns[i][0], v[i][0], v[i][1], v[i][2], v[i][3]);
+    for (int l = 0; l < JM_WD; l++) {
+        double vl[4][4];
+        for (int i = 0; i < 4; i++)
+            memcpy(vl[i], columns[i][l], sizeof vl[i]);
+        eigen_result(diagonal[l], vl, q[l], &lambda1[l], &lambda2[l]);
+        double norm = 0.0; /* a NaN or infinite element: NaN, as dominant_eigenvector */
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                norm += k_in[i][j][l] * k_in[i][j][l];
+        if (!isfinite(norm))
+            q[l][0] = q[l][1] = q[l][2] = q[l][3] = lambda1[l] = lambda2[l] = NAN;
+    }
 }
 
 /* K of the weighted sum B = sum w a b^T (Davenport's q-method, the active rotation a = C b):

@@ -18,6 +18,117 @@ static inline void T_FN(store_quat)(char *record, const double q[4]) {
     memcpy(record, t, sizeof t);
 }
 
+/* Adds the item q (4 doubles) of weight `weight` to the sums k of jm_quat_mean. */
+static inline void T_FN(mean_item)(double v[4], double weight, double k[10]) {
+    double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+    if (JM_UNLIKELY(!(n2 >= 0x1p-960 && n2 <= 0x1p960))) {
+        const int e = exponent_of(larger(larger(fabs(v[0]), fabs(v[1])), larger(fabs(v[2]), fabs(v[3]))));
+        for (int c = 0; c < 4; c++)
+            v[c] = ldexp(v[c], -e);
+        n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+    }
+    const double f = weight / n2;
+    const double fx = f * v[0], fy = f * v[1], fz = f * v[2], fw = f * v[3];
+    k[0] += fx * v[0];
+    k[1] += fx * v[1];
+    k[2] += fx * v[2];
+    k[3] += fx * v[3];
+    k[4] += fy * v[1];
+    k[5] += fy * v[2];
+    k[6] += fy * v[3];
+    k[7] += fz * v[2];
+    k[8] += fz * v[3];
+    k[9] += fw * v[3];
+}
+
+/* The sum of the lanes of each of c0..c3 added to k[0..3]. */
+static inline void T_FN(add_lanes)(vd c0, vd c1, vd c2, vd c3, double *k) {
+    double lanes[JM_WD][4];
+    vd_store_quads((char *)lanes, sizeof lanes[0], c0, c1, c2, c3);
+    for (int l = 0; l < JM_WD; l++)
+        for (int c = 0; c < 4; c++)
+            k[c] += lanes[l][c];
+}
+
+/*
+ * The sums of one quat_mean set: k (the 10 elements of K's upper triangle, row by row) and the
+ * weights' sum; *bad set when a weight is negative, NaN or infinite. JM_WD items at a time in
+ * the lanes of vd (each lane its own partial sums, added at the end); a block holding a
+ * quaternion whose |q|^2 leaves 2^+-960 (zero, inf, NaN, or float64 beyond about 2^+-480) and
+ * the last items go one by one.
+ */
+static void T_FN(mean_sums)(const char *q, ptrdiff_t q_stride, const char *w, ptrdiff_t w_stride, size_t n,
+                            double k[10], double *weight_sum, int *bad) {
+    vd acc[10], weights_acc = vd_set1(0.0);
+    vdmask bad_lanes = vd_lt(vd_set1(0.0), vd_set1(0.0)); /* none */
+    for (int c = 0; c < 10; c++)
+        acc[c] = vd_set1(0.0);
+    double tail_k[10] = {0}, tail_weights = 0.0;
+    int tail_bad = 0;
+    size_t i = 0;
+    for (; i + JM_WD <= n; i += JM_WD) {
+        vd x, y, z, qw, weight = vd_set1(1.0);
+        const char *block = q + (ptrdiff_t)i * q_stride;
+#if T_UNIFORM_BITS == 32 /* float records: widened to doubles first */
+        double wide[JM_WD][4];
+        for (int l = 0; l < JM_WD; l++)
+            T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
+        vd_load_quads((const char *)wide, sizeof wide[0], &x, &y, &z, &qw);
+#else
+        vd_load_quads(block, q_stride, &x, &y, &z, &qw);
+#endif
+        if (w) {
+            double lanes[JM_WD];
+            for (int l = 0; l < JM_WD; l++)
+                memcpy(&lanes[l], w + (ptrdiff_t)(i + l) * w_stride, sizeof(double));
+            weight = vd_loadu(lanes);
+            bad_lanes = md_or(bad_lanes, md_not(md_and(vd_ge(weight, vd_set1(0.0)), vd_ge(vd_set1(DBL_MAX), weight))));
+            weights_acc = vd_add(weights_acc, weight);
+        }
+        const vd n2 = vd_add(vd_add(vd_mul(x, x), vd_mul(y, y)), vd_add(vd_mul(z, z), vd_mul(qw, qw)));
+        if (JM_UNLIKELY(md_any(md_not(md_and(vd_ge(n2, vd_set1(0x1p-960)), vd_ge(vd_set1(0x1p960), n2)))))) {
+            for (int l = 0; l < JM_WD; l++) { /* weights already counted above */
+                double v[4], weight_l = 1.0;
+                T_FN(load_doubles)(block + l * q_stride, v, 4);
+                if (w)
+                    memcpy(&weight_l, w + (ptrdiff_t)(i + l) * w_stride, sizeof weight_l);
+                T_FN(mean_item)(v, weight_l, tail_k);
+            }
+            continue;
+        }
+        const vd f = vd_div(weight, n2);
+        const vd fx = vd_mul(f, x), fy = vd_mul(f, y), fz = vd_mul(f, z), fw = vd_mul(f, qw);
+        acc[0] = vd_add(acc[0], vd_mul(fx, x));
+        acc[1] = vd_add(acc[1], vd_mul(fx, y));
+        acc[2] = vd_add(acc[2], vd_mul(fx, z));
+        acc[3] = vd_add(acc[3], vd_mul(fx, qw));
+        acc[4] = vd_add(acc[4], vd_mul(fy, y));
+        acc[5] = vd_add(acc[5], vd_mul(fy, z));
+        acc[6] = vd_add(acc[6], vd_mul(fy, qw));
+        acc[7] = vd_add(acc[7], vd_mul(fz, z));
+        acc[8] = vd_add(acc[8], vd_mul(fz, qw));
+        acc[9] = vd_add(acc[9], vd_mul(fw, qw));
+    }
+    for (; i < n; i++) {
+        double v[4], weight = 1.0;
+        T_FN(load_doubles)(q + (ptrdiff_t)i * q_stride, v, 4);
+        if (w) {
+            memcpy(&weight, w + (ptrdiff_t)i * w_stride, sizeof weight);
+            tail_bad |= !(weight >= 0.0 && weight <= DBL_MAX);
+            tail_weights += weight;
+        }
+        T_FN(mean_item)(v, weight, tail_k);
+    }
+    double sums[12] = {0};
+    T_FN(add_lanes)(acc[0], acc[1], acc[2], acc[3], sums);
+    T_FN(add_lanes)(acc[4], acc[5], acc[6], acc[7], sums + 4);
+    T_FN(add_lanes)(acc[8], acc[9], weights_acc, vd_set1(0.0), sums + 8);
+    for (int c = 0; c < 10; c++)
+        k[c] = sums[c] + tail_k[c];
+    *weight_sum = sums[10] + tail_weights;
+    *bad = tail_bad || md_any(bad_lanes);
+}
+
 /*
  * quat_mean: for each set, the unit quaternion maximising sum_i w_i (q . q_i / |q_i|)^2, the
  * dominant eigenvector of K = sum_i w_i q_i q_i^T / |q_i|^2 (Markley et al. 2007, scipy's
@@ -25,54 +136,40 @@ static inline void T_FN(store_quat)(char *record, const double q[4]) {
  * of q_i (float64: products beyond 2^+-960 are taken again from q_i scaled by a power of two).
  * A zero, NaN or infinite quaternion makes its set's result NaN. Weights: finite, >= 0, not all 0
  * in a set, else the job stops with JM_FIT_BAD_WEIGHT / JM_FIT_ZERO_WEIGHTS (the boundary raises).
- * Bound: K is summed in double (relative error ~ n 2^-53); the eigenvector is within about
- * 1e-16 ||K|| / (lambda1 - lambda2) rad of K's.
+ * Bound: K is summed in double (relative error ~ n 2^-53, in JM_WD partial sums: the last bits
+ * differ between paths); the eigenvector is within about 1e-16 ||K|| / (lambda1 - lambda2) rad
+ * of K's.
  */
 void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
     job->error = JM_FIT_OK;
-    for (size_t s = 0; s < job->n_batch; s++) {
-        const char *q = job->q + (ptrdiff_t)s * job->q_batch_stride;
-        const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_batch_stride : NULL;
-        double k[10] = {0}, weight_sum = 0.0;
-        int bad_weight = 0;
-        for (size_t i = 0; i < job->n_items; i++) {
-            double v[4], weight = 1.0;
-            T_FN(load_doubles)(q + (ptrdiff_t)i * job->q_item_stride, v, 4);
-            if (w) {
-                memcpy(&weight, w + (ptrdiff_t)i * job->w_item_stride, sizeof weight);
-                bad_weight |= !(weight >= 0.0 && weight <= DBL_MAX);
-                weight_sum += weight;
+    /* JM_WD sets at a time: their sums, then their eigen solves in the lanes of vd */
+    for (size_t first = 0; first < job->n_batch; first += JM_WD) {
+        const size_t sets = job->n_batch - first < JM_WD ? job->n_batch - first : JM_WD;
+        double k_lanes[4][4][JM_WD];
+        for (size_t l = 0; l < JM_WD; l++) {
+            const size_t s = first + l;
+            double k[10] = {1, 0, 0, 0, 1, 0, 0, 1, 0, 1}; /* lanes past the last set: the identity */
+            if (l < sets) {
+                const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_batch_stride : NULL;
+                double weight_sum;
+                int bad_weight;
+                T_FN(mean_sums)(job->q + (ptrdiff_t)s * job->q_batch_stride, job->q_item_stride, w,
+                                job->w_item_stride, job->n_items, k, &weight_sum, &bad_weight);
+                if (bad_weight || (w && weight_sum == 0.0)) {
+                    job->error = bad_weight ? JM_FIT_BAD_WEIGHT : JM_FIT_ZERO_WEIGHTS;
+                    job->error_batch = s;
+                    return;
+                }
             }
-            double n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
-            if (JM_UNLIKELY(!(n2 >= 0x1p-960 && n2 <= 0x1p960))) {
-                const int e = exponent_of(larger(larger(fabs(v[0]), fabs(v[1])), larger(fabs(v[2]), fabs(v[3]))));
-                for (int c = 0; c < 4; c++)
-                    v[c] = ldexp(v[c], -e);
-                n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
-            }
-            const double f = weight / n2;
-            const double fx = f * v[0], fy = f * v[1], fz = f * v[2], fw = f * v[3];
-            k[0] += fx * v[0];
-            k[1] += fx * v[1];
-            k[2] += fx * v[2];
-            k[3] += fx * v[3];
-            k[4] += fy * v[1];
-            k[5] += fy * v[2];
-            k[6] += fy * v[3];
-            k[7] += fz * v[2];
-            k[8] += fz * v[3];
-            k[9] += fw * v[3];
+            const int upper[4][4] = {{0, 1, 2, 3}, {1, 4, 5, 6}, {2, 5, 7, 8}, {3, 6, 8, 9}};
+            for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++)
+                    k_lanes[i][j][l] = k[upper[i][j]];
         }
-        if (bad_weight || (w && weight_sum == 0.0)) {
-            job->error = bad_weight ? JM_FIT_BAD_WEIGHT : JM_FIT_ZERO_WEIGHTS;
-            job->error_batch = s;
-            return;
-        }
-        double m[4][4] = {{k[0], k[1], k[2], k[3]}, {k[1], k[4], k[5], k[6]}, {k[2], k[5], k[7], k[8]},
-                          {k[3], k[6], k[8], k[9]}};
-        double mean[4], lambda1, lambda2;
-        dominant_eigenvector(m, mean, &lambda1, &lambda2);
-        T_FN(store_quat)(job->out + s * 4 * sizeof(T_SCALAR), mean);
+        double mean[JM_WD][4], lambda1[JM_WD], lambda2[JM_WD];
+        dominant_eigenvectors_lanes((const double(*)[4][JM_WD])k_lanes, mean, lambda1, lambda2);
+        for (size_t l = 0; l < sets; l++)
+            T_FN(store_quat)(job->out + (first + l) * 4 * sizeof(T_SCALAR), mean[l]);
     }
 }
 
