@@ -515,7 +515,7 @@ PyDoc_STRVAR(random_quats_doc,
              "    float32 (the default) or float64, as NumPy reads a dtype (``np.float64``, ``\"float64\"``).\n\n"
              "Returns\n"
              "-------\n"
-             "ndarray, shape (*shape, 4)\n"
+             "ndarray, shape ``shape + (4,)``\n"
              "    Unit quaternions ``(x, y, z, w)`` uniformly distributed over the rotations (the Haar\n"
              "    measure), on the hemisphere ``w >= 0`` (as scipy's ``as_quat(canonical=True)``; ``q`` and\n"
              "    ``-q`` are one rotation).\n\n"
