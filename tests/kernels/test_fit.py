@@ -401,3 +401,22 @@ def test_align_vectors_mixed_dtypes_promote(rng):
 def test_align_vectors_threads_agree(rng):
     a, b = well_conditioned_sets(rng, (3000,), 4)
     assert_threads_agree(lambda: jm.align_vectors(a, b))
+
+
+def test_gil_released_on_large_calls_only():
+    """As tests/test_threads_and_memory.py checks the other boundaries: a large call releases the
+    GIL (counted by _core._gil_releases), a one-element call does not."""
+    from jointmath import _core
+
+    q = np.tile([0.0, 0, 0, 1], (1 << 14, 1))
+    v = np.random.default_rng(0).standard_normal((1 << 12, 4, 3))
+    large = [lambda: jm.quat_mean(q), lambda: jm.align_vectors(v, v), lambda: jm.random_quats(1 << 14, rng=1)]
+    small = [lambda: jm.quat_mean(q[:1]), lambda: jm.align_vectors(v[0, 0], v[0, 0]),
+             lambda: jm.random_quats(1, rng=1)]
+    for big, one in zip(large, small):
+        before = _core._gil_releases()
+        big()
+        assert _core._gil_releases() > before
+        before = _core._gil_releases()
+        one()
+        assert _core._gil_releases() == before
