@@ -5,12 +5,24 @@
  * word; 52 for double, one from a word). Every sum is taken in double.
  */
 
-/* Item i of a record array at base + i * stride, as doubles (n components). */
-static inline void T_FN(load_doubles)(const char *record, double *v, int n) {
+/* One record of n components (3 or 4) as doubles. JM_INLINE: n is then a constant, and the
+   copy a load rather than a memcpy call. */
+JM_INLINE void T_FN(load_doubles)(const char *record, double *v, int n) {
     T_SCALAR t[4];
     memcpy(t, record, (size_t)n * sizeof(T_SCALAR));
     for (int k = 0; k < n; k++)
         v[k] = (double)t[k];
+}
+
+/* JM_WD records of 3 components (a, b of align_vectors) from item i on, as x, y, z lanes. */
+JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, vd *x, vd *y, vd *z) {
+    double wide[JM_WD][4], unused_w = 0.0;
+    for (int l = 0; l < JM_WD; l++) {
+        T_FN(load_doubles)(base + (i + (size_t)l) * 3 * sizeof(T_SCALAR), wide[l], 3);
+        wide[l][3] = unused_w;
+    }
+    vd fourth;
+    vd_load_quads((const char *)wide, sizeof wide[0], x, y, z, &fourth);
 }
 
 static inline void T_FN(store_quat)(char *record, const double q[4]) {
@@ -185,7 +197,46 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
     const int scaled = ea | eb | ew;
     double b00 = 0, b01 = 0, b02 = 0, b10 = 0, b11 = 0, b12 = 0, b20 = 0, b21 = 0, b22 = 0;
     double la = 0.0, lb = 0.0, lw = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    if (skip < 0 && !scaled) { /* the common case: JM_WD items per vector, lane sums added at the end */
+        vd acc[9], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
+        for (int c = 0; c < 9; c++)
+            acc[c] = vd_set1(0.0);
+        for (; i + JM_WD <= n; i += JM_WD) {
+            vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
+            T_FN(load_vectors)(a, i, &ax, &ay, &az);
+            T_FN(load_vectors)(b, i, &bx, &by, &bz);
+            if (w) {
+                weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
+                max_w_lanes = vd_max(max_w_lanes, weight);
+            }
+            max_a_lanes = vd_max(max_a_lanes, vd_max(vd_abs(ax), vd_max(vd_abs(ay), vd_abs(az))));
+            max_b_lanes = vd_max(max_b_lanes, vd_max(vd_abs(bx), vd_max(vd_abs(by), vd_abs(bz))));
+            const vd wa0 = vd_mul(weight, ax), wa1 = vd_mul(weight, ay), wa2 = vd_mul(weight, az);
+            acc[0] = vd_add(acc[0], vd_mul(wa0, bx));
+            acc[1] = vd_add(acc[1], vd_mul(wa0, by));
+            acc[2] = vd_add(acc[2], vd_mul(wa0, bz));
+            acc[3] = vd_add(acc[3], vd_mul(wa1, bx));
+            acc[4] = vd_add(acc[4], vd_mul(wa1, by));
+            acc[5] = vd_add(acc[5], vd_mul(wa1, bz));
+            acc[6] = vd_add(acc[6], vd_mul(wa2, bx));
+            acc[7] = vd_add(acc[7], vd_mul(wa2, by));
+            acc[8] = vd_add(acc[8], vd_mul(wa2, bz));
+        }
+        double sums[12] = {0}, maxima[JM_WD][4];
+        T_FN(add_lanes)(acc[0], acc[1], acc[2], acc[3], sums);
+        T_FN(add_lanes)(acc[4], acc[5], acc[6], acc[7], sums + 4);
+        T_FN(add_lanes)(acc[8], vd_set1(0.0), vd_set1(0.0), vd_set1(0.0), sums + 8);
+        b00 = sums[0], b01 = sums[1], b02 = sums[2], b10 = sums[3], b11 = sums[4], b12 = sums[5];
+        b20 = sums[6], b21 = sums[7], b22 = sums[8];
+        vd_store_quads((char *)maxima, sizeof maxima[0], max_a_lanes, max_b_lanes, max_w_lanes, vd_set1(0.0));
+        for (int l = 0; l < JM_WD; l++) {
+            la = larger(la, maxima[l][0]);
+            lb = larger(lb, maxima[l][1]);
+            lw = larger(lw, maxima[l][2]);
+        }
+    }
+    for (; i < n; i++) {
         double va[3], vb[3], weight = 1.0;
         T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
         T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
@@ -232,7 +283,28 @@ static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size
     power_of_two_factors(ew, sw);
     const int scaled = e | ew;
     double sum = 0.0;
-    for (size_t i = 0; i < n; i++) {
+    size_t i = 0;
+    if (skip < 0 && !scaled) { /* the common case: JM_WD items per vector */
+        vd acc = vd_set1(0.0);
+        for (; i + JM_WD <= n; i += JM_WD) {
+            vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
+            T_FN(load_vectors)(a, i, &ax, &ay, &az);
+            T_FN(load_vectors)(b, i, &bx, &by, &bz);
+            if (w)
+                weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
+            const vd d0 = vd_sub(ax, vd_add(vd_add(vd_mul(vd_set1(cm[0][0]), bx), vd_mul(vd_set1(cm[0][1]), by)),
+                                            vd_mul(vd_set1(cm[0][2]), bz)));
+            const vd d1 = vd_sub(ay, vd_add(vd_add(vd_mul(vd_set1(cm[1][0]), bx), vd_mul(vd_set1(cm[1][1]), by)),
+                                            vd_mul(vd_set1(cm[1][2]), bz)));
+            const vd d2 = vd_sub(az, vd_add(vd_add(vd_mul(vd_set1(cm[2][0]), bx), vd_mul(vd_set1(cm[2][1]), by)),
+                                            vd_mul(vd_set1(cm[2][2]), bz)));
+            acc = vd_add(acc, vd_mul(weight, vd_add(vd_add(vd_mul(d0, d0), vd_mul(d1, d1)), vd_mul(d2, d2))));
+        }
+        double sums[4] = {0};
+        T_FN(add_lanes)(acc, vd_set1(0.0), vd_set1(0.0), vd_set1(0.0), sums);
+        sum = sums[0];
+    }
+    for (; i < n; i++) {
         double va[3], vb[3], weight = 1.0;
         T_FN(load_doubles)(a + i * 3 * sizeof(T_SCALAR), va, 3);
         T_FN(load_doubles)(b + i * 3 * sizeof(T_SCALAR), vb, 3);
