@@ -11,6 +11,9 @@ Cases (elements = quaternions, vector pairs or rotations drawn):
                                      to all of them (a full loop would take minutes)
   random_quats                       against Rotation.random(n, rng)
 scipy computes in float64 from float64 input; the float32 rows give jointmath float32 input.
+Times are the calling thread's CPU time (timing.py's cpu=True): on a machine with more runnable
+work than cores, the time a call waits for a core counts on neither side. Work scipy hands to
+BLAS threads is not counted either (so the 'x scipy' figures are if anything low).
 
     python benchmarks/bench_fit.py [--quick]      (--quick: 1,024 elements only)
 """
@@ -68,19 +71,19 @@ def main():
     running = jm.isa()
     for n in sizes:
         big = n > 10**5
-        print(f"\n{n:,} elements: ns per element (medians); 'x scipy' = scipy time / jointmath time on the"
-              f" {running} path, timed back to back")
+        print(f"\n{n:,} elements: ns per element (medians of CPU time); 'x scipy' = scipy time / jointmath time"
+              f" on the {running} path, timed back to back")
         print("| operation | dtype | " + " | ".join(paths) + " | scipy | x scipy |")
         print("|---|---|" + "---:|" * (len(paths) + 2))
         for label, calls, scipy_call, scale in cases(rng, n):
-            scipy_ns = median_seconds(scipy_call, min_time=0.5, repeats=3 if big else 15) * scale / n * 1e9
+            scipy_ns = median_seconds(scipy_call, min_time=0.5, repeats=3 if big else 15, cpu=True) * scale / n * 1e9
             for dtype, call in calls.items():
                 per_path = []
                 for name in paths:
                     _core._set_isa(name)
-                    per_path.append(median_seconds(call, repeats=5 if big else 15) / n * 1e9)
+                    per_path.append(median_seconds(call, repeats=5 if big else 15, cpu=True) / n * 1e9)
                 _core._set_isa(running)
-                ratio = median_ratio(scipy_call, call, min_time=1.0 if big else 0.4, rounds=5 if big else 21) * scale
+                ratio = median_ratio(scipy_call, call, min_time=1.0 if big else 0.4, rounds=7 if big else 21, cpu=True) * scale
                 cells = " | ".join(f"{ns:.2f}" for ns in per_path)
                 print(f"| {label} | {np.dtype(dtype).name} | {cells} | {scipy_ns:.1f} | {ratio:.1f} |", flush=True)
 

@@ -14,8 +14,19 @@ JM_INLINE void T_FN(load_doubles)(const char *record, double *v, int n) {
         v[k] = (double)t[k];
 }
 
-/* JM_WD records of 3 components (a, b of align_vectors) from item i on, as x, y, z lanes. */
-JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, vd *x, vd *y, vd *z) {
+/* JM_WD records of 3 components (a, b of align_vectors, n of them) from item i on, as x, y, z
+   lanes. double records before the last block are read in place as quads (the fourth double of a
+   quad is the next record's first: inside the array); the others through a widened copy. */
+JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, vd *y, vd *z) {
+#if T_UNIFORM_BITS != 32
+    if (i + JM_WD < n) {
+        vd next_x;
+        vd_load_quads(base + i * 3 * sizeof(double), 3 * sizeof(double), x, y, z, &next_x);
+        return;
+    }
+#else
+    (void)n;
+#endif
     double wide[JM_WD][4], unused_w = 0.0;
     for (int l = 0; l < JM_WD; l++) {
         T_FN(load_doubles)(base + (i + (size_t)l) * 3 * sizeof(T_SCALAR), wide[l], 3);
@@ -204,8 +215,8 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
             acc[c] = vd_set1(0.0);
         for (; i + JM_WD <= n; i += JM_WD) {
             vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
-            T_FN(load_vectors)(a, i, &ax, &ay, &az);
-            T_FN(load_vectors)(b, i, &bx, &by, &bz);
+            T_FN(load_vectors)(a, i, n, &ax, &ay, &az);
+            T_FN(load_vectors)(b, i, n, &bx, &by, &bz);
             if (w) {
                 weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
                 max_w_lanes = vd_max(max_w_lanes, weight);
@@ -288,8 +299,8 @@ static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size
         vd acc = vd_set1(0.0);
         for (; i + JM_WD <= n; i += JM_WD) {
             vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
-            T_FN(load_vectors)(a, i, &ax, &ay, &az);
-            T_FN(load_vectors)(b, i, &bx, &by, &bz);
+            T_FN(load_vectors)(a, i, n, &ax, &ay, &az);
+            T_FN(load_vectors)(b, i, n, &bx, &by, &bz);
             if (w)
                 weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
             const vd d0 = vd_sub(ax, vd_add(vd_add(vd_mul(vd_set1(cm[0][0]), bx), vd_mul(vd_set1(cm[0][1]), by)),
