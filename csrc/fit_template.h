@@ -16,26 +16,23 @@ JM_INLINE void T_FN(load_doubles)(const char *record, double *v, int n) {
 
 /* JM_WD records of 3 components (a, b of align_vectors, n of them) from item i on, as x, y, z
    lanes. double records before the last block are read in place as quads (the fourth double of a
-   quad is the next record's first: inside the array); the last block, and float records widened
-   by a plain conversion loop, from a copy with one double of padding after the last record. */
+   quad is the next record's first: inside the array); the others through a widened copy. */
 JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, vd *y, vd *z) {
-    vd next_x;
-    double wide[3 * JM_WD + 1];
+    vd fourth;
 #if T_UNIFORM_BITS != 32
     if (i + JM_WD < n) {
-        vd_load_quads(base + i * 3 * sizeof(double), 3 * sizeof(double), x, y, z, &next_x);
+        vd_load_quads(base + i * 3 * sizeof(double), 3 * sizeof(double), x, y, z, &fourth);
         return;
     }
-    memcpy(wide, base + i * 3 * sizeof(double), 3 * JM_WD * sizeof(double));
 #else
     (void)n;
-    float narrow[3 * JM_WD];
-    memcpy(narrow, base + i * 3 * sizeof(float), sizeof narrow);
-    for (int c = 0; c < 3 * JM_WD; c++)
-        wide[c] = (double)narrow[c];
 #endif
-    wide[3 * JM_WD] = 0.0;
-    vd_load_quads((const char *)wide, 3 * sizeof(double), x, y, z, &next_x);
+    double wide[JM_WD][4];
+    for (int l = 0; l < JM_WD; l++) {
+        T_FN(load_doubles)(base + (i + (size_t)l) * 3 * sizeof(T_SCALAR), wide[l], 3);
+        wide[l][3] = 0.0;
+    }
+    vd_load_quads((const char *)wide, sizeof wide[0], x, y, z, &fourth);
 }
 
 static inline void T_FN(store_quat)(char *record, const double q[4]) {
@@ -96,14 +93,8 @@ static void T_FN(mean_sums)(const char *q, ptrdiff_t q_stride, const char *w, pt
         const char *block = q + (ptrdiff_t)i * q_stride;
 #if T_UNIFORM_BITS == 32 /* float records: widened to doubles first */
         double wide[JM_WD][4];
-        if (q_stride == 4 * sizeof(float)) { /* packed: one conversion loop over the block */
-            float narrow[4 * JM_WD];
-            memcpy(narrow, block, sizeof narrow);
-            for (int c = 0; c < 4 * JM_WD; c++)
-                wide[c / 4][c % 4] = (double)narrow[c];
-        } else
-            for (int l = 0; l < JM_WD; l++)
-                T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
+        for (int l = 0; l < JM_WD; l++)
+            T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
         vd_load_quads((const char *)wide, sizeof wide[0], &x, &y, &z, &qw);
 #else
         vd_load_quads(block, q_stride, &x, &y, &z, &qw);
