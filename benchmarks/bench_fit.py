@@ -4,7 +4,8 @@ as a ratio of the two calls timed back to back (benchmarks/timing.py).
 
 Cases (elements = quaternions, vector pairs or rotations drawn):
   quat_mean, one set                 against Rotation.from_quat(q).mean()
-  quat_mean, sets of 16 (axis=1)     against scipy's batched Rotation.mean(axis=1) (scipy >= 1.17)
+  quat_mean, sets of 16 (axis=1)     against scipy's batched Rotation.mean(axis=1) (scipy >= 1.17;
+                                     before, a loop over 64 sets, extrapolated)
   align_vectors, one set             against Rotation.align_vectors(a, b)
   align_vectors, sets of 8 pairs     against a loop of Rotation.align_vectors over the sets (scipy
                                      has no batch): timed over the first 64 sets and extrapolated
@@ -46,12 +47,22 @@ def cases(rng, n):
         for i in range(SUBSET):
             Rotation.align_vectors(a8[i], b8[i])
 
+    def scipy_means():  # before scipy 1.17 (no mean(axis=)): a loop over the first SUBSET sets
+        for i in range(SUBSET):
+            Rotation.from_quat(qs[i]).mean()
+
+    try:
+        Rotation.from_quat(qs[:2]).mean(axis=1)
+        scipy_batched_mean, mean_scale = (lambda: Rotation.from_quat(qs).mean(axis=1)), 1.0
+    except (TypeError, ValueError):
+        scipy_batched_mean, mean_scale = scipy_means, len(qs) / SUBSET
+
     return [
         ("quat_mean, one set", {np.float32: lambda: jm.quat_mean(q32), np.float64: lambda: jm.quat_mean(q)},
          lambda: Rotation.from_quat(q).mean(), 1.0),
         ("quat_mean, sets of 16", {np.float32: lambda: jm.quat_mean(qs32, axis=1),
                                    np.float64: lambda: jm.quat_mean(qs, axis=1)},
-         lambda: Rotation.from_quat(qs).mean(axis=1), 1.0),
+         scipy_batched_mean, mean_scale),
         ("align_vectors, one set", {np.float32: lambda: jm.align_vectors(a32, b32),
                                     np.float64: lambda: jm.align_vectors(a, b)},
          lambda: Rotation.align_vectors(a, b), 1.0),
