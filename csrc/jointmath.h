@@ -135,6 +135,52 @@ typedef jm_euler_f64_fn *jm_euler_f64_kernel;
 typedef void jm_algebra_fn(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                            ptrdiff_t out_stride, size_t n, int flag);
 typedef jm_algebra_fn *jm_algebra_kernel;
+/* ------------------------------------------------------------- fitting (csrc/fit.c) -- */
+
+/* Why a fitting job stopped early (jm_mean_job.error, jm_align_job.error); error_batch says where. */
+#define JM_FIT_OK 0
+#define JM_FIT_BAD_WEIGHT 1     /* a weight negative, NaN (quat_mean: or infinite) */
+#define JM_FIT_ZERO_WEIGHTS 2   /* quat_mean: a set whose weights are all zero */
+#define JM_FIT_TWO_INFINITE 3   /* align_vectors: more than one infinite weight in a set */
+#define JM_FIT_ZERO_PRIMARY 4   /* align_vectors: a zero primary vector (infinite weight or one pair) */
+
+/* The weighted mean rotation of n_batch sets of n_items quaternions (float[4] or double[4] per
+   kernel, components contiguous): item i of set s at q + s * q_batch_stride + i * q_item_stride,
+   its weight (double) at weights + s * w_batch_stride + i * w_item_stride (weights NULL: 1);
+   n_batch results to out, one after another. Strides in bytes. */
+typedef struct {
+    const char *q;
+    ptrdiff_t q_batch_stride, q_item_stride;
+    const char *weights;
+    ptrdiff_t w_batch_stride, w_item_stride;
+    char *out;
+    size_t n_batch, n_items;
+    int error;          /* out: JM_FIT_OK or why it stopped */
+    size_t error_batch; /* out: the set that stopped it */
+} jm_mean_job;
+typedef void jm_quat_mean_fn(jm_mean_job *job);
+typedef jm_quat_mean_fn *jm_quat_mean_kernel;
+
+/* The rotation that best maps vectors b onto a in each of n_batch sets of n_items pairs (float[3]
+   or double[3] per kernel; set s at a + s * a_stride, its items packed), weights double per item
+   (set s at weights + s * w_stride, items packed; NULL: 1). n_batch quaternions to quats and
+   n_batch root-sum-square distances to rssd (both packed, the kernel's float type). */
+typedef struct {
+    const char *a, *b, *weights;
+    ptrdiff_t a_stride, b_stride, w_stride;
+    char *quats, *rssd;
+    size_t n_batch, n_items;
+    int error;             /* out: JM_FIT_OK or why it stopped */
+    size_t error_batch;    /* out: the set that stopped it */
+    size_t n_degenerate;   /* out: sets whose optimal rotation is not unique or poorly defined */
+} jm_align_job;
+typedef void jm_align_fn(jm_align_job *job);
+typedef jm_align_fn *jm_align_kernel;
+
+/* n uniformly distributed unit quaternions (float[4] or double[4] per kernel, packed, w >= 0)
+   from a stream of uniform 64-bit words next(state) (NumPy's bitgen_t.next_uint64). */
+typedef void jm_random_quats_fn(uint64_t (*next)(void *), void *state, char *out, size_t n);
+typedef jm_random_quats_fn *jm_random_quats_kernel;
 
 /* The kernels of one ISA path: a field per kernel of csrc/kernels.h, its name the kernel's. */
 #define JM_TABLE_FIELD(name, kind, isa) jm_##kind##_kernel name;

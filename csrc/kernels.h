@@ -65,7 +65,13 @@
     X(quat_angles_between_f64, algebra, isa)                                                       \
     X(swing_twist_f64, algebra, isa)                                                               \
     X(quats_to_6d_f64, algebra, isa)                                                               \
-    X(sixd_to_quats_f64, algebra, isa)
+    X(sixd_to_quats_f64, algebra, isa)                                                             \
+    X(quat_mean, quat_mean, isa)           /* float[4] sets -> mean float[4] (fit.c) */            \
+    X(quat_mean_f64, quat_mean, isa)       /* double[4] sets -> mean double[4] */                  \
+    X(align_vectors, align, isa)           /* float[3] pairs -> float[4] + rssd */                 \
+    X(align_vectors_f64, align, isa)       /* double[3] pairs -> double[4] + rssd */               \
+    X(random_quats, random_quats, isa)     /* a bit stream -> uniform float[4] */                  \
+    X(random_quats_f64, random_quats, isa) /* a bit stream -> uniform double[4] */
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1
 #define JM_NUM_KERNELS (0 JM_KERNELS(JM_COUNT_KERNEL, _))

@@ -33,6 +33,7 @@ from ._player import Player, player
 # rotation algebra (jointmath/_algebra.c)
 from ._core import quat_angle, quat_angle_between, quat_conjugate, quat_inverse, quat_multiply
 from ._core import quat_to_6d, quat_to_rotvec, rotate_vectors, rotvec_to_quat, sixd_to_quat, swing_twist
+from ._core import align_vectors, quat_mean, random_quats
 
 __all__ = [
     "JOINT_MAT",
@@ -40,6 +41,7 @@ __all__ = [
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "Player",
+    "align_vectors",
     "available_isas",
     "bvh",
     "compose_mats",
@@ -61,8 +63,10 @@ __all__ = [
     "pack_joints",
     "pack_quats",
     "player",
+    "quat_mean",
     "quat_to_euler",
     "quat_to_matrix",
+    "random_quats",
     "reference",
     "resample_joints",
     "slerp",

@@ -31,6 +31,9 @@ from ._core import slerp as slerp
 from ._core import slerp_joints as slerp_joints
 from ._core import unpack_joints as unpack_joints
 from ._core import unpack_quats as unpack_quats
+from ._core import align_vectors as align_vectors
+from ._core import quat_mean as quat_mean
+from ._core import random_quats as random_quats
 
 __version__: str
 # rotation algebra
@@ -52,6 +55,7 @@ __all__ = [
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "Player",
+    "align_vectors",
     "available_isas",
     "bvh",
     "compose_mats",
@@ -73,8 +77,10 @@ __all__ = [
     "pack_joints",
     "pack_quats",
     "player",
+    "quat_mean",
     "quat_to_euler",
     "quat_to_matrix",
+    "random_quats",
     "reference",
     "resample_joints",
     "slerp",

@@ -249,5 +249,6 @@ extern PyMethodDef jm_euler_methods[];
 extern PyMethodDef jm_motion_methods[];  /* BVH MOTION text, jointmath/_motion.c */
 extern PyMethodDef jm_arrays_methods[];
 extern PyMethodDef jm_algebra_methods[]; /* rotation algebra, jointmath/_algebra.c */
+extern PyMethodDef jm_fit_methods[];    /* quat_mean, align_vectors, random_quats, jointmath/_fit.c */
 
 #endif /* JM_CORE_H */

@@ -559,3 +559,88 @@ def sixd_to_quat(x):
     b2 = _unit(a2 - np.sum(b1 * a2, axis=-1, keepdims=True) * b1)
     b3 = np.cross(b1, b2)
     return matrix_to_quat(np.stack([b1, b2, b3], -1).astype(np.float64))
+# ------------------------------------------------------------------------------ fitting --
+
+__all__ += ["align_vectors", "quat_mean"]
+
+
+def _canonical(q):
+    """q or -q with w >= 0 (w = 0: the first non-zero of x, y, z positive), (..., 4)."""
+    q = np.array(q, np.float64)
+    lead = np.where(q[..., 3:] != 0, q[..., 3:], 0.0)
+    for k in range(3):
+        lead = np.where(lead != 0, lead, q[..., k:k + 1])
+    return np.where(lead < 0, -q, q)
+
+
+def quat_mean(q, weights=None, axis=None):
+    """The weighted mean rotation of (..., 4) quaternions over the leading dims `axis` (None: all),
+    sign-invariant: the eigenvector of the largest eigenvalue of sum w q q^T / |q|^2, by
+    numpy.linalg.eigh in float64; w >= 0 in the result."""
+    q = _scale_pow2(np.asarray(q, np.float64), -1)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    lead = q.shape[:-1]
+    w = np.ones(lead) if weights is None else np.broadcast_to(np.asarray(weights, np.float64), lead)
+    axes = tuple(range(len(lead))) if axis is None else tuple(np.atleast_1d(axis) % max(len(lead), 1))
+    k = np.einsum("...i,...j->...ij", q * w[..., None], q)
+    k = k.sum(axis=axes) if axes else k
+    _, v = np.linalg.eigh(k)
+    return _canonical(v[..., -1])
+
+
+def _minimal_rotation(a, b):
+    """The rotation of least angle taking direction b to direction a (float64 (3,) each; for
+    opposite vectors half a turn about e_i x a, i the smallest |a_i|)."""
+    a = a / np.linalg.norm(a)
+    b = b / np.linalg.norm(b)
+    axis = np.cross(b, a)
+    if not axis.any() and a @ b < 0:
+        axis = np.cross(np.eye(3)[np.argmin(np.abs(a))], a)
+        return np.append(axis / np.linalg.norm(axis), 0.0)
+    angle = np.arctan2(np.linalg.norm(axis), a @ b)
+    axis = axis / np.linalg.norm(axis) if axis.any() else axis
+    return np.append(np.sin(angle / 2) * axis, np.cos(angle / 2))
+
+
+def _align_one(a, b, w):
+    """align_vectors of one set: (quaternion, rssd) in float64."""
+    n = len(a)
+    primary = [0] if n == 1 else list(np.flatnonzero(np.isinf(w)))
+    if primary:
+        p = primary[0]
+        q = _minimal_rotation(a[p], b[p])
+        u = a[p] / np.linalg.norm(a[p])
+        others = np.arange(n) != p
+        c = quat_to_matrix(q) @ b[others].T
+        sin_sum = w[others] @ (np.cross(c.T, a[others]) @ u)
+        cos_sum = w[others] @ (np.sum(c.T * a[others], axis=1) - (c.T @ u) * (a[others] @ u))
+        phi = np.arctan2(sin_sum, cos_sum)
+        q = quat_multiply(np.append(np.sin(phi / 2) * u, np.cos(phi / 2)), q)
+        keep = np.ones(n, bool) if n == 1 and not np.isinf(w[0]) else ~np.isinf(w)
+    else:  # Kabsch: the SVD of B = sum w a b^T, its reflection removed
+        u, s, vt = np.linalg.svd((w[:, None] * a).T @ b)
+        d = np.sign(np.linalg.det(u @ vt)) or 1.0
+        q = matrix_to_quat(u @ np.diag([1.0, 1.0, d]) @ vt)
+        keep = np.ones(n, bool)
+    residual = a[keep] - b[keep] @ quat_to_matrix(q).T
+    return _canonical(q), np.sqrt(np.sum(w[keep] * np.sum(residual**2, axis=1)))
+
+
+def align_vectors(a, b, weights=None):
+    """The rotations C minimising sum w |a - C b|^2 over (..., N, 3) sets (leading dims broadcast),
+    as scipy's Rotation.align_vectors: (quaternions (..., 4) with w >= 0, rssd (...)), float64;
+    the general case by Kabsch's SVD, one pair or an infinite weight as scipy's primary-vector
+    rule (least-angle rotation, then the best turn about the primary vector)."""
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    a, b = (x[None] if x.ndim == 1 else x for x in (a, b))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    n = a.shape[-2]
+    a = np.broadcast_to(a, batch + (n, 3)).reshape(-1, n, 3)
+    b = np.broadcast_to(b, batch + (n, 3)).reshape(-1, n, 3)
+    w = np.ones(batch + (n,)) if weights is None else np.asarray(weights, np.float64)
+    w = np.broadcast_to(w, batch + (n,)).reshape(-1, n)
+    results = [_align_one(a[i], b[i], w[i]) for i in range(len(a))]
+    q = np.array([r[0] for r in results]).reshape(batch + (4,))
+    rssd = np.array([r[1] for r in results]).reshape(batch)
+    return q, rssd

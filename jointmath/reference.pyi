@@ -3,11 +3,12 @@ from typing import Any, Literal, Optional, Sequence, SupportsFloat, SupportsInde
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["JOINT_MAT64", "JOINT_QUAT64", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
-           "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints", "matrix_to_quat", "mats_to_joints",
-           "nlerp", "pack_quats", "polar_rotation", "quat_angle", "quat_conjugate", "quat_inverse", "quat_multiply",
-           "quat_to_6d", "quat_to_euler", "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat",
-           "sixd_to_quat", "slerp", "slerp_joints", "swing_twist", "unpack_quats"]
+__all__ = ["align_vectors", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
+           "forward_kinematics", "invalid_quats", "JOINT_MAT64", "JOINT_QUAT64", "joints_to_mats", "lerp_joints",
+           "matrix_to_quat", "mats_to_joints", "nlerp", "pack_quats", "polar_rotation", "quat_angle",
+           "quat_conjugate", "quat_inverse", "quat_mean", "quat_multiply", "quat_to_6d", "quat_to_euler",
+           "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat", "sixd_to_quat", "slerp",
+           "slerp_joints", "swing_twist", "unpack_quats"]
 
 _Float64s = NDArray[np.float64]
 _Records = NDArray[np.void]
@@ -54,3 +55,6 @@ def quat_angle(q: ArrayLike) -> _Float64s: ...
 def swing_twist(q: ArrayLike, axis: ArrayLike) -> tuple[_Float64s, _Float64s]: ...
 def quat_to_6d(q: ArrayLike) -> _Float64s: ...
 def sixd_to_quat(x: ArrayLike) -> _Float64s: ...
+def quat_mean(q: ArrayLike, weights: Optional[ArrayLike] = None,
+              axis: Union[None, SupportsIndex, tuple[SupportsIndex, ...]] = None) -> _Float64s: ...
+def align_vectors(a: ArrayLike, b: ArrayLike, weights: Optional[ArrayLike] = None) -> tuple[_Float64s, _Float64s]: ...

@@ -1,0 +1,314 @@
+/*
+ * fit.c - rotations fitted to data: the weighted mean of quaternions (jointmath.quat_mean), the
+ * rotation that best maps one vector set onto another (jointmath.align_vectors), and uniformly
+ * distributed random rotations (jointmath.random_quats).
+ *
+ * Compiled once per ISA (see simd/common.h). The two fits reduce each set to a symmetric 4x4
+ * matrix K accumulated in double and take K's dominant eigenvector (cyclic Jacobi sweeps in
+ * double); the per-set work is a pass over the set's items, scalar code on every path: a set's
+ * items are summed one after another, and the eigen solve is a few hundred flops per set.
+ * float32 and float64 come from one template, fit_template.h, included twice below.
+ */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "jointmath.h"
+#include "simd/common.h"
+
+/* Jacobi sweeps stop when the off-diagonal sum of squares is below this times the diagonal's:
+   the off-diagonal elements are then below 2^-56 of the matrix, under the rounding of a sweep. */
+#define JACOBI_OFF_DIAGONAL 0x1p-112
+#define JACOBI_MAX_SWEEPS 32 /* cyclic Jacobi converges quadratically: 4x4 needs about 4-6 */
+
+/* q or -q: w >= 0 (w = 0: the first non-zero of x, y, z positive). */
+static void canonical_sign(double q[4]) {
+    int negate = q[3] < 0.0;
+    if (q[3] == 0.0)
+        negate = q[0] != 0.0 ? q[0] < 0.0 : q[1] != 0.0 ? q[1] < 0.0 : q[2] < 0.0;
+    if (negate)
+        for (int k = 0; k < 4; k++)
+            q[k] = -q[k];
+}
+
+/* From the eigenvalues (diagonal) and eigenvectors (the columns of v) of a symmetric 4x4 matrix:
+   the eigenvector of the largest one, normalised, with the canonical sign, and the two largest
+   eigenvalues. Ties go to w, then z, y, x (K = 0: the identity). */
+static void eigen_result(const double diagonal[4], const double v[4][4], double q[4], double *lambda1,
+                         double *lambda2) {
+    int top = 3;
+    for (int i = 2; i >= 0; i--)
+        if (diagonal[i] > diagonal[top])
+            top = i;
+    double second = -INFINITY;
+    for (int i = 0; i < 4; i++)
+        if (i != top && diagonal[i] > second)
+            second = diagonal[i];
+    *lambda1 = diagonal[top];
+    *lambda2 = second;
+    double n2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        n2 += v[i][top] * v[i][top];
+    const double scale = 1.0 / sqrt(n2);
+    for (int i = 0; i < 4; i++)
+        q[i] = v[i][top] * scale;
+    canonical_sign(q);
+}
+
+/*
+ * The eigenvector of the largest eigenvalue of the symmetric 4x4 matrix k (destroyed), as a unit
+ * quaternion with w >= 0 (w = 0: the first non-zero of x, y, z positive), with the largest and
+ * second largest eigenvalues. Cyclic Jacobi rotations (backward stable: the eigenvector is
+ * within about 1e-16 ||K|| / (lambda1 - lambda2) rad of the exact one). Ties between the
+ * largest eigenvalues are broken towards w, then z, y, x, so that K = 0 gives the identity.
+ * A NaN or infinite element gives NaN.
+ */
+static void dominant_eigenvector(double k[4][4], double q[4], double *lambda1, double *lambda2) {
+    double v[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+    double norm = 0.0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            norm += k[i][j] * k[i][j];
+    if (!isfinite(norm)) {
+        q[0] = q[1] = q[2] = q[3] = *lambda1 = *lambda2 = NAN;
+        return;
+    }
+    for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS; sweep++) {
+        double off = 0.0, diagonal = 0.0;
+        for (int i = 0; i < 4; i++) {
+            diagonal += k[i][i] * k[i][i];
+            for (int j = i + 1; j < 4; j++)
+                off += k[i][j] * k[i][j];
+        }
+        if (!(off > JACOBI_OFF_DIAGONAL * diagonal))
+            break;
+        for (int p = 0; p < 3; p++)
+            for (int r = p + 1; r < 4; r++) {
+                const double kpr = k[p][r];
+                if (kpr == 0.0)
+                    continue;
+                /* the rotation that zeroes k[p][r], its angle below pi/4 (the smaller root) */
+                const double theta = (k[r][r] - k[p][p]) / (2.0 * kpr);
+                const double t = fabs(theta) > 0x1p500 ? 0.5 / theta
+                                                       : copysign(1.0, theta) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int i = 0; i < 4; i++) { /* columns p and r */
+                    const double kip = k[i][p], kir = k[i][r];
+                    k[i][p] = c * kip - s * kir;
+                    k[i][r] = s * kip + c * kir;
+                }
+                for (int i = 0; i < 4; i++) { /* rows p and r */
+                    const double kpi = k[p][i], kri = k[r][i];
+                    k[p][i] = c * kpi - s * kri;
+                    k[r][i] = s * kpi + c * kri;
+                }
+                k[p][r] = k[r][p] = 0.0;
+                for (int i = 0; i < 4; i++) {
+                    const double vip = v[i][p], vir = v[i][r];
+                    v[i][p] = c * vip - s * vir;
+                    v[i][r] = s * vip + c * vir;
+                }
+            }
+    }
+    const double diagonal[4] = {k[0][0], k[1][1], k[2][2], k[3][3]};
+    eigen_result(diagonal, v, q, lambda1, lambda2);
+}
+
+/*
+ * dominant_eigenvector of JM_WD matrices at once, matrix l in lane l: k[i][j][l] (both triangles),
+ * results to q[l], eigenvalues to lambda1[l], lambda2[l]. The same rotations in every lane; sweeps
+ * go on while a lane's off-diagonal part is not yet small (a converged lane then turns by angles of
+ * about 0, a lane of NaN stays NaN). A rotation whose angle's tangent would need theta^2 beyond
+ * DBL_MAX is skipped (t = 0, k[p][r] below 2^-500 of the diagonal gap: dropped).
+ */
+static void dominant_eigenvectors_lanes(const double k_in[4][4][JM_WD], double q[JM_WD][4], double lambda1[JM_WD],
+                                        double lambda2[JM_WD]) {
+    vd k[4][4], v[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            k[i][j] = vd_loadu(k_in[i][j]);
+            v[i][j] = vd_set1(i == j ? 1.0 : 0.0);
+        }
+    const vd zero = vd_set1(0.0), one = vd_set1(1.0), sign_bit = vd_set1(-0.0);
+    for (int sweep = 0; sweep < JACOBI_MAX_SWEEPS; sweep++) {
+        vd off = zero, diagonal = zero;
+        for (int i = 0; i < 4; i++) {
+            diagonal = vd_add(diagonal, vd_mul(k[i][i], k[i][i]));
+            for (int j = i + 1; j < 4; j++)
+                off = vd_add(off, vd_mul(k[i][j], k[i][j]));
+        }
+        if (!md_any(vd_gt(off, vd_mul(vd_set1(JACOBI_OFF_DIAGONAL), diagonal))))
+            break;
+        for (int p = 0; p < 3; p++)
+            for (int r = p + 1; r < 4; r++) {
+                const vd kpr = k[p][r];
+                const vd theta = vd_div(vd_sub(k[r][r], k[p][p]), vd_add(kpr, kpr));
+                const vd theta_sign = vd_and(theta, sign_bit);
+                const vd magnitude = vd_xor(theta, theta_sign);
+                vd t = vd_xor(vd_div(one, vd_add(magnitude, vd_sqrt(vd_add(vd_mul(theta, theta), one)))), theta_sign);
+                t = vd_select(vd_eq(kpr, zero), zero, t);
+                const vd c = vd_div(one, vd_sqrt(vd_add(vd_mul(t, t), one))), s = vd_mul(t, c);
+                for (int i = 0; i < 4; i++) {
+                    const vd kip = k[i][p], kir = k[i][r];
+                    k[i][p] = vd_sub(vd_mul(c, kip), vd_mul(s, kir));
+                    k[i][r] = vd_add(vd_mul(s, kip), vd_mul(c, kir));
+                }
+                for (int i = 0; i < 4; i++) {
+                    const vd kpi = k[p][i], kri = k[r][i];
+                    k[p][i] = vd_sub(vd_mul(c, kpi), vd_mul(s, kri));
+                    k[r][i] = vd_add(vd_mul(s, kpi), vd_mul(c, kri));
+                }
+                k[p][r] = k[r][p] = zero;
+                for (int i = 0; i < 4; i++) {
+                    const vd vip = v[i][p], vir = v[i][r];
+                    v[i][p] = vd_sub(vd_mul(c, vip), vd_mul(s, vir));
+                    v[i][r] = vd_add(vd_mul(s, vip), vd_mul(c, vir));
+                }
+            }
+    }
+    double diagonal[JM_WD][4], columns[4][JM_WD][4];
+    vd_store_quads((char *)diagonal, sizeof diagonal[0], k[0][0], k[1][1], k[2][2], k[3][3]);
+    for (int i = 0; i < 4; i++) /* columns[i][l] = row i of lane l's v */
+        vd_store_quads((char *)columns[i], sizeof columns[i][0], v[i][0], v[i][1], v[i][2], v[i][3]);
+    for (int l = 0; l < JM_WD; l++) {
+        double vl[4][4];
+        for (int i = 0; i < 4; i++)
+            memcpy(vl[i], columns[i][l], sizeof vl[i]);
+        eigen_result(diagonal[l], vl, q[l], &lambda1[l], &lambda2[l]);
+        double norm = 0.0; /* a NaN or infinite element: NaN, as dominant_eigenvector */
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                norm += k_in[i][j][l] * k_in[i][j][l];
+        if (!isfinite(norm))
+            q[l][0] = q[l][1] = q[l][2] = q[l][3] = lambda1[l] = lambda2[l] = NAN;
+    }
+}
+
+/* K of the weighted sum B = sum w a b^T (Davenport's q-method, the active rotation a = C b):
+   the eigenvector of K's largest eigenvalue is the quaternion of the C maximising tr(C^T B). */
+static void davenport_matrix(const double bm[3][3], double k[4][4]) {
+    const double trace = bm[0][0] + bm[1][1] + bm[2][2];
+    const double z[3] = {bm[2][1] - bm[1][2], bm[0][2] - bm[2][0], bm[1][0] - bm[0][1]};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            k[i][j] = bm[i][j] + bm[j][i] - (i == j ? trace : 0.0);
+        k[i][3] = k[3][i] = z[i];
+    }
+    k[3][3] = trace;
+}
+
+/* The rotation matrix of the unit quaternion q (x, y, z, w), v' = R v. */
+static void quat_matrix(const double q[4], double m[3][3]) {
+    const double x = q[0], y = q[1], z = q[2], w = q[3];
+    m[0][0] = 1 - 2 * (y * y + z * z);
+    m[0][1] = 2 * (x * y - z * w);
+    m[0][2] = 2 * (x * z + y * w);
+    m[1][0] = 2 * (x * y + z * w);
+    m[1][1] = 1 - 2 * (x * x + z * z);
+    m[1][2] = 2 * (y * z - x * w);
+    m[2][0] = 2 * (x * z - y * w);
+    m[2][1] = 2 * (y * z + x * w);
+    m[2][2] = 1 - 2 * (x * x + y * y);
+}
+
+/* The Hamilton product p q (apply q, then p), (x, y, z, w). */
+static void quat_product(const double p[4], const double q[4], double out[4]) {
+    out[0] = p[3] * q[0] + p[0] * q[3] + p[1] * q[2] - p[2] * q[1];
+    out[1] = p[3] * q[1] - p[0] * q[2] + p[1] * q[3] + p[2] * q[0];
+    out[2] = p[3] * q[2] + p[0] * q[1] - p[1] * q[0] + p[2] * q[3];
+    out[3] = p[3] * q[3] - p[0] * q[0] - p[1] * q[1] - p[2] * q[2];
+}
+
+/* max(a, b) without a libm call (fmax's NaN rule keeps it out of line): a NaN argument may be
+   dropped, which only the scale decisions see (a NaN input still gives NaN results). */
+static inline double larger(double a, double b) { return a > b ? a : b; }
+
+/* The power of two 2^e with max |v[k]| * 2^-e in [0.5, 1) (0 for zero, inf or NaN). */
+static int exponent_of(double largest) {
+    int e = 0;
+    if (largest > 0.0 && isfinite(largest))
+        frexp(largest, &e);
+    return e;
+}
+
+/* 2^-e as two factors f[0] f[1] that are normal doubles for any e of exponent_of (|e| <= 1074):
+   x * f[0] * f[1] is x * 2^-e, exact unless the result is subnormal (then rounded, as ldexp). */
+static void power_of_two_factors(int e, double f[2]) {
+    f[0] = ldexp(1.0, -e / 2);
+    f[1] = ldexp(1.0, -e - (-e / 2));
+}
+
+/* v / |v| for a double[3] of any finite non-zero scale (scaled by a power of two first); 0 for
+   a zero vector. */
+static double unit_vector(const double v[3], double u[3]) {
+    const int e = exponent_of(larger(fabs(v[0]), larger(fabs(v[1]), fabs(v[2]))));
+    double s[3], n2 = 0.0;
+    for (int i = 0; i < 3; i++) {
+        s[i] = ldexp(v[i], -e);
+        n2 += s[i] * s[i];
+    }
+    const double n = sqrt(n2);
+    for (int i = 0; i < 3; i++)
+        u[i] = s[i] / n;
+    return n;
+}
+
+/*
+ * The rotation of least angle taking the unit vector b to the unit vector a, as scipy's
+ * align_vectors returns it for one pair: the axis b x a, or for exactly opposite vectors the
+ * axis e_i x a with i the index of a's smallest |component| (the first of equals). The scalar
+ * part 1 + a.b is taken as |a + b|^2 / 2, exact to rounding near pi where 1 + a.b cancels.
+ */
+static void minimal_rotation(const double a[3], const double b[3], double q[4]) {
+    q[0] = b[1] * a[2] - b[2] * a[1];
+    q[1] = b[2] * a[0] - b[0] * a[2];
+    q[2] = b[0] * a[1] - b[1] * a[0];
+    const double s[3] = {a[0] + b[0], a[1] + b[1], a[2] + b[2]};
+    q[3] = 0.5 * (s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    if (q[0] == 0.0 && q[1] == 0.0 && q[2] == 0.0 && a[0] * b[0] + a[1] * b[1] + a[2] * b[2] < 0.0) {
+        int i = 0;
+        for (int k = 1; k < 3; k++)
+            if (fabs(a[k]) < fabs(a[i]))
+                i = k;
+        const double e[3] = {i == 0, i == 1, i == 2};
+        q[0] = e[1] * a[2] - e[2] * a[1];
+        q[1] = e[2] * a[0] - e[0] * a[2];
+        q[2] = e[0] * a[1] - e[1] * a[0];
+        q[3] = 0.0;
+    }
+    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++)
+        q[k] /= n;
+}
+
+/* Sets whose two largest Davenport eigenvalues are this close relative to their sum have no
+   unique optimal rotation (scipy's test s2 + s3 < 1e-16 s1 on the singular values of B, with a
+   margin for the rounding of lambda1 - lambda2 = 2 (s2 + s3)). */
+#define DEGENERATE_GAP 0x1p-40
+
+/* A uniform number in (-1, 1) from a `bits`-bit integer u (bits <= 52; range = 2^bits):
+   (2u + 1 - 2^bits) / 2^bits, the odd multiples of 2^-bits, symmetric about 0 and never 0
+   (exact in double). */
+static inline double symmetric_uniform(uint64_t u, double range) {
+    return ((double)(2 * (int64_t)u + 1) - range) / range;
+}
+
+/* Whether a largest magnitude is outside the range where the products of the sums neither
+   overflow nor lose bits to underflow (zero is in range: it contributes nothing). */
+static inline int out_of_range(double largest) { return largest != 0.0 && !(largest >= 0x1p-240 && largest <= 0x1p240); }
+
+#define T_SCALAR float
+#define T_FN(name) name
+#define T_UNIFORM_BITS 32
+#include "fit_template.h"
+#undef T_SCALAR
+#undef T_FN
+#undef T_UNIFORM_BITS
+
+#define T_SCALAR double
+#define T_FN(name) name##_f64
+#define T_UNIFORM_BITS 52
+#include "fit_template.h"
+#undef T_SCALAR
+#undef T_FN
+#undef T_UNIFORM_BITS
