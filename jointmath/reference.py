@@ -8,11 +8,12 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["JOINT_MAT64", "JOINT_QUAT64", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
-           "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints", "matrix_to_quat", "mats_to_joints",
-           "nlerp", "pack_quats", "polar_rotation", "quat_angle", "quat_conjugate", "quat_inverse", "quat_multiply",
-           "quat_to_6d", "quat_to_euler", "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat",
-           "sixd_to_quat", "slerp", "slerp_joints", "swing_twist", "unpack_quats"]
+__all__ = ["JOINT_MAT64", "JOINT_QUAT64", "align_vectors", "angle_between", "compose_mats", "euler_to_quat",
+           "extract_rotation", "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints",
+           "matrix_to_quat", "mats_to_joints", "nlerp", "pack_quats", "polar_rotation", "quat_angle",
+           "quat_conjugate", "quat_inverse", "quat_mean", "quat_multiply", "quat_to_6d", "quat_to_euler",
+           "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat", "sixd_to_quat", "slerp",
+           "slerp_joints", "swing_twist", "unpack_quats"]
 
 #: float64 twins of jointmath.JOINT_QUAT / JOINT_MAT, the record results of this module.
 JOINT_QUAT64 = np.dtype([("q", np.float64, (4,)), ("t", np.float64, (4,))])
@@ -559,9 +560,10 @@ def sixd_to_quat(x):
     b2 = _unit(a2 - np.sum(b1 * a2, axis=-1, keepdims=True) * b1)
     b3 = np.cross(b1, b2)
     return matrix_to_quat(np.stack([b1, b2, b3], -1).astype(np.float64))
+
+
 # ------------------------------------------------------------------------------ fitting --
 
-__all__ += ["align_vectors", "quat_mean"]
 
 
 def _canonical(q):

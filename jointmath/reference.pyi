@@ -3,8 +3,8 @@ from typing import Any, Literal, Optional, Sequence, SupportsFloat, SupportsInde
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["align_vectors", "angle_between", "compose_mats", "euler_to_quat", "extract_rotation",
-           "forward_kinematics", "invalid_quats", "JOINT_MAT64", "JOINT_QUAT64", "joints_to_mats", "lerp_joints",
+__all__ = ["JOINT_MAT64", "JOINT_QUAT64", "align_vectors", "angle_between", "compose_mats", "euler_to_quat",
+           "extract_rotation", "forward_kinematics", "invalid_quats", "joints_to_mats", "lerp_joints",
            "matrix_to_quat", "mats_to_joints", "nlerp", "pack_quats", "polar_rotation", "quat_angle",
            "quat_conjugate", "quat_inverse", "quat_mean", "quat_multiply", "quat_to_6d", "quat_to_euler",
            "quat_to_matrix", "quat_to_rotvec", "rotate_vectors", "rotvec_to_quat", "sixd_to_quat", "slerp",
