@@ -565,7 +565,6 @@ def sixd_to_quat(x):
 # ------------------------------------------------------------------------------ fitting --
 
 
-
 def _canonical(q):
     """q or -q with w >= 0 (w = 0: the first non-zero of x, y, z positive), (..., 4)."""
     q = np.array(q, np.float64)
