@@ -131,7 +131,9 @@ static inline void quat_product(const float a[4], const float b[4], float out[4]
  * jm_codec_tracks: frames [0, n_frames) of n_joints records from the tracks' integers
  * (values: rows of n_frames int32, row r at values + r * n_frames).
  * Rotation, quantized: the residual r = (s nx, s ny, s nz, sqrt(max(0, 1 - |xyz|^2))) (s the
- * track's step, w >= 0 reconstructed) applied after the reference: q = ref r. Translation,
+ * track's step, w >= 0 reconstructed) applied after the reference: q = ref r. QUANTIZED4 (a
+ * rotation that turns too far from any reference for w to be well conditioned): q = n s / |n s|
+ * over its four components (n = 0 gives NaN; the encoder never writes it). Translation,
  * quantized: t = ref + s n per component. Constant: the track's value; raw: the integers' bit
  * patterns as float32. The 4th translation lane is 0.
  */
@@ -148,6 +150,14 @@ void JM_FN(jm_codec_tracks)(const jm_codec_track *tracks, size_t n_joints, size_
                 const float x = (float)rot[f] * s, y = (float)rot[n_frames + f] * s, z = (float)rot[2 * n_frames + f] * s;
                 const float r[4] = {x, y, z, sqrtf(fmaxf(0.0f, 1.0f - (x * x + y * y + z * z)))};
                 quat_product(tr->rot, r, o->q);
+            } else if (tr->rot_mode == JM_TRACK_QUANTIZED4) {
+                const float s = tr->rot_step;
+                float q[4];
+                for (int c = 0; c < 4; c++)
+                    q[c] = (float)rot[(size_t)c * n_frames + f] * s;
+                const float inv = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+                for (int c = 0; c < 4; c++)
+                    o->q[c] = q[c] * inv;
             } else if (tr->rot_mode == JM_TRACK_RAW) {
                 for (int c = 0; c < 4; c++)
                     memcpy(&o->q[c], &rot[(size_t)c * n_frames + f], 4);

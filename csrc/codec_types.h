@@ -19,9 +19,10 @@
 #define JM_TRACK_CONSTANT 0  /* one value for every frame (the track's `value`), stored as is */
 #define JM_TRACK_QUANTIZED 1 /* integers n per frame and component: see jm_codec_tracks */
 #define JM_TRACK_RAW 2       /* the float32 values themselves, their bit patterns as the integers */
+#define JM_TRACK_QUANTIZED4 3 /* a rotation's four components quantized, normalised when decoded */
 
 /* One joint's tracks: the rotation's and the translation's modes, the first of their rows in the
-   decoded integers (3 rows for a quantized track or a raw translation, 4 for a raw rotation), the
+   decoded integers (3 rows for a quantized track or a raw translation, 4 for a raw or QUANTIZED4 rotation), the
    constant value or quantization reference, and the quantization step. */
 typedef struct {
     int32_t rot_mode, trans_mode;

@@ -54,8 +54,10 @@ static const jm_codec_track *checked_tracks(PyObject *tracks, Py_ssize_t n_joint
     for (Py_ssize_t j = 0; j < n_joints; j++) {
         const int32_t modes[2] = {t[j].rot_mode, t[j].trans_mode}, rows[2] = {t[j].rot_row, t[j].trans_row};
         for (int k = 0; k < 2; k++) {
-            const int32_t need = modes[k] == JM_TRACK_CONSTANT ? 0 : (modes[k] == JM_TRACK_RAW && k == 0) ? 4 : 3;
-            if (modes[k] < 0 || modes[k] > 2 || (need && (rows[k] < 0 || rows[k] > n_rows - need))) {
+            const int32_t need = modes[k] == JM_TRACK_CONSTANT                                    ? 0
+                                 : k == 0 && (modes[k] == JM_TRACK_RAW || modes[k] == JM_TRACK_QUANTIZED4) ? 4
+                                                                                                         : 3;
+            if (modes[k] < 0 || modes[k] > (k ? 2 : 3) || (need && (rows[k] < 0 || rows[k] > n_rows - need))) {
                 PyErr_Format(PyExc_ValueError, "tracks: joint %zd's %s track has mode %d and rows from %d of %zd",
                              (Py_ssize_t)j, k ? "translation" : "rotation", (int)modes[k], (int)rows[k],
                              (Py_ssize_t)n_rows);

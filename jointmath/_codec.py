@@ -21,14 +21,27 @@ __all__ = ["CompressedClip", "CompressionStats", "TrackRate", "compress", "decom
 #: scales to a clip by its skeleton_height() / 170.
 ACL_ERROR_CM, ACL_SHELL_CM, HUMAN_HEIGHT_CM = 0.01, 3.0, 170.0
 
-_MODE_NAMES = {_enc.CONSTANT: "constant", _enc.QUANTIZED: "quantized", _enc.RAW: "raw"}
+# BVH channel names in the skeleton record: two letters each ("Xp" Xposition, "Zr" Zrotation)
+_CHANNEL_NAMES = {a + k[0]: a + k for a in "XYZ" for k in ("position", "rotation")}
+_CHANNEL_CODES = {name: code for code, name in _CHANNEL_NAMES.items()}
+
+
+def _float32_up(x):
+    """x as the float32 at or above it (statistics stored short, never below the measure)."""
+    f = np.float32(x)
+    return float(f if float(f) >= x else np.nextafter(f, np.float32(np.inf)))
+
+
+_MODE_NAMES = {_enc.CONSTANT: "constant", _enc.QUANTIZED: "quantized", _enc.RAW: "raw", _enc.QUANTIZED4: "quantized4"}
 
 
 class TrackRate(NamedTuple):
     """What one track costs: the joint, which track ("rotation" or "translation"), its mode
-    ("constant": one value stored once; "quantized": integers on a step, Rice-coded; "raw": the
+    ("constant": one value stored once; "quantized": integers on a step, Rice-coded;
+    "quantized4": a rotation's four quaternion components on a step, Rice-coded; "raw": the
     float32 values), the quantization step (0.0 unless quantized: of the residual quaternion's
-    x, y, z for a rotation, in clip units for a translation) and the bits it takes per frame in
+    x, y, z, or the quaternion's four components, for a rotation; in clip units for a
+    translation) and the bits it takes per frame in
     the file."""
 
     joint: str
@@ -161,14 +174,13 @@ def compress(clip, error=None, shell=None):
     streams = _enc.rice_streams(values, raw_rows)
     meta = {
         "skeleton": {"names": list(clip.names), "parents": parents.tolist(), "offsets": offsets.tolist(),
-                     "channels": [list(c) for c in clip.channels], "end_sites": end_sites.tolist(),
+                     "channels": [" ".join(_CHANNEL_CODES[n] for n in c) for c in clip.channels], "end_sites": end_sites.tolist(),
                      "end_offsets": end_offsets.tolist(), "name": str(clip.name)},
-        "stats": {"max_error": float(errors.max()), "p99_error": float(np.percentile(errors, 99)),
-                  "joint_max_error": errors.max(axis=0).tolist()},
+        "stats": {"max_error": _float32_up(errors.max()), "p99_error": _float32_up(np.percentile(errors, 99)),
+                  "joint_max_error": [_float32_up(e) for e in errors.max(axis=0)]},
     }
     b = _fmt.pack(dict(n_frames=joints.shape[0], n_joints=joints.shape[1], frame_time=frame_time, error=error,
-                       shell=shell, meta=meta, tracks=table, streams=streams,
-                       stream_kinds=[_enc.STREAM_RAW32 if r else _enc.STREAM_RICE for r in raw_rows]))
+                       shell=shell, meta=meta, tracks=table, streams=streams))
     return CompressedClip._from_bytes(b, "bytes")
 
 
@@ -235,10 +247,10 @@ class CompressedClip:
             joints = np.zeros((0, p["n_joints"]), JOINT_QUAT)
         try:
             return Clip(names=s["names"], parents=s["parents"], offsets=np.array(s["offsets"], np.float64).reshape(-1, 3),
-                        channels=[tuple(c) for c in s["channels"]], frame_time=p["frame_time"], joints=joints,
+                        channels=[tuple(_CHANNEL_NAMES[n] for n in c.split()) for c in s["channels"]], frame_time=p["frame_time"], joints=joints,
                         end_sites=np.array(s["end_sites"], np.int64),
                         end_offsets=np.array(s["end_offsets"], np.float64).reshape(-1, 3), name=str(s["name"]))
-        except (TypeError, KeyError, ValueError, IndexError) as exc:
+        except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
             raise ValueError(f"{source}: not a valid compressed clip: its skeleton record is invalid ({exc})") from None
 
     def _bit_rates(self):
@@ -247,10 +259,10 @@ class CompressedClip:
         for j, tr in enumerate(p["tracks"]):
             for track, mode, row, step in (("rotation", tr["rot_mode"], tr["rot_row"], tr["rot_step"]),
                                            ("translation", tr["trans_mode"], tr["trans_row"], tr["trans_step"])):
-                count = 0 if mode == _enc.CONSTANT else 4 if (mode == _enc.RAW and track == "rotation") else 3
+                count = 0 if mode == _enc.CONSTANT else 4 if (mode in (_enc.RAW, _enc.QUANTIZED4) and track == "rotation") else 3
                 bits = 8 * int(nbytes[row:row + count].sum()) / p["n_frames"] if count else 0.0
                 rates.append(TrackRate(self.names[j], track, _MODE_NAMES[int(mode)],
-                                       float(step) if mode == _enc.QUANTIZED else 0.0, bits))
+                                       float(step) if mode in (_enc.QUANTIZED, _enc.QUANTIZED4) else 0.0, bits))
         return tuple(rates)
 
     # ------------------------------------------------------------------------ attributes --

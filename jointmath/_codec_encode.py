@@ -17,7 +17,7 @@ ZERO_BLOCK = 31
 ESCAPE = 24
 MAX_VALUE = 1 << 24
 
-CONSTANT, QUANTIZED, RAW = 0, 1, 2
+CONSTANT, QUANTIZED, RAW, QUANTIZED4 = 0, 1, 2, 3
 STREAM_RICE, STREAM_RAW32 = 0, 1
 
 TRACK_DTYPE = np.dtype([("rot_mode", "<i4"), ("trans_mode", "<i4"), ("rot_row", "<i4"), ("trans_row", "<i4"),
@@ -28,7 +28,7 @@ TRANSLATION_WEIGHT = 1.0
 # frames tried as a rotation track's reference (fractions of the clip): the one whose residuals
 # stay farthest from w = 0, where the reconstruction of w loses accuracy
 REFERENCE_CANDIDATES = (0.0, 0.25, 0.5, 0.75, 1.0)
-MIN_RESIDUAL_W = 0.3  # below this a rotation track is kept raw (w of the residual is ill-conditioned)
+MIN_RESIDUAL_W = 0.3  # below this a rotation track quantizes all four components (QUANTIZED4)
 
 
 def _quat_product(a, b):
@@ -59,13 +59,13 @@ class _Tracks:
     """The clip split into tracks: each joint's rotation and translation modes, references and
     the float64 residuals the quantized tracks quantize."""
 
-    def __init__(self, joints, parents, shell):
+    def __init__(self, joints, parents, shell, error):
         n_frames, n_joints = joints.shape
         q32, t32 = joints["q"], joints["t"][..., :3]
         self.n_frames, self.n_joints = n_frames, n_joints
         self.tracks = np.zeros(n_joints, TRACK_DTYPE)
         self.reach = _reach(joints, parents, shell)
-        self.rot_residuals, self.trans_residuals = {}, {}  # joint -> (3, F) float64
+        self.rot_residuals, self.trans_residuals = {}, {}  # joint -> (3 or 4, F) float64
         self.raw_rows = {}  # first row -> (k, F) int32 bit patterns
         row = 0
         for j in range(n_joints):
@@ -75,16 +75,22 @@ class _Tracks:
                 tr["rot_mode"], tr["rot"] = CONSTANT, q[0]
             else:
                 residual, ref = self._rotation_residual(q)
-                if residual is None:
-                    tr["rot_mode"], tr["rot_row"] = RAW, row
-                    self.raw_rows[row] = np.ascontiguousarray(q.T).view(np.int32)
+                if residual is None:  # the quaternions themselves, made sign-continuous
+                    q64 = q.astype(np.float64)
+                    dots = (q64[1:] * q64[:-1]).sum(axis=1)
+                    signs = np.cumprod(np.concatenate([[1.0], np.where(dots < 0, -1.0, 1.0)]))
+                    tr["rot_mode"], tr["rot_row"] = QUANTIZED4, row
+                    self.rot_residuals[j] = (q64 * signs[:, None]).T.copy()
                     row += 4
                 else:
                     tr["rot_mode"], tr["rot_row"], tr["rot"] = QUANTIZED, row, ref
                     self.rot_residuals[j] = residual
                     row += 3
             t = t32[:, j]
-            if (t == t[0]).all():
+            # a translation that moves by less than error / 64 (a resampled constant, rounded by
+            # the interpolation) is stored as its first value; the certificate measures it
+            spread = t.max(axis=0).astype(np.float64) - t.min(axis=0).astype(np.float64)
+            if (t == t[0]).all() or spread.max() <= error / 64:
                 tr["trans_mode"], tr["trans"][:3] = CONSTANT, t[0]
             else:
                 tr["trans_mode"], tr["trans_row"], tr["trans"][:3] = QUANTIZED, row, t[0]
@@ -120,7 +126,7 @@ class _Tracks:
             if np.abs(n).max() > MAX_VALUE:
                 return None
             row = self.tracks[j]["rot_row"]
-            values[row:row + 3] = n
+            values[row:row + len(n)] = n
         for j, residual in self.trans_residuals.items():
             n = np.rint(residual / np.float64(trans_steps[j]))
             if np.abs(n).max() > MAX_VALUE:
@@ -133,7 +139,7 @@ class _Tracks:
 
     def with_steps(self, rot_steps, trans_steps):
         tracks = self.tracks.copy()
-        quantized_rot = tracks["rot_mode"] == QUANTIZED
+        quantized_rot = (tracks["rot_mode"] == QUANTIZED) | (tracks["rot_mode"] == QUANTIZED4)
         quantized_trans = tracks["trans_mode"] == QUANTIZED
         tracks["rot_step"] = np.where(quantized_rot, rot_steps, 0)
         tracks["trans_step"] = np.where(quantized_trans, trans_steps, 0)
@@ -160,8 +166,6 @@ def _measure(tracks, joints, parents, shell, rot_steps, trans_steps):
 
 def _make_lossless(tracks, joints):
     """Every moving track raw: zero error, the fallback that always certifies."""
-    for j in list(tracks.rot_residuals) + list(tracks.trans_residuals):
-        pass
     raw = _Tracks.__new__(_Tracks)
     raw.__dict__.update(tracks.__dict__)
     raw.tracks = tracks.tracks.copy()
@@ -187,7 +191,7 @@ def certified_tracks(joints, parents, error, shell):
     gives. Falls back to raw tracks (zero error) when no step passes."""
     parents = np.ascontiguousarray(parents, np.int64)
     joints = np.ascontiguousarray(joints)
-    tracks = _Tracks(joints, parents, shell)
+    tracks = _Tracks(joints, parents, shell, error)
     joint_scale = np.ones(tracks.n_joints)
     # a rotation step s moves a vertex at distance D by up to about s D; a chain of them adds up:
     # start at the error itself and step down until every sample passes

@@ -6,14 +6,14 @@ import zlib
 
 import numpy as np
 
-from ._codec_encode import CONSTANT, QUANTIZED, RAW, STREAM_RAW32, STREAM_RICE, TRACK_DTYPE
+from ._codec_encode import CONSTANT, QUANTIZED, QUANTIZED4, RAW, STREAM_RAW32, STREAM_RICE, TRACK_DTYPE
 
 MAGIC = b"\x89JMC\r\n\x1a\n"
 VERSION = 1
 HEADER = struct.Struct("<8sIIIIII3dII")  # magic, version, header size, frames, joints, rows, meta size,
                                           # frame_time, error, shell, data size, crc32
 HEADER_SIZE = HEADER.size  # 64
-STREAM = np.dtype([("nbytes", "<u4"), ("kind", "<u4")])
+STREAM = np.dtype([("nbytes", "<u4")])
 MAX_JOINTS = 1 << 16
 
 
@@ -21,7 +21,7 @@ def pack(parts):
     """The container's bytes from a dict of its parts (see unpack)."""
     meta = json.dumps(parts["meta"], separators=(",", ":"), allow_nan=False).encode()
     streams = parts["streams"]
-    table = np.array([(len(s), k) for s, k in zip(streams, parts["stream_kinds"])], STREAM)
+    table = np.array([len(s) for s in streams], "<u4")
     data = b"".join(streams)
     header = HEADER.pack(MAGIC, VERSION, HEADER_SIZE, parts["n_frames"], parts["n_joints"], len(streams), len(meta),
                          parts["frame_time"], parts["error"], parts["shell"], len(data), 0)
@@ -73,40 +73,39 @@ def unpack(b, source):
     at += n_rows * STREAM.itemsize
     if int(table["nbytes"].sum(dtype=np.int64)) != data_size:
         raise bad("the stream sizes do not add up to the data size")
-    if not np.isin(table["kind"], (STREAM_RICE, STREAM_RAW32)).all():
-        raise bad("a stream of unknown kind")
-    _check_tracks(tracks, table, n_rows, n_frames, bad)
-    offsets = np.concatenate([[0], np.cumsum(table["nbytes"], dtype=np.int64)[:-1]]).astype(np.int64) + at
-    streams = np.stack([offsets, table["nbytes"].astype(np.int64), table["kind"].astype(np.int64)], axis=1)
+    kinds = _check_tracks(tracks, table, n_rows, n_frames, bad)
+    offsets = np.concatenate([[0], np.cumsum(table["nbytes"], dtype=np.int64)])[:n_rows].astype(np.int64) + at
+    streams = np.stack([offsets, table["nbytes"].astype(np.int64), kinds], axis=1)
     return dict(n_frames=n_frames, n_joints=n_joints, frame_time=frame_time, error=error, shell=shell, meta=meta,
                 tracks=tracks, streams=np.ascontiguousarray(streams), stream_nbytes=table["nbytes"].copy())
 
 
 def _check_tracks(tracks, table, n_rows, n_frames, bad):
-    """Every row used by exactly one track, of the kind its mode needs; finite values and steps."""
+    """Every row used by exactly one track; finite values and positive steps. Returns each row's
+    stream kind (raw for the rows of raw tracks, Rice for the others)."""
     owner = np.full(n_rows, -1)
+    kinds = np.full(n_rows, STREAM_RICE, np.int64)
     for j, tr in enumerate(tracks):
         for mode_field, row_field, raw_rows, what in (("rot_mode", "rot_row", 4, "rotation"),
                                                        ("trans_mode", "trans_row", 3, "translation")):
             mode, row = int(tr[mode_field]), int(tr[row_field])
-            if mode not in (CONSTANT, QUANTIZED, RAW):
+            if mode not in ((CONSTANT, QUANTIZED, RAW, QUANTIZED4) if what == "rotation" else (CONSTANT, QUANTIZED, RAW)):
                 raise bad(f"joint {j}'s {what} track has unknown mode {mode}")
             if mode == CONSTANT:
                 continue
-            count = raw_rows if mode == RAW else 3
+            count = raw_rows if mode in (RAW, QUANTIZED4) else 3
             if not (0 <= row <= n_rows - count) or (owner[row:row + count] != -1).any():
                 raise bad(f"joint {j}'s {what} track has rows {row}..{row + count - 1} of {n_rows}")
             owner[row:row + count] = j
-            kinds = table["kind"][row:row + count]
-            if (kinds != (STREAM_RAW32 if mode == RAW else STREAM_RICE)).any():
-                raise bad(f"joint {j}'s {what} track has streams of the wrong kind")
+            kinds[row:row + count] = STREAM_RAW32 if mode == RAW else STREAM_RICE
         if not (np.isfinite(tr["rot"]).all() and np.isfinite(tr["trans"]).all()
                 and np.isfinite(tr["rot_step"]) and np.isfinite(tr["trans_step"])):
             raise bad(f"joint {j}'s track values are not finite")
-        if (tr["rot_mode"] == QUANTIZED and not tr["rot_step"] > 0) or (
+        if (tr["rot_mode"] in (QUANTIZED, QUANTIZED4) and not tr["rot_step"] > 0) or (
                 tr["trans_mode"] == QUANTIZED and not tr["trans_step"] > 0):
             raise bad(f"joint {j}'s quantization step is not positive")
     if (owner == -1).any():
         raise bad("a stream belongs to no track")
-    if ((table["kind"] == STREAM_RAW32) & (table["nbytes"] != 4 * n_frames)).any():
+    if ((kinds == STREAM_RAW32) & (table["nbytes"] != 4 * n_frames)).any():
         raise bad("a raw stream's size is not 4 bytes a frame")
+    return kinds
