@@ -104,7 +104,7 @@ core = Extension(
     "jointmath._core",
     sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_pack.c", "jointmath/_extract.c", "jointmath/_compose.c",
              "jointmath/_interp.c", "jointmath/_euler.c", "jointmath/_motion.c", "jointmath/_arrays.c", "csrc/dispatch.c"]
-            + ["jointmath/_codec.c"],
+            + ["jointmath/_codec.c", "jointmath/_codec_write.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so

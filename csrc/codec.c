@@ -13,43 +13,27 @@
 #include "jointmath.h"
 #include "simd/common.h"
 
-/* A bounds-checked MSB-first bit reader: bytes past the end read as zeros, and the caller
-   compares the bits consumed with the stream's size when it is done. */
-typedef struct {
-    const uint8_t *data;
-    size_t nbytes, next; /* the next byte to load into `window` */
-    uint64_t window;     /* the unread bits, left-aligned */
-    unsigned bits;       /* how many of window's bits are valid */
-} bit_reader;
-
-JM_INLINE void refill(bit_reader *r) {
-    if (r->next + 8 <= r->nbytes && r->bits <= 56) {
-        uint64_t word = 0;
+/* The 64 bits of data[0..nbytes) from bit `pos` on, MSB first; bytes past the end read as zeros
+   (the caller compares the bits consumed with the stream's size when it is done). */
+JM_INLINE uint64_t peek_bits(const uint8_t *data, size_t nbytes, uint64_t pos) {
+    const size_t byte = (size_t)(pos >> 3);
+    uint64_t w = 0;
+    if (byte + 8 <= nbytes) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        memcpy(&w, data + byte, 8); /* a big-endian load */
+        w = __builtin_bswap64(w);
+#else
         for (int k = 0; k < 8; k++)
-            word = (word << 8) | r->data[r->next + (size_t)k];
-        const unsigned take = (64 - r->bits) / 8; /* whole bytes that fit */
-        const uint64_t first = take == 8 ? word : (word >> (64 - 8 * take)) << (64 - 8 * take);
-        r->window |= first >> r->bits;
-        r->next += take;
-        r->bits += 8 * take;
-        return;
+            w = (w << 8) | data[byte + (size_t)k];
+#endif
+    } else {
+        for (size_t k = 0; k < 8; k++)
+            w = (w << 8) | (byte + k < nbytes ? data[byte + k] : 0u);
     }
-    while (r->bits <= 56) {
-        const uint64_t byte = r->next < r->nbytes ? r->data[r->next] : 0;
-        r->window |= byte << (56 - r->bits);
-        r->next++;
-        r->bits += 8;
-    }
+    return w << (pos & 7); /* >= 57 valid bits: a value takes at most 56 */
 }
 
-JM_INLINE uint64_t take_bits(bit_reader *r, unsigned n) { /* 0 < n <= 32, n <= bits */
-    const uint64_t v = r->window >> (64 - n);
-    r->window <<= n;
-    r->bits -= n;
-    return v;
-}
-
-JM_INLINE unsigned leading_ones(uint64_t w) { /* of a window that is not all ones */
+JM_INLINE unsigned leading_ones(uint64_t w) { /* of a word that is not all ones */
 #if defined(_MSC_VER) && !defined(__clang__)
     unsigned long index;
     _BitScanReverse64(&index, ~w);
@@ -57,6 +41,22 @@ JM_INLINE unsigned leading_ones(uint64_t w) { /* of a window that is not all one
 #else
     return (unsigned)__builtin_clzll(~w);
 #endif
+}
+
+/* One Rice-coded zigzag residual at bit *pos with parameter k (0..JM_CODEC_MAX_K), decoded. */
+JM_INLINE int64_t read_residual(const uint8_t *data, size_t nbytes, uint64_t *pos, unsigned k) {
+    const uint64_t w = peek_bits(data, nbytes, *pos);
+    /* at most JM_CODEC_ESCAPE ones: the bit after them counts as the zero */
+    const unsigned ones = leading_ones(w & ~((uint64_t)1 << (63 - JM_CODEC_ESCAPE)));
+    uint64_t u;
+    if (ones >= JM_CODEC_ESCAPE) {
+        u = (w << JM_CODEC_ESCAPE) >> 32;
+        *pos += JM_CODEC_ESCAPE + 32;
+    } else {
+        u = ((uint64_t)ones << k) | (k ? (w << (ones + 1)) >> (64 - k) : 0);
+        *pos += ones + 1 + k;
+    }
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 }
 
 /*
@@ -72,49 +72,54 @@ JM_INLINE unsigned leading_ones(uint64_t w) { /* of a window that is not all one
  * within +-JM_CODEC_MAX_VALUE ending on its last byte: it never reads outside data[0..nbytes).
  */
 int JM_FN(jm_codec_stream)(const uint8_t *data, size_t nbytes, size_t n, int32_t *out) {
-    bit_reader r = {data, nbytes, 0, 0, 0};
-    int64_t x1 = 0, x2 = 0, x3 = 0; /* the last three values */
+    uint64_t pos = 0;
+    const uint64_t end_bits = 8 * (uint64_t)nbytes;
+    int64_t lo = 0, hi = 0; /* the range of the values, checked once a block */
     for (size_t start = 0; start < n; start += JM_CODEC_BLOCK) {
-        refill(&r);
-        const unsigned order = (unsigned)take_bits(&r, 2), k = (unsigned)take_bits(&r, 5);
+        const uint64_t head = peek_bits(data, nbytes, pos) >> 57;
+        pos += 7;
+        const unsigned order = (unsigned)(head >> 5), k = (unsigned)(head & 31);
         if (k > JM_CODEC_MAX_K && k != JM_CODEC_ZERO_BLOCK)
             return JM_CODEC_BAD_BLOCK;
         const size_t end = n - start < JM_CODEC_BLOCK ? n : start + JM_CODEC_BLOCK;
-        for (size_t i = start; i < end; i++) {
-            int64_t e = 0;
-            if (k != JM_CODEC_ZERO_BLOCK) {
-                refill(&r);
-                /* at most JM_CODEC_ESCAPE ones: the bit after them counts as the zero */
-                const unsigned ones = leading_ones(r.window & ~((uint64_t)1 << (63 - JM_CODEC_ESCAPE)));
-                uint64_t u;
-                if (ones >= JM_CODEC_ESCAPE) {
-                    take_bits(&r, JM_CODEC_ESCAPE);
-                    u = take_bits(&r, 32);
-                } else {
-                    take_bits(&r, ones + 1);
-                    u = ((uint64_t)ones << k) | (k ? take_bits(&r, k) : 0);
-                }
-                e = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-            }
-            const unsigned p = i < order ? (unsigned)i : order;
-            const int64_t prediction = p == 0 ? 0 : p == 1 ? x1 : p == 2 ? 2 * x1 - x2 : 3 * x1 - 3 * x2 + x3;
-            const int64_t x = prediction + e;
-            if (x > JM_CODEC_MAX_VALUE || x < -JM_CODEC_MAX_VALUE)
-                return JM_CODEC_OUT_OF_RANGE;
-            out[i] = (int32_t)x;
-            x3 = x2;
-            x2 = x1;
-            x1 = x;
+        size_t i = start;
+        /* the first values of the stream, with the orders they have room for. Values are
+           clamped to +-2^24 as they are stored and any beyond is reported after the block, so
+           that the int64 predictions (residuals below 2^32) never overflow */
+        for (; i < end && i < order; i++) {
+            const int64_t e = k == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(data, nbytes, &pos, k);
+            const int64_t x = (i == 0 ? 0 : i == 1 ? (int64_t)out[0] : 2 * (int64_t)out[1] - out[0]) + e;
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+            out[i] = (int32_t)(x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x);
         }
-        if (8 * r.next - r.bits > 8 * (uint64_t)nbytes) /* consumed past the end */
+#define JM_DECODE_RUN(prediction)                                                                                   \
+    for (; i < end; i++) {                                                                                          \
+        const int64_t e = k == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(data, nbytes, &pos, k);                      \
+        const int64_t x = (prediction) + e;                                                                         \
+        lo = x < lo ? x : lo;                                                                                       \
+        hi = x > hi ? x : hi;                                                                                       \
+        out[i] = (int32_t)(x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x); \
+    }
+        if (order == 0)
+            JM_DECODE_RUN(0)
+        else if (order == 1)
+            JM_DECODE_RUN((int64_t)out[i - 1])
+        else if (order == 2)
+            JM_DECODE_RUN(2 * (int64_t)out[i - 1] - out[i - 2])
+        else
+            JM_DECODE_RUN(3 * ((int64_t)out[i - 1] - out[i - 2]) + out[i - 3])
+#undef JM_DECODE_RUN
+        if (lo < -JM_CODEC_MAX_VALUE || hi > JM_CODEC_MAX_VALUE)
+            return JM_CODEC_OUT_OF_RANGE;
+        if (pos > end_bits) /* consumed past the end */
             return JM_CODEC_OVERRUN;
     }
-    const uint64_t consumed = 8 * (uint64_t)r.next - r.bits;
-    if (consumed > 8 * (uint64_t)nbytes)
+    if (pos > end_bits)
         return JM_CODEC_OVERRUN;
-    if ((consumed + 7) / 8 != nbytes)
+    if ((pos + 7) / 8 != nbytes)
         return JM_CODEC_TRAILING;
-    if (consumed % 8 && (data[nbytes - 1] & (0xffu >> (consumed % 8))))
+    if (pos % 8 && (data[nbytes - 1] & (0xffu >> (pos % 8))))
         return JM_CODEC_TRAILING; /* padding bits must be zero */
     return 0;
 }
@@ -139,42 +144,67 @@ static inline void quat_product(const float a[4], const float b[4], float out[4]
  */
 void JM_FN(jm_codec_tracks)(const jm_codec_track *tracks, size_t n_joints, size_t n_frames, const int32_t *values,
                             jm_joint_quat *out) {
-    for (size_t j = 0; j < n_joints; j++) {
-        const jm_codec_track *tr = &tracks[j];
-        const int32_t *rot = values + (size_t)(tr->rot_mode != JM_TRACK_CONSTANT ? tr->rot_row : 0) * n_frames;
-        const int32_t *trans = values + (size_t)(tr->trans_mode != JM_TRACK_CONSTANT ? tr->trans_row : 0) * n_frames;
-        for (size_t f = 0; f < n_frames; f++) {
-            jm_joint_quat *o = &out[f * n_joints + j];
-            if (tr->rot_mode == JM_TRACK_QUANTIZED) {
-                const float s = tr->rot_step;
-                const float x = (float)rot[f] * s, y = (float)rot[n_frames + f] * s, z = (float)rot[2 * n_frames + f] * s;
-                const float r[4] = {x, y, z, sqrtf(fmaxf(0.0f, 1.0f - (x * x + y * y + z * z)))};
-                quat_product(tr->rot, r, o->q);
-            } else if (tr->rot_mode == JM_TRACK_QUANTIZED4) {
-                const float s = tr->rot_step;
-                float q[4];
-                for (int c = 0; c < 4; c++)
-                    q[c] = (float)rot[(size_t)c * n_frames + f] * s;
-                const float inv = 1.0f / sqrtf(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-                for (int c = 0; c < 4; c++)
-                    o->q[c] = q[c] * inv;
-            } else if (tr->rot_mode == JM_TRACK_RAW) {
-                for (int c = 0; c < 4; c++)
-                    memcpy(&o->q[c], &rot[(size_t)c * n_frames + f], 4);
-            } else {
-                memcpy(o->q, tr->rot, sizeof o->q);
+    enum { FRAMES = 64 }; /* frames a pass: their records stay in cache while every joint is written */
+    for (size_t f0 = 0; f0 < n_frames; f0 += FRAMES) {
+        const size_t f1 = n_frames - f0 < FRAMES ? n_frames : f0 + FRAMES;
+        for (size_t j = 0; j < n_joints; j++) {
+            const jm_codec_track *tr = &tracks[j];
+            const size_t rot_row = tr->rot_mode != JM_TRACK_CONSTANT ? (size_t)tr->rot_row : 0;
+            const size_t trans_row = tr->trans_mode != JM_TRACK_CONSTANT ? (size_t)tr->trans_row : 0;
+            const int32_t *rx = values + rot_row * n_frames, *ry = rx + n_frames, *rz = ry + n_frames;
+            const int32_t *tx = values + trans_row * n_frames, *ty = tx + n_frames, *tz = ty + n_frames;
+            jm_joint_quat *o = out + j;
+            const float rs = tr->rot_step, ts = tr->trans_step;
+            switch (tr->rot_mode) {
+            case JM_TRACK_QUANTIZED:
+                for (size_t f = f0; f < f1; f++) {
+                    const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs;
+                    const float r[4] = {x, y, z, sqrtf(fmaxf(0.0f, 1.0f - (x * x + y * y + z * z)))};
+                    quat_product(tr->rot, r, o[f * n_joints].q);
+                }
+                break;
+            case JM_TRACK_QUANTIZED4: {
+                const int32_t *rw = rz + n_frames;
+                for (size_t f = f0; f < f1; f++) {
+                    const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs, w = (float)rw[f] * rs;
+                    const float inv = 1.0f / sqrtf(x * x + y * y + z * z + w * w);
+                    float *q = o[f * n_joints].q;
+                    q[0] = x * inv, q[1] = y * inv, q[2] = z * inv, q[3] = w * inv;
+                }
+                break;
             }
-            if (tr->trans_mode == JM_TRACK_QUANTIZED) {
-                const float s = tr->trans_step;
-                for (int c = 0; c < 3; c++)
-                    o->t[c] = tr->trans[c] + (float)trans[(size_t)c * n_frames + f] * s;
-            } else if (tr->trans_mode == JM_TRACK_RAW) {
-                for (int c = 0; c < 3; c++)
-                    memcpy(&o->t[c], &trans[(size_t)c * n_frames + f], 4);
-            } else {
-                memcpy(o->t, tr->trans, 3 * sizeof(float));
+            case JM_TRACK_RAW: {
+                const int32_t *rw = rz + n_frames;
+                for (size_t f = f0; f < f1; f++) {
+                    const int32_t bits[4] = {rx[f], ry[f], rz[f], rw[f]};
+                    memcpy(o[f * n_joints].q, bits, sizeof bits);
+                }
+                break;
             }
-            o->t[3] = 0.0f;
+            default:
+                for (size_t f = f0; f < f1; f++)
+                    memcpy(o[f * n_joints].q, tr->rot, sizeof tr->rot);
+            }
+            switch (tr->trans_mode) {
+            case JM_TRACK_QUANTIZED:
+                for (size_t f = f0; f < f1; f++) {
+                    float *t = o[f * n_joints].t;
+                    t[0] = tr->trans[0] + (float)tx[f] * ts, t[1] = tr->trans[1] + (float)ty[f] * ts;
+                    t[2] = tr->trans[2] + (float)tz[f] * ts, t[3] = 0.0f;
+                }
+                break;
+            case JM_TRACK_RAW:
+                for (size_t f = f0; f < f1; f++) {
+                    const int32_t bits[4] = {tx[f], ty[f], tz[f], 0};
+                    memcpy(o[f * n_joints].t, bits, sizeof bits);
+                }
+                break;
+            default:
+                for (size_t f = f0; f < f1; f++) {
+                    memcpy(o[f * n_joints].t, tr->trans, 3 * sizeof(float));
+                    o[f * n_joints].t[3] = 0.0f;
+                }
+            }
         }
     }
 }

@@ -275,6 +275,9 @@ class CompressedClip:
     nbytes = property(lambda self: len(self._bytes), doc="The size of tobytes(), in bytes.")
     stats = property(lambda self: self._stats, doc="The errors measured when compressed, and the bit rates.")
 
+    def __reduce__(self):  # pickles (to worker processes) as its bytes
+        return (CompressedClip.frombytes, (self._bytes,))
+
     def __repr__(self):
         return (f"<CompressedClip {self._parts['meta']['skeleton']['name']!r}: {self.num_joints} joints, "
                 f"{self.num_frames} frames, {self.nbytes} bytes, error <= {self.error:.6g}>")

@@ -106,7 +106,7 @@ class _Tracks:
         best = None
         for frac in REFERENCE_CANDIDATES:
             ref = q[min(int(frac * (n - 1)), n - 1)]
-            dots = np.abs(q64 @ np.array([0.0, 0.0, 0.0, 0.0]) + (q64 * ref.astype(np.float64)).sum(axis=1))
+            dots = np.abs((q64 * ref.astype(np.float64)).sum(axis=1))
             worst = dots.min()
             if best is None or worst > best[0]:
                 best = (worst, ref)
@@ -116,6 +116,16 @@ class _Tracks:
         if r[:, 3].min() < MIN_RESIDUAL_W:
             return None, None
         return r[:, :3].T.copy(), ref.copy()
+
+    def subsampled(self, stride):
+        """The same tracks at every stride-th frame (the step search's)."""
+        sub = _Tracks.__new__(_Tracks)
+        sub.__dict__.update(self.__dict__)
+        sub.n_frames = len(range(0, self.n_frames, stride))
+        sub.rot_residuals = {j: np.ascontiguousarray(r[:, ::stride]) for j, r in self.rot_residuals.items()}
+        sub.trans_residuals = {j: np.ascontiguousarray(r[:, ::stride]) for j, r in self.trans_residuals.items()}
+        sub.raw_rows = {row: np.ascontiguousarray(b[:, ::stride]) for row, b in self.raw_rows.items()}
+        return sub
 
     def values(self, rot_steps, trans_steps):
         """(rows, F) int32 integers at these per-joint steps (float32 values, as the decoder
@@ -185,6 +195,13 @@ def _make_lossless(tracks, joints):
     return raw
 
 
+SEARCH_STRIDE = 4  # the step search measures every 4th frame; the certificate measures them all
+
+
+def _passes(measured, error):
+    return measured is not None and measured[2].max() <= error
+
+
 def certified_tracks(joints, parents, error, shell):
     """(tracks, values, table, errors): the loosest steps found whose decoded clip is within
     `error` at every joint of every frame (ACL's metric), measured on exactly what the decoder
@@ -193,92 +210,53 @@ def certified_tracks(joints, parents, error, shell):
     joints = np.ascontiguousarray(joints)
     tracks = _Tracks(joints, parents, shell, error)
     joint_scale = np.ones(tracks.n_joints)
-    # a rotation step s moves a vertex at distance D by up to about s D; a chain of them adds up:
-    # start at the error itself and step down until every sample passes
-    scale = float(error)
-    passing = None
-    failing_scale = None
-    for _ in range(40):
+    # the search: a rotation step s moves a vertex at distance D by up to about s D and a chain
+    # of them adds up; from the error itself, step down until the sampled frames pass, then
+    # bisect (geometrically) between the last failing and the passing scale
+    sampled = _Tracks.subsampled(tracks, SEARCH_STRIDE) if tracks.n_frames >= 8 * SEARCH_STRIDE else tracks
+    sampled_joints = np.ascontiguousarray(joints[::SEARCH_STRIDE]) if sampled is not tracks else joints
+
+    def passes(t, j, scale):
         rot, trans = _steps(tracks, scale, joint_scale)
-        measured = _measure(tracks, joints, parents, shell, rot, trans)
-        if measured is not None and measured[2].max() <= error:
-            passing = (scale, measured)
+        return _passes(_measure(t, j, parents, shell, rot, trans), error)
+
+    scale, failing = float(error), None
+    for _ in range(40):
+        if passes(sampled, sampled_joints, scale):
             break
-        failing_scale = scale
-        scale *= 0.7
-    if passing is None:
-        raw = _make_lossless(tracks, joints)
-        rot, trans = _steps(raw, scale, joint_scale)
-        return (raw, *_measure(raw, joints, parents, shell, rot, trans))
-    # bisect (geometrically) between the passing and the failing scale
-    lo, hi = passing[0], failing_scale
-    if hi is not None:
-        for _ in range(5):
+        failing, scale = scale, scale * 0.7
+    if failing is not None:
+        lo, hi = scale, failing
+        for _ in range(4):
             mid = float(np.sqrt(lo * hi))
-            rot, trans = _steps(tracks, mid, joint_scale)
-            measured = _measure(tracks, joints, parents, shell, rot, trans)
-            if measured is not None and measured[2].max() <= error:
-                lo, passing = mid, (mid, measured)
+            if passes(sampled, sampled_joints, mid):
+                lo = mid
             else:
                 hi = mid
-    return (tracks, *passing[1])
+        scale = lo
+    # the certificate: every frame; where a frame the search did not see fails, step down
+    for _ in range(60):
+        rot, trans = _steps(tracks, scale, joint_scale)
+        measured = _measure(tracks, joints, parents, shell, rot, trans)
+        if _passes(measured, error):
+            return (tracks, *measured)
+        scale *= 0.9
+    raw = _make_lossless(tracks, joints)
+    rot, trans = _steps(raw, scale, joint_scale)
+    return (raw, *_measure(raw, joints, parents, shell, rot, trans))
 
 
 # ------------------------------------------------------------------------- Rice streams --
 
-def _residuals(x, order):
-    """(R, F) int64 prediction residuals of order `order` (lower orders at the start)."""
-    e = x.astype(np.int64)
-    for _ in range(order):
-        e = np.concatenate([e[:, :1], np.diff(e, axis=1)], axis=1)
-    # np.diff applied `order` times equals the order-p prediction residual except at the first p
-    # values, where the stream uses order i at value i: that is exactly what keeping the first
-    # value of each difference gives
-    return e
-
-
-def block_choices(values):
-    """Per row and block: the predictor order (0..3) and Rice parameter (or ZERO_BLOCK) that code
-    it in the fewest bits, and that number of bits. values: (R, F) int32."""
-    n_rows, n = values.shape
-    n_blocks = -(-n // BLOCK)
-    pad = n_blocks * BLOCK - n
-    best_bits = np.full((n_rows, n_blocks), np.iinfo(np.int64).max, np.int64)
-    best_order = np.zeros((n_rows, n_blocks), np.uint8)
-    best_k = np.zeros((n_rows, n_blocks), np.uint8)
-    counts = np.full(n_blocks, BLOCK, np.int64)
-    counts[-1] = BLOCK - pad
-    for order in range(4):
-        e = _residuals(values, order)
-        u = (e << 1) ^ (e >> 63)
-        u = np.pad(u, ((0, 0), (0, pad))).reshape(n_rows, n_blocks, BLOCK)
-        total = u.sum(axis=2)
-        zero = total == 0
-        mean = total // counts
-        k0 = np.zeros_like(mean)
-        for bit in range(1, 33):
-            k0 += mean >= (1 << bit)
-        for dk in (-1, 0, 1):
-            k = np.clip(k0 + dk, 0, MAX_K)
-            q = u >> k[..., None]
-            escape = q >= ESCAPE
-            bits = (np.where(escape, ESCAPE + 32, q + 1 + k[..., None])).sum(axis=2)
-            bits -= pad * (1 + k) * (np.arange(n_blocks) == n_blocks - 1)  # the padding zeros
-            bits = np.where(zero, 0, bits) + 7
-            better = bits < best_bits
-            best_bits = np.where(better, bits, best_bits)
-            best_order = np.where(better, order, best_order).astype(np.uint8)
-            best_k = np.where(better, np.where(zero, ZERO_BLOCK, k), best_k).astype(np.uint8)
-    return best_order, best_k, best_bits
-
-
 def rice_streams(values, row_is_raw):
-    """The bytes of every row: Rice streams, or little-endian int32 for raw rows."""
-    orders, ks, _ = block_choices(values)
-    streams = []
+    """The bytes of every row: Rice streams (jointmath/_codec_write.c picks each block's
+    predictor order and Rice parameter by their exact cost), or little-endian int32 for raw rows."""
+    coded = _core._codec_write_rows(np.ascontiguousarray(values[~row_is_raw]))
+    streams, k = [], 0
     for r in range(len(values)):
         if row_is_raw[r]:
             streams.append(values[r].astype("<i4").tobytes())
         else:
-            streams.append(_core._codec_write_stream(np.ascontiguousarray(values[r]), orders[r], ks[r]))
+            streams.append(coded[k])
+            k += 1
     return streams
