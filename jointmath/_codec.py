@@ -266,14 +266,45 @@ class CompressedClip:
         return tuple(rates)
 
     # ------------------------------------------------------------------------ attributes --
-    error = property(lambda self: self._parts["error"], doc="The error bound (clip units).")
-    shell = property(lambda self: self._parts["shell"], doc="The virtual-vertex distance (clip units).")
-    frame_time = property(lambda self: self._parts["frame_time"], doc="Seconds per frame.")
-    num_frames = property(lambda self: self._parts["n_frames"], doc="The number of frames.")
-    num_joints = property(lambda self: self._parts["n_joints"], doc="The number of joints.")
-    names = property(lambda self: list(self._parts["meta"]["skeleton"]["names"]), doc="The joints' names.")
-    nbytes = property(lambda self: len(self._bytes), doc="The size of tobytes(), in bytes.")
-    stats = property(lambda self: self._stats, doc="The errors measured when compressed, and the bit rates.")
+    @property
+    def error(self):
+        """The error bound it was compressed with (clip units)."""
+        return self._parts["error"]
+
+    @property
+    def shell(self):
+        """The virtual-vertex distance of the error metric (clip units)."""
+        return self._parts["shell"]
+
+    @property
+    def frame_time(self):
+        """Seconds per frame."""
+        return self._parts["frame_time"]
+
+    @property
+    def num_frames(self):
+        """The number of frames."""
+        return self._parts["n_frames"]
+
+    @property
+    def num_joints(self):
+        """The number of joints."""
+        return self._parts["n_joints"]
+
+    @property
+    def names(self):
+        """The joints' names (a new list)."""
+        return list(self._parts["meta"]["skeleton"]["names"])
+
+    @property
+    def nbytes(self):
+        """The size of tobytes(): the whole file, skeleton and tables included."""
+        return len(self._bytes)
+
+    @property
+    def stats(self):
+        """The errors measured when it was compressed, and the bit rates."""
+        return self._stats
 
     def __reduce__(self):  # pickles (to worker processes) as its bytes
         return (CompressedClip.frombytes, (self._bytes,))
@@ -439,6 +470,11 @@ def decompress(c):
     jointmath.bvh.Clip
         The same skeleton, joint names, channels (rotation orders) and frame time; ``joints``
         the decoded frames, each joint within ``c.error`` of the original (ACL's metric).
+
+    Raises
+    ------
+    TypeError
+        For a c that is not a CompressedClip.
 
     Examples
     --------
