@@ -232,3 +232,16 @@ def test_fuzz_mutants_raise_value_error_or_decode():
         c.sample(0.1)
         jm.decompress(c)
     assert decoded < 600
+
+
+def test_peak_memory_while_compressing_is_a_few_clips(clip_01_01):
+    """NumPy's and the C core's allocations (tracemalloc sees both) stay within 8 times the
+    clip's float32 records while compress() runs."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        jm.compress(clip_01_01)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 8 * clip_01_01.joints.nbytes
