@@ -180,7 +180,8 @@ void JM_FN(jm_codec_tracks)(const jm_codec_track *tracks, size_t n_joints, size_
             case JM_TRACK_QUANTIZED:
                 for (size_t f = f0; f < f1; f++) {
                     const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs;
-                    const float r[4] = {x, y, z, sqrtf(fmaxf(0.0f, 1.0f - (x * x + y * y + z * z)))};
+                    const float ww = 1.0f - (x * x + y * y + z * z); /* a comparison, not fmaxf (a libm call) */
+                    const float r[4] = {x, y, z, sqrtf(ww > 0.0f ? ww : 0.0f)};
                     quat_product(tr->rot, r, o[f * n_joints].q);
                 }
                 break;

@@ -261,7 +261,7 @@ static PyObject *py_codec_errors(PyObject *self, PyObject *args) {
                         const double d = (wa[9 + i] - wb[9 + i]) + shell * (wa[3 * i + k] - wb[3 * i + k]);
                         d2 += d * d;
                     }
-                    worst = d2 > worst ? d2 : worst;
+                    worst = d2 > worst || d2 != d2 ? d2 : worst; /* a NaN is the worst: never certified */
                 }
                 err[f * n_joints + j] = sqrt(worst);
             }
