@@ -75,24 +75,35 @@ JM_INLINE int64_t read_residual(const uint8_t *data, size_t nbytes, uint64_t *po
  * decode to exactly n values within +-JM_CODEC_MAX_VALUE ending on its last byte. It never reads
  * outside data[l][0..nbytes[l]).
  */
+/* One value of lane l with the prediction coefficients a1..a3 (uint64 arithmetic: a stream of
+   garbage wraps instead of overflowing, and is refused after its block by `bad`). */
+#define JM_DECODE_VALUE(l, i, a1, a2, a3)                                                                           \
+    do {                                                                                                            \
+        const uint64_t e = k[l] == JM_CODEC_ZERO_BLOCK ? 0 : (uint64_t)read_residual(d[l], nb[l], &pos[l], k[l]);  \
+        const uint64_t x = (a1) * x1[l] + (a2) * x2[l] + (a3) * x3[l] + e;                                          \
+        bad[l] |= x + JM_CODEC_MAX_VALUE > 2 * (uint64_t)JM_CODEC_MAX_VALUE; /* |x| > 2^24 as an int64 */          \
+        o[l][i] = (int32_t)(uint32_t)x;                                                                             \
+        x3[l] = x2[l];                                                                                              \
+        x2[l] = x1[l];                                                                                              \
+        x1[l] = x;                                                                                                  \
+    } while (0)
+
 JM_INLINE int decode_streams(const uint8_t *const *data, const size_t *nbytes, const size_t count, size_t n,
                              int32_t *const *out) {
     enum { L = JM_CODEC_LANES };
-    /* prediction coefficients of x[i-1], x[i-2], x[i-3] by order */
-    static const int64_t c1[4] = {0, 1, 2, 3}, c2[4] = {0, 0, -1, -3}, c3[4] = {0, 0, 0, 1};
+    /* prediction coefficients of x[i-1], x[i-2], x[i-3] by order (two's complement in uint64) */
+    static const uint64_t c1[4] = {0, 1, 2, 3}, c2[4] = {0, 0, (uint64_t)-1, (uint64_t)-3}, c3[4] = {0, 0, 0, 1};
     const uint8_t *d[L];
     size_t nb[L];
     int32_t *o[L];
-    uint64_t pos[L];
-    int64_t x1[L], x2[L], x3[L], lo[L], hi[L];
+    uint64_t pos[L], x1[L], x2[L], x3[L], a1[L], a2[L], a3[L], bad[L];
     unsigned order[L], k[L];
     for (int l = 0; l < L; l++) {
         const int live = (size_t)l < count;
         d[l] = live ? data[l] : NULL;
         nb[l] = live ? nbytes[l] : 0;
         o[l] = live ? out[l] : NULL;
-        pos[l] = 0;
-        x1[l] = x2[l] = x3[l] = lo[l] = hi[l] = 0;
+        pos[l] = x1[l] = x2[l] = x3[l] = a1[l] = a2[l] = a3[l] = bad[l] = 0;
         order[l] = 0;
         k[l] = JM_CODEC_ZERO_BLOCK;
     }
@@ -104,26 +115,20 @@ JM_INLINE int decode_streams(const uint8_t *const *data, const size_t *nbytes, c
             k[l] = (unsigned)(head & 31);
             if (k[l] > JM_CODEC_MAX_K && k[l] != JM_CODEC_ZERO_BLOCK)
                 return JM_CODEC_BAD_BLOCK + 256 * (int)l;
+            a1[l] = c1[order[l]], a2[l] = c2[order[l]], a3[l] = c3[order[l]];
         }
         const size_t end = n - start < JM_CODEC_BLOCK ? n : start + JM_CODEC_BLOCK;
-        for (size_t i = start; i < end; i++) {
+        size_t i = start;
+        for (; i < end && i < 3; i++) /* the stream's first values: the orders they have room for */
             for (size_t l = 0; l < count; l++) {
-                const int64_t e = k[l] == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(d[l], nb[l], &pos[l], k[l]);
                 const unsigned p = i < order[l] ? (unsigned)i : order[l];
-                /* values stay within +-2^24 (clamped as stored; one beyond is reported after the
-                   block) and residuals below 2^32: the int64 sums never overflow */
-                int64_t x = c1[p] * x1[l] + c2[p] * x2[l] + c3[p] * x3[l] + e;
-                lo[l] = x < lo[l] ? x : lo[l];
-                hi[l] = x > hi[l] ? x : hi[l];
-                x = x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x;
-                o[l][i] = (int32_t)x;
-                x3[l] = x2[l];
-                x2[l] = x1[l];
-                x1[l] = x;
+                JM_DECODE_VALUE(l, i, c1[p], c2[p], c3[p]);
             }
-        }
+        for (; i < end; i++)
+            for (size_t l = 0; l < count; l++)
+                JM_DECODE_VALUE(l, i, a1[l], a2[l], a3[l]);
         for (size_t l = 0; l < count; l++) {
-            if (lo[l] < -JM_CODEC_MAX_VALUE || hi[l] > JM_CODEC_MAX_VALUE)
+            if (bad[l])
                 return JM_CODEC_OUT_OF_RANGE + 256 * (int)l;
             if (pos[l] > 8 * (uint64_t)nb[l]) /* consumed past the end */
                 return JM_CODEC_OVERRUN + 256 * (int)l;
@@ -137,6 +142,7 @@ JM_INLINE int decode_streams(const uint8_t *const *data, const size_t *nbytes, c
     }
     return 0;
 }
+#undef JM_DECODE_VALUE
 
 int JM_FN(jm_codec_streams)(const uint8_t *const *data, const size_t *nbytes, size_t count, size_t n,
                             int32_t *const *out) {

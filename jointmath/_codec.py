@@ -258,15 +258,19 @@ class CompressedClip:
             raise ValueError(f"{source}: not a valid compressed clip: its skeleton record is invalid ({exc})") from None
 
     def _bit_rates(self):
-        p, rates = self._parts, []
-        nbytes = p["stream_nbytes"]
-        for j, tr in enumerate(p["tracks"]):
-            for track, mode, row, step in (("rotation", tr["rot_mode"], tr["rot_row"], tr["rot_step"]),
-                                           ("translation", tr["trans_mode"], tr["trans_row"], tr["trans_step"])):
-                count = 0 if mode == _enc.CONSTANT else 4 if (mode in (_enc.RAW, _enc.QUANTIZED4) and track == "rotation") else 3
-                bits = 8 * int(nbytes[row:row + count].sum()) / p["n_frames"] if count else 0.0
-                rates.append(TrackRate(self.names[j], track, _MODE_NAMES[int(mode)],
-                                       float(step) if mode in (_enc.QUANTIZED, _enc.QUANTIZED4) else 0.0, bits))
+        p = self._parts
+        tracks, names = p["tracks"], p["meta"]["skeleton"]["names"]
+        counts = _fmt.track_rows(tracks)
+        ends = np.concatenate([[0], np.cumsum(p["stream_nbytes"], dtype=np.int64)])
+        rates = []
+        for j, (rot_count, trans_count) in enumerate(counts.tolist()):
+            for track, mode, row, step, count in (
+                    ("rotation", int(tracks["rot_mode"][j]), int(tracks["rot_row"][j]), float(tracks["rot_step"][j]), rot_count),
+                    ("translation", int(tracks["trans_mode"][j]), int(tracks["trans_row"][j]),
+                     float(tracks["trans_step"][j]), trans_count)):
+                bits = 8 * int(ends[row + count] - ends[row]) / p["n_frames"] if count else 0.0
+                rates.append(TrackRate(names[j], track, _MODE_NAMES[mode],
+                                       step if mode in (_enc.QUANTIZED, _enc.QUANTIZED4) else 0.0, bits))
         return tuple(rates)
 
     # ------------------------------------------------------------------------ attributes --

@@ -82,32 +82,43 @@ def unpack(b, source):
                 tracks=tracks, streams=np.ascontiguousarray(streams), stream_nbytes=table["nbytes"].copy())
 
 
+def track_rows(tracks):
+    """(J, 2) int64: how many streams each joint's rotation and translation track use (0 for a
+    constant track, 4 for a raw or quantized4 rotation, else 3), or -1 for an unknown mode."""
+    rot, trans = tracks["rot_mode"].astype(np.int64), tracks["trans_mode"].astype(np.int64)
+    rot_count = np.select([rot == CONSTANT, (rot == RAW) | (rot == QUANTIZED4), rot == QUANTIZED], [0, 4, 3], -1)
+    trans_count = np.select([trans == CONSTANT, (trans == RAW) | (trans == QUANTIZED)], [0, 3], -1)
+    return np.stack([rot_count, trans_count], axis=1)
+
+
 def _check_tracks(tracks, table, n_rows, n_frames, bad):
     """Every row used by exactly one track; finite values and positive steps. Returns each row's
     stream kind (raw for the rows of raw tracks, Rice for the others)."""
-    owner = np.full(n_rows, -1)
+    counts = track_rows(tracks)
+    if (counts < 0).any():
+        j, k = (int(i[0]) for i in np.nonzero(counts < 0))
+        what = ("rotation", "translation")[k]
+        raise bad(f"joint {j}'s {what} track has unknown mode {int(tracks[('rot_mode', 'trans_mode')[k]][j])}")
+    starts = np.stack([tracks["rot_row"], tracks["trans_row"]], axis=1).astype(np.int64)
+    used = counts > 0
+    if ((starts < 0) | (starts > n_rows - counts))[used].any() or int(counts.sum()) != n_rows:
+        raise bad(f"the tracks' streams do not cover the {n_rows} streams once each")
+    owner = np.zeros(n_rows, np.int64)
+    for start, count in zip(starts[used].tolist(), counts[used].tolist()):
+        owner[start:start + count] += 1
+    if (owner != 1).any():
+        raise bad(f"the tracks' streams do not cover the {n_rows} streams once each")
     kinds = np.full(n_rows, STREAM_RICE, np.int64)
-    for j, tr in enumerate(tracks):
-        for mode_field, row_field, raw_rows, what in (("rot_mode", "rot_row", 4, "rotation"),
-                                                       ("trans_mode", "trans_row", 3, "translation")):
-            mode, row = int(tr[mode_field]), int(tr[row_field])
-            if mode not in ((CONSTANT, QUANTIZED, RAW, QUANTIZED4) if what == "rotation" else (CONSTANT, QUANTIZED, RAW)):
-                raise bad(f"joint {j}'s {what} track has unknown mode {mode}")
-            if mode == CONSTANT:
-                continue
-            count = raw_rows if mode in (RAW, QUANTIZED4) else 3
-            if not (0 <= row <= n_rows - count) or (owner[row:row + count] != -1).any():
-                raise bad(f"joint {j}'s {what} track has rows {row}..{row + count - 1} of {n_rows}")
-            owner[row:row + count] = j
-            kinds[row:row + count] = STREAM_RAW32 if mode == RAW else STREAM_RICE
-        if not (np.isfinite(tr["rot"]).all() and np.isfinite(tr["trans"]).all()
-                and np.isfinite(tr["rot_step"]) and np.isfinite(tr["trans_step"])):
-            raise bad(f"joint {j}'s track values are not finite")
-        if (tr["rot_mode"] in (QUANTIZED, QUANTIZED4) and not tr["rot_step"] > 0) or (
-                tr["trans_mode"] == QUANTIZED and not tr["trans_step"] > 0):
-            raise bad(f"joint {j}'s quantization step is not positive")
-    if (owner == -1).any():
-        raise bad("a stream belongs to no track")
+    for which, mode in ((0, tracks["rot_mode"]), (1, tracks["trans_mode"])):
+        for start, count in zip(starts[mode == RAW, which].tolist(), counts[mode == RAW, which].tolist()):
+            kinds[start:start + count] = STREAM_RAW32
+    values = np.concatenate([tracks["rot"], tracks["trans"], tracks["rot_step"][:, None], tracks["trans_step"][:, None]], 1)
+    if not np.isfinite(values).all():
+        raise bad(f"joint {int(np.nonzero(~np.isfinite(values).all(axis=1))[0][0])}'s track values are not finite")
+    bad_step = ((counts[:, 0] > 0) & (tracks["rot_mode"] != RAW) & ~(tracks["rot_step"] > 0)) | (
+        (tracks["trans_mode"] == QUANTIZED) & ~(tracks["trans_step"] > 0))
+    if bad_step.any():
+        raise bad(f"joint {int(np.nonzero(bad_step)[0][0])}'s quantization step is not positive")
     if ((kinds == STREAM_RAW32) & (table["nbytes"] != 4 * n_frames)).any():
         raise bad("a raw stream's size is not 4 bytes a frame")
     return kinds
