@@ -365,7 +365,7 @@ class CompressedClip:
         except TypeError:
             raise TypeError(f"b must be bytes-like, got {type(b).__name__}") from None
         self = cls._from_bytes(b, "bytes")
-        self._frames_or_decode("bytes")  # the streams decode: never a clip that fails later
+        self._validate("bytes")
         return self
 
     def save(self, path):
@@ -392,14 +392,22 @@ class CompressedClip:
             raise
 
     # ---------------------------------------------------------------------------- decode --
+    def _decode(self, source):
+        p = self._parts
+        try:
+            return _core._codec_decode(self._bytes, p["streams"], p["tracks"].tobytes(), p["n_frames"], p["n_joints"])
+        except ValueError as exc:
+            raise ValueError(f"{source}: not a valid compressed clip: {exc}") from None
+
+    def _validate(self, source):
+        """Decode once and drop the frames: bytes that load are bytes that decode (never a clip
+        that fails later), while a loaded clip holds only its bytes until it is sampled."""
+        self._decode(source)
+
     def _frames_or_decode(self, source="bytes"):
+        """The decoded frames, kept from the first call (read-only)."""
         if self._frames is None:
-            p = self._parts
-            try:
-                frames = _core._codec_decode(self._bytes, p["streams"], p["tracks"].tobytes(), p["n_frames"],
-                                             p["n_joints"])
-            except ValueError as exc:
-                raise ValueError(f"{source}: not a valid compressed clip: {exc}") from None
+            frames = self._decode(source)
             frames.flags.writeable = False
             self._frames = frames
         return self._frames
@@ -431,8 +439,9 @@ class CompressedClip:
 
         Notes
         -----
-        The first call decodes the whole clip (decompress) and keeps its frames, so that each
-        later call costs a slerp of one pose.
+        The first call decodes the whole clip (decompress) and keeps its frames (the size of
+        the uncompressed clip), so that each later call costs a slerp of one pose; a clip that
+        is never sampled holds only its bytes.
 
         Examples
         --------
@@ -534,5 +543,5 @@ def load_compressed(path):
     with open(path, "rb") as f:
         b = f.read()
     self = CompressedClip._from_bytes(b, repr(path))
-    self._frames_or_decode(repr(path))
+    self._validate(repr(path))
     return self
