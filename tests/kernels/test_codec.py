@@ -1,10 +1,8 @@
 """The compressed-clip decoder and sampler (csrc/codec.c, jointmath/_codec.c) on every ISA path:
 the same records from every path, sample() against a float64 slerp of the decoded frames."""
 import numpy as np
-import pytest
 
 import jointmath as jm
-from jointmath import bvh
 
 from codec_clips import clip_01_01, compressed_01_01, small_clip  # noqa: F401  (shared fixtures)
 
