@@ -34,8 +34,10 @@ from ._player import Player, player
 from ._core import quat_angle, quat_angle_between, quat_conjugate, quat_inverse, quat_multiply
 from ._core import quat_to_6d, quat_to_rotvec, rotate_vectors, rotvec_to_quat, sixd_to_quat, swing_twist
 from ._core import align_vectors, quat_mean, random_quats
+from ._codec import CompressedClip, compress, decompress, load_compressed
 
 __all__ = [
+    "CompressedClip",
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
@@ -43,9 +45,11 @@ __all__ = [
     "Player",
     "align_vectors",
     "available_isas",
+    "compress",
     "bvh",
     "compose_mats",
     "data",
+    "decompress",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
@@ -54,6 +58,7 @@ __all__ = [
     "joint_index",
     "joints_to_mats",
     "lerp_joints",
+    "load_compressed",
     "load_packed",
     "make_continuous",
     "make_joints",

@@ -8,6 +8,7 @@ from . import bvh as bvh
 from . import data as data
 from . import gltf as gltf
 from . import reference as reference
+from ._codec import CompressedClip as CompressedClip
 from ._core import _Floats, _Records
 from ._core import available_isas as available_isas
 from ._core import compose_mats as compose_mats
@@ -50,6 +51,7 @@ from ._core import quat_to_6d as quat_to_6d
 from ._core import sixd_to_quat as sixd_to_quat
 
 __all__ = [
+    "CompressedClip",
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
@@ -57,9 +59,11 @@ __all__ = [
     "Player",
     "align_vectors",
     "available_isas",
+    "compress",
     "bvh",
     "compose_mats",
     "data",
+    "decompress",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
@@ -68,6 +72,7 @@ __all__ = [
     "joint_index",
     "joints_to_mats",
     "lerp_joints",
+    "load_compressed",
     "load_packed",
     "make_continuous",
     "make_joints",
@@ -136,3 +141,6 @@ def player(clips: Union[bvh.Clip, Sequence[bvh.Clip]], *, titles: Optional[Seque
            layout: Literal["side", "overlay"] = "side", up: Literal["x", "y", "z", "X", "Y", "Z"] = "y",
            width: int = 480, height: int = 360, encoding: Literal["int16", "float32"] = "int16",
            end_sites: bool = True, autoplay: bool = False, loop: bool = True, follow: bool = False) -> Player: ...
+def compress(clip: bvh.Clip, error: Optional[SupportsFloat] = None, shell: Optional[SupportsFloat] = None) -> CompressedClip: ...
+def decompress(c: CompressedClip) -> bvh.Clip: ...
+def load_compressed(path: Union[str, PathLike[str]]) -> CompressedClip: ...

@@ -858,7 +858,9 @@ PyMODINIT_FUNC PyInit__core(void) {
                    PyModule_AddFunctions(module, jm_motion_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_arrays_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_algebra_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_fit_methods) < 0))
+                   PyModule_AddFunctions(module, jm_fit_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_codec_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_codec_write_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

@@ -250,5 +250,7 @@ extern PyMethodDef jm_motion_methods[];  /* BVH MOTION text, jointmath/_motion.c
 extern PyMethodDef jm_arrays_methods[];
 extern PyMethodDef jm_algebra_methods[]; /* rotation algebra, jointmath/_algebra.c */
 extern PyMethodDef jm_fit_methods[];    /* quat_mean, align_vectors, random_quats, jointmath/_fit.c */
+extern PyMethodDef jm_codec_methods[];   /* compressed clips, jointmath/_codec.c */
+extern PyMethodDef jm_codec_write_methods[]; /* their Rice streams written, jointmath/_codec_write.c */
 
 #endif /* JM_CORE_H */
