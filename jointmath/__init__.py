@@ -28,6 +28,7 @@ from . import bvh, data
 from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
+from ._packed import save_packed
 
 __all__ = [
     "JOINT_MAT",
@@ -57,6 +58,7 @@ __all__ = [
     "quat_to_matrix",
     "reference",
     "resample_joints",
+    "save_packed",
     "slerp",
     "slerp_joints",
     "translations",

@@ -60,6 +60,7 @@ __all__ = [
     "quat_to_matrix",
     "reference",
     "resample_joints",
+    "save_packed",
     "slerp",
     "slerp_joints",
     "translations",
@@ -88,3 +89,5 @@ def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: st
                      max_iter: SupportsIndex = 200, tol: Optional[SupportsFloat] = None, out: Optional[_Floats] = None,
                      return_iterations: bool) -> Union[_Floats, _WithCounts]: ...
 def load_packed(path: Union[str, PathLike[str]]) -> bvh.Clip: ...
+def save_packed(clip: bvh.Clip, path: Union[str, PathLike[str]], packed: Optional[_Records] = None,
+                bits: Literal[10, 20] = 10) -> Union[str, PathLike[str]]: ...
