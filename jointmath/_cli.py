@@ -160,6 +160,10 @@ def main(argv=None):
     if args.bvh and args.fps is not None and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
         parser.error(f"--fps {args.fps:g} with --bvh: BVH holds at most {FRAME_TIME_RANGE[1]:g} seconds a frame "
                      f"(--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
+    if args.format == "packed" and args.out is not None and args.fps is not None \
+            and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
+        parser.error(f"--fps {args.fps:g} with --format packed --out: a packed clip holds at most "
+                     f"{FRAME_TIME_RANGE[1]:g} seconds a frame, as BVH (--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
     if args.format == "jmc":
         for flag, given in (("--check", args.check), ("--bits", args.bits is not None)):
             if given:

@@ -199,11 +199,14 @@ def process_compressed(clip, fps=None, error_cm=DEFAULT_ERROR_CM, shell_cm=DEFAU
 
 
 def _packed_bytes(clip, packed):
-    """The size of the .npz archive save_packed writes for `packed`."""
+    """The size of the .npz archive save_packed writes for `packed` (measured whether or not
+    load_packed would read that clip back: without --out it is only a figure)."""
     import io
 
+    from ._packed import _members
+
     buffer = io.BytesIO()
-    save_packed(clip, buffer, packed=packed)
+    np.savez_compressed(buffer, **_members(clip, packed))
     return buffer.getbuffer().nbytes
 
 
