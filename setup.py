@@ -20,6 +20,7 @@ from setuptools.command.build_ext import build_ext
 
 KERNEL_FAMILIES = ["csrc/convert.c", "csrc/pack.c", "csrc/extract.c", "csrc/compose.c", "csrc/slerp.c", "csrc/partial_body.c",
                    "csrc/joint_index.c", "csrc/euler.c", "csrc/continuity.c"]
+KERNEL_FAMILIES += ["csrc/codec.c"]
 
 # the target's CPU from the platform tag the wheel is built for (honours cross builds such as
 # cibuildwheel's macOS x86_64 build on an arm64 runner): linux-x86_64, macosx-11.0-arm64, win-amd64
@@ -102,7 +103,8 @@ class BuildPerIsa(build_ext):
 core = Extension(
     "jointmath._core",
     sources=["jointmath/_core.c", "jointmath/_convert.c", "jointmath/_pack.c", "jointmath/_extract.c", "jointmath/_compose.c",
-             "jointmath/_interp.c", "jointmath/_euler.c", "jointmath/_motion.c", "jointmath/_arrays.c", "csrc/dispatch.c"],
+             "jointmath/_interp.c", "jointmath/_euler.c", "jointmath/_motion.c", "jointmath/_arrays.c", "csrc/dispatch.c"]
+            + ["jointmath/_codec.c", "jointmath/_codec_write.c"],
     include_dirs=["csrc", numpy.get_include()],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_23_API_VERSION")],
     # the per-ISA kernel objects are built in build_extension: list their sources here too, so

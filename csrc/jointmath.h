@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codec_types.h"
 #include "isas.h"
 #include "kernels.h"
 
@@ -127,6 +128,14 @@ typedef jm_quat_blend_f64_fn *jm_quat_blend_f64_kernel;
 /* The same on packed double[3] angles and double[4] quaternions. */
 typedef void jm_euler_f64_fn(const double *src, double *dst, size_t n, const int *axes, int intrinsic, int degrees);
 typedef jm_euler_f64_fn *jm_euler_f64_kernel;
+
+/* The compressed-clip decoder (codec.c, formats in codec_types.h): one Rice stream of nbytes to its
+   n values (0 or a JM_CODEC_* error), and a clip's tracks from their integers to records. */
+typedef int jm_codec_stream_fn(const uint8_t *data, size_t nbytes, size_t n, int32_t *out);
+typedef jm_codec_stream_fn *jm_codec_stream_kernel;
+typedef void jm_codec_tracks_fn(const jm_codec_track *tracks, size_t n_joints, size_t n_frames, const int32_t *values,
+                                jm_joint_quat *out);
+typedef jm_codec_tracks_fn *jm_codec_tracks_kernel;
 
 /* The kernels of one ISA path: a field per kernel of csrc/kernels.h, its name the kernel's. */
 #define JM_TABLE_FIELD(name, kind, isa) jm_##kind##_kernel name;

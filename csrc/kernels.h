@@ -42,7 +42,9 @@
     X(nlerp_quats_f64, quat_blend_f64, isa)                                                        \
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
-    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */
+    X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */                         \
+    X(codec_stream, codec_stream, isa)     /* a Rice stream -> int32 values (codec.c) */           \
+    X(codec_tracks, codec_tracks, isa)     /* a compressed clip's integers -> jm_joint_quat */
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1
 #define JM_NUM_KERNELS (0 JM_KERNELS(JM_COUNT_KERNEL, _))

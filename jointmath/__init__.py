@@ -29,16 +29,20 @@ from ._core import joint_index, lerp_joints, slerp_joints
 from ._core import nlerp, slerp
 from ._packed import load_packed
 from ._packed import save_packed
+from ._codec import CompressedClip, compress, decompress, load_compressed
 
 __all__ = [
+    "CompressedClip",
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "available_isas",
+    "compress",
     "bvh",
     "compose_mats",
     "data",
+    "decompress",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
@@ -46,6 +50,7 @@ __all__ = [
     "joint_index",
     "joints_to_mats",
     "lerp_joints",
+    "load_compressed",
     "load_packed",
     "make_continuous",
     "make_joints",

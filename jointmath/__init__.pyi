@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import bvh as bvh
 from . import data as data
 from . import reference as reference
+from ._codec import CompressedClip as CompressedClip
 from ._core import _Floats, _Records
 from ._core import available_isas as available_isas
 from ._core import compose_mats as compose_mats
@@ -33,14 +34,17 @@ from ._core import unpack_quats as unpack_quats
 
 __version__: str
 __all__ = [
+    "CompressedClip",
     "JOINT_MAT",
     "JOINT_QUAT",
     "PACKED_JOINT",
     "PACKED_JOINT64",
     "available_isas",
+    "compress",
     "bvh",
     "compose_mats",
     "data",
+    "decompress",
     "euler_to_quat",
     "extract_rotation",
     "forward_kinematics",
@@ -48,6 +52,7 @@ __all__ = [
     "joint_index",
     "joints_to_mats",
     "lerp_joints",
+    "load_compressed",
     "load_packed",
     "make_continuous",
     "make_joints",
@@ -91,3 +96,6 @@ def extract_rotation(a: ArrayLike, q0: Optional[ArrayLike] = None, *, method: st
 def load_packed(path: Union[str, PathLike[str]]) -> bvh.Clip: ...
 def save_packed(clip: bvh.Clip, path: Union[str, PathLike[str]], packed: Optional[_Records] = None,
                 bits: Literal[10, 20] = 10) -> Union[str, PathLike[str]]: ...
+def compress(clip: bvh.Clip, error: Optional[SupportsFloat] = None, shell: Optional[SupportsFloat] = None) -> CompressedClip: ...
+def decompress(c: CompressedClip) -> bvh.Clip: ...
+def load_compressed(path: Union[str, PathLike[str]]) -> CompressedClip: ...

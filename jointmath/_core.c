@@ -856,7 +856,9 @@ PyMODINIT_FUNC PyInit__core(void) {
                    PyModule_AddFunctions(module, jm_interp_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_euler_methods) < 0 ||
                    PyModule_AddFunctions(module, jm_motion_methods) < 0 ||
-                   PyModule_AddFunctions(module, jm_arrays_methods) < 0))
+                   PyModule_AddFunctions(module, jm_arrays_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_codec_methods) < 0 ||
+                   PyModule_AddFunctions(module, jm_codec_write_methods) < 0))
         Py_CLEAR(module);
     return module;
 }

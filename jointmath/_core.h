@@ -248,5 +248,7 @@ extern PyMethodDef jm_interp_methods[];
 extern PyMethodDef jm_euler_methods[];
 extern PyMethodDef jm_motion_methods[];  /* BVH MOTION text, jointmath/_motion.c */
 extern PyMethodDef jm_arrays_methods[];
+extern PyMethodDef jm_codec_methods[];   /* compressed clips, jointmath/_codec.c */
+extern PyMethodDef jm_codec_write_methods[]; /* their Rice streams written, jointmath/_codec_write.c */
 
 #endif /* JM_CORE_H */
