@@ -2,6 +2,8 @@
 // acl_compressor -out=...): every sample of the clip in order, each pose decompressed with
 // seek + decompress_tracks into an array of transforms, repeated; prints the median over rounds
 // of nanoseconds per pose as `ns_per_pose = N` (bench_compress.py --acl-decompress reads it).
+// Rounds are timed in the thread's CPU time (as bench_compress.py times jointmath's side): time
+// spent waiting for a core on a shared machine counts on neither side.
 //
 // Build against an ACL checkout (nfrechette/acl with its external/rtm), outside this repository:
 //   g++ -O3 -DNDEBUG -std=c++11 -I ACL/includes -I ACL/external/rtm/includes \
@@ -15,10 +17,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <vector>
 
 namespace
 {
+	double thread_seconds()
+	{
+		timespec now;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+		return double(now.tv_sec) + 1e-9 * double(now.tv_nsec);
+	}
+
 	struct pose_writer final : public acl::track_writer
 	{
 		explicit pose_writer(rtm::qvvf* pose_) : pose(pose_) {}
@@ -80,14 +90,13 @@ int main(int argc, char* argv[])
 	const auto begin = std::chrono::steady_clock::now();
 	while (rounds.size() < 15 || (rounds.size() < 1000 && std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(500)))
 	{
-		const auto start = std::chrono::steady_clock::now();
+		const double start = thread_seconds();
 		for (uint32_t sample_index = 0; sample_index < num_samples; ++sample_index)
 		{
 			context.seek(float(sample_index) / sample_rate, acl::sample_rounding_policy::none);
 			context.decompress_tracks(writer);
 		}
-		const auto end = std::chrono::steady_clock::now();
-		rounds.push_back(std::chrono::duration<double, std::nano>(end - start).count() / num_samples);
+		rounds.push_back((thread_seconds() - start) * 1e9 / num_samples);
 	}
 	std::sort(rounds.begin(), rounds.end());
 	float checksum = 0.0F;

@@ -44,33 +44,31 @@ DEFAULT_CLIPS = [ROOT / "tests" / "data" / "01_01.bvh"]
 LOW_FPS = 24.0
 
 
-def _median_wall(func, repeats):
-    """Median wall time of `repeats` calls of func() (each long enough to time alone)."""
-    func()  # warm up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def _wall(func):
+    """Wall time of one call of func()."""
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
 
 
-def measure_jointmath(clip, scale, repeats):
-    """The figures of jointmath.compress on `clip` at ACL's defaults converted by `scale`."""
+def measure_jointmath(clip, scale):
+    """The figures of jointmath.compress on `clip` at ACL's defaults converted by `scale`, and a
+    function that compresses it once more (for the compression times, taken by the caller
+    alternately with ACL's)."""
     error, shell = ACL_ERROR_CM / scale, ACL_SHELL_CM / scale
     c = jm.compress(clip, error=error, shell=shell)
     samples = clip.n_frames * clip.n_joints
     stats = c.stats
-    compress_s = _median_wall(lambda: jm.compress(clip, error=error, shell=shell), repeats)
-    decompress_s = median_seconds(lambda: jm.decompress(c), min_time=0.3, repeats=7)
+    # the thread's CPU time (as acl_decompress times ACL's side): waiting for a core counts on neither side
+    decompress_s = median_seconds(lambda: jm.decompress(c), min_time=0.3, repeats=9, cpu=True)
     t = 0.5 * (clip.n_frames - 1) * clip.frame_time + 0.25 * clip.frame_time  # between two samples
     out = np.empty((1, clip.n_joints), jm.JOINT_QUAT) if clip.n_joints else None
-    sample_s = median_seconds(lambda: c.sample(t), min_time=0.2, repeats=15)
-    sample_out_s = median_seconds(lambda: c.sample([t], out=out), min_time=0.2, repeats=15)
+    sample_s = median_seconds(lambda: c.sample(t), min_time=0.2, repeats=15, cpu=True)
+    sample_out_s = median_seconds(lambda: c.sample([t], out=out), min_time=0.2, repeats=15, cpu=True)
     return {"bytes": int(c.nbytes), "per_sample": c.nbytes / samples,
             "max_error": float(stats.max_error), "p99_error": float(stats.p99_error),
-            "compress_s": compress_s, "decompress_rate": samples / decompress_s,
-            "sample_s": sample_s, "sample_out_s": sample_out_s}
+            "decompress_rate": samples / decompress_s, "sample_s": sample_s,
+            "sample_out_s": sample_out_s}, lambda: _wall(lambda: jm.compress(clip, error=error, shell=shell))
 
 
 _NUMBER = r"([-+0-9.eE]+)"
@@ -84,23 +82,25 @@ def _stat(text, key):
     return float(found.group(1))
 
 
-def measure_acl(clip, scale, acl, acl_decompress, repeats, folder, label):
+def measure_acl(clip, scale, acl, acl_decompress, folder, label):
     """The figures of ACL's acl_compressor on `clip` (converted with `scale`), read from its -stats
-    output; with acl_decompress the timed sequential decompression of its output."""
+    output (compression_time: its own timer around the compression alone), with acl_decompress
+    the timed sequential decompression of its output, and a function that compresses it once more
+    and returns that time."""
     raw = os.path.join(folder, f"{label}.acl.sjson")
     with open(raw, "w", encoding="utf-8", newline="\n") as f:
         write_acl_sjson(clip, f, scale, name=label)
     stats_path = os.path.join(folder, f"{label}.stats.sjson")
-    sizes, errors, times = [], [], []
-    for _ in range(repeats):
+
+    def run():
         subprocess.run([acl, f"-acl={raw}", f"-stats={stats_path}"], check=True, capture_output=True)
-        text = Path(stats_path).read_text()
-        sizes.append(int(_stat(text, "compressed_size")))
-        errors.append(_stat(text, "max_error"))
-        times.append(_stat(text, "compression_time"))
+        return Path(stats_path).read_text()
+
+    text = run()
     samples = clip.n_frames * clip.n_joints
-    result = {"bytes": sizes[0], "per_sample": sizes[0] / samples, "max_error_cm": errors[0],
-              "compress_s": statistics.median(times), "raw_bytes": int(_stat(text, "raw_size"))}
+    size = int(_stat(text, "compressed_size"))
+    result = {"bytes": size, "per_sample": size / samples, "max_error_cm": _stat(text, "max_error"),
+              "raw_bytes": int(_stat(text, "raw_size"))}
     if acl_decompress:
         binary = os.path.join(folder, f"{label}.acl")
         subprocess.run([acl, f"-acl={raw}", f"-out={binary}"], check=True, capture_output=True)
@@ -108,7 +108,7 @@ def measure_acl(clip, scale, acl, acl_decompress, repeats, folder, label):
         ns_per_pose = float(re.search(r"ns_per_pose\s*=\s*" + _NUMBER, done).group(1))
         result["decompress_rate"] = clip.n_joints / (ns_per_pose * 1e-9)
         result["pose_ns"] = ns_per_pose
-    return result
+    return result, lambda: _stat(run(), "compression_time")
 
 
 def _fmt(value, spec):
@@ -138,7 +138,8 @@ def print_table(rows, have_acl):
                                                          if have_acl else ""))
     print("B/js: bytes per joint-sample; errors: ACL's metric (object space, virtual vertices at the shell "
           "distance), in cm; jointmath's certified over every sample, ACL's as acl_compressor measures it; "
-          "times: medians, one thread; decomp: joint-samples decompressed per second (whole clip, jointmath; "
+          "compress: medians of wall times, one thread, taken alternately; decomp and sample: medians of "
+          "the thread's CPU time; decomp: joint-samples decompressed per second (whole clip, jointmath; "
           "sequential whole poses, ACL); sample µs: one c.sample(t) call from Python, 1 time x all joints")
 
 
@@ -154,7 +155,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.acl_decompress and not args.acl:
         parser.error("--acl-decompress needs --acl")
-    repeats = 3 if args.quick else 7
+    repeats = 3 if args.quick else 9
     print(f"jointmath {jm.__version__} on path {jm.isa()}; ACL: {args.acl or 'not run (--acl PATH)'}")
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -164,11 +165,19 @@ def main(argv=None):
                 clip = source if fps is None else bvh.resample(source, fps)
                 scale = args.unit_scale if args.unit_scale is not None else default_unit_scale(source)
                 label = path.stem
-                row = {"label": label, "fps": clip.fps, "scale": scale,
-                       "jm": measure_jointmath(clip, scale, repeats)}
+                row = {"label": label, "fps": clip.fps, "scale": scale}
+                row["jm"], compress_jm = measure_jointmath(clip, scale)
+                sides = [("jm", compress_jm)]
                 if args.acl:
-                    row["acl"] = measure_acl(clip, scale, args.acl, args.acl_decompress, repeats, folder,
-                                             f"{label}-{clip.fps:.0f}")
+                    row["acl"], compress_acl = measure_acl(clip, scale, args.acl, args.acl_decompress, folder,
+                                                           f"{label}-{clip.fps:.0f}")
+                    sides.append(("acl", compress_acl))
+                times = {side: [] for side, _ in sides}
+                for _ in range(repeats):  # alternately: a slow spell of a shared machine slows both
+                    for side, again in sides:
+                        times[side].append(again())
+                for side, _ in sides:
+                    row[side]["compress_s"] = statistics.median(times[side])
                 rows.append(row)
                 print(f"  measured {label} at {clip.fps:.0f} fps ({clip.n_frames} x {clip.n_joints}, "
                       f"{scale:.4g} cm per unit)", file=sys.stderr)
