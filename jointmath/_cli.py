@@ -9,7 +9,6 @@ bytes, bytes per joint-sample, the ratio against raw float32 (10 floats per join
 counts them: rotation, translation, scale), the size against the source BVH under gzip -9 and
 xz -9, and the certified max and 99th-percentile error in clip units and in cm; --plot FILE draws
 the ratio against the max error per clip (needs matplotlib).
-  DIR/<clip>.jmc   the compressed clip (read it back with jointmath.load_compressed)
 
 --format packed keeps the fixed-rate packing: load -> optional resampling (--fps) -> forward
 kinematics -> packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints a table per
@@ -24,6 +23,7 @@ the other clips go on). With no files it runs on the embedded sample clip (CMU 0
 --out DIR writes, for each clip at its path relative to the inputs' common folder (inputs
 whose names there are the same up to case or extension, walk.bvh and walk.BVH, are numbered
 walk-1, walk-2 ... in the order of their paths, skipping any other input's own name):
+  DIR/<clip>.jmc   the compressed clip (read it back with jointmath.load_compressed)
   DIR/<clip>.npz   --format packed: the packed clip, a compressed .npz (read it back with
                    jointmath.load_packed: signs made continuous along the frames, as packing
                    keeps none)
