@@ -60,68 +60,89 @@ JM_INLINE int64_t read_residual(const uint8_t *data, size_t nbytes, uint64_t *po
 }
 
 /*
- * jm_codec_stream: the n integers of one Rice stream of nbytes bytes into out[0..n).
- * Blocks of JM_CODEC_BLOCK values (the last may be shorter); each opens with 2 bits of predictor
- * order p and 5 bits of Rice parameter k (0..JM_CODEC_MAX_K, or JM_CODEC_ZERO_BLOCK: every
- * residual of the block is 0 and takes no bits). A residual is the zigzag code u of
- * e = x[i] - prediction: u >> k in unary (ones ended by a zero; JM_CODEC_ESCAPE ones and no zero
- * mean u follows in 32 bits), then u's k low bits. The prediction of order p is the polynomial
- * through the p values before (0; x[i-1]; 2x[i-1] - x[i-2]; 3x[i-1] - 3x[i-2] + x[i-3]), of order
- * min(p, i) for the first values of the stream. The stream ends with zero bits up to its last
- * byte. Returns 0, or a JM_CODEC_* error for a stream that does not decode to exactly n values
- * within +-JM_CODEC_MAX_VALUE ending on its last byte: it never reads outside data[0..nbytes).
+ * jm_codec_streams: up to JM_CODEC_LANES Rice streams at once (stream l: data[l], nbytes[l], its n
+ * integers to out[l]; count <= JM_CODEC_LANES), interleaved value by value so that their
+ * independent bit readers overlap in the CPU (one stream alone is a chain of dependent loads).
+ * The format, per stream: blocks of JM_CODEC_BLOCK values (the last may be shorter); each opens
+ * with 2 bits of predictor order p and 5 bits of Rice parameter k (0..JM_CODEC_MAX_K, or
+ * JM_CODEC_ZERO_BLOCK: every residual of the block is 0 and takes no bits). A residual is the
+ * zigzag code u of e = x[i] - prediction: u >> k in unary (ones ended by a zero;
+ * JM_CODEC_ESCAPE ones and no zero mean u follows in 32 bits), then u's k low bits. The
+ * prediction of order p is the polynomial through the p values before (0; x[i-1];
+ * 2x[i-1] - x[i-2]; 3x[i-1] - 3x[i-2] + x[i-3]), of order min(p, i) for the first values of the
+ * stream. A stream ends with zero bits up to its last byte.
+ * Returns 0, or a JM_CODEC_* error + 256 * (the failing stream) for a stream that does not
+ * decode to exactly n values within +-JM_CODEC_MAX_VALUE ending on its last byte. It never reads
+ * outside data[l][0..nbytes[l]).
  */
-int JM_FN(jm_codec_stream)(const uint8_t *data, size_t nbytes, size_t n, int32_t *out) {
-    uint64_t pos = 0;
-    const uint64_t end_bits = 8 * (uint64_t)nbytes;
-    int64_t lo = 0, hi = 0; /* the range of the values, checked once a block */
+JM_INLINE int decode_streams(const uint8_t *const *data, const size_t *nbytes, const size_t count, size_t n,
+                             int32_t *const *out) {
+    enum { L = JM_CODEC_LANES };
+    /* prediction coefficients of x[i-1], x[i-2], x[i-3] by order */
+    static const int64_t c1[4] = {0, 1, 2, 3}, c2[4] = {0, 0, -1, -3}, c3[4] = {0, 0, 0, 1};
+    const uint8_t *d[L];
+    size_t nb[L];
+    int32_t *o[L];
+    uint64_t pos[L];
+    int64_t x1[L], x2[L], x3[L], lo[L], hi[L];
+    unsigned order[L], k[L];
+    for (int l = 0; l < L; l++) {
+        const int live = (size_t)l < count;
+        d[l] = live ? data[l] : NULL;
+        nb[l] = live ? nbytes[l] : 0;
+        o[l] = live ? out[l] : NULL;
+        pos[l] = 0;
+        x1[l] = x2[l] = x3[l] = lo[l] = hi[l] = 0;
+        order[l] = 0;
+        k[l] = JM_CODEC_ZERO_BLOCK;
+    }
     for (size_t start = 0; start < n; start += JM_CODEC_BLOCK) {
-        const uint64_t head = peek_bits(data, nbytes, pos) >> 57;
-        pos += 7;
-        const unsigned order = (unsigned)(head >> 5), k = (unsigned)(head & 31);
-        if (k > JM_CODEC_MAX_K && k != JM_CODEC_ZERO_BLOCK)
-            return JM_CODEC_BAD_BLOCK;
-        const size_t end = n - start < JM_CODEC_BLOCK ? n : start + JM_CODEC_BLOCK;
-        size_t i = start;
-        /* the first values of the stream, with the orders they have room for. Values are
-           clamped to +-2^24 as they are stored and any beyond is reported after the block, so
-           that the int64 predictions (residuals below 2^32) never overflow */
-        for (; i < end && i < order; i++) {
-            const int64_t e = k == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(data, nbytes, &pos, k);
-            const int64_t x = (i == 0 ? 0 : i == 1 ? (int64_t)out[0] : 2 * (int64_t)out[1] - out[0]) + e;
-            lo = x < lo ? x : lo;
-            hi = x > hi ? x : hi;
-            out[i] = (int32_t)(x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x);
+        for (size_t l = 0; l < count; l++) {
+            const uint64_t head = peek_bits(d[l], nb[l], pos[l]) >> 57;
+            pos[l] += 7;
+            order[l] = (unsigned)(head >> 5);
+            k[l] = (unsigned)(head & 31);
+            if (k[l] > JM_CODEC_MAX_K && k[l] != JM_CODEC_ZERO_BLOCK)
+                return JM_CODEC_BAD_BLOCK + 256 * (int)l;
         }
-#define JM_DECODE_RUN(prediction)                                                                                   \
-    for (; i < end; i++) {                                                                                          \
-        const int64_t e = k == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(data, nbytes, &pos, k);                      \
-        const int64_t x = (prediction) + e;                                                                         \
-        lo = x < lo ? x : lo;                                                                                       \
-        hi = x > hi ? x : hi;                                                                                       \
-        out[i] = (int32_t)(x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x); \
+        const size_t end = n - start < JM_CODEC_BLOCK ? n : start + JM_CODEC_BLOCK;
+        for (size_t i = start; i < end; i++) {
+            for (size_t l = 0; l < count; l++) {
+                const int64_t e = k[l] == JM_CODEC_ZERO_BLOCK ? 0 : read_residual(d[l], nb[l], &pos[l], k[l]);
+                const unsigned p = i < order[l] ? (unsigned)i : order[l];
+                /* values stay within +-2^24 (clamped as stored; one beyond is reported after the
+                   block) and residuals below 2^32: the int64 sums never overflow */
+                int64_t x = c1[p] * x1[l] + c2[p] * x2[l] + c3[p] * x3[l] + e;
+                lo[l] = x < lo[l] ? x : lo[l];
+                hi[l] = x > hi[l] ? x : hi[l];
+                x = x > JM_CODEC_MAX_VALUE ? JM_CODEC_MAX_VALUE : x < -JM_CODEC_MAX_VALUE ? -JM_CODEC_MAX_VALUE : x;
+                o[l][i] = (int32_t)x;
+                x3[l] = x2[l];
+                x2[l] = x1[l];
+                x1[l] = x;
+            }
+        }
+        for (size_t l = 0; l < count; l++) {
+            if (lo[l] < -JM_CODEC_MAX_VALUE || hi[l] > JM_CODEC_MAX_VALUE)
+                return JM_CODEC_OUT_OF_RANGE + 256 * (int)l;
+            if (pos[l] > 8 * (uint64_t)nb[l]) /* consumed past the end */
+                return JM_CODEC_OVERRUN + 256 * (int)l;
+        }
     }
-        if (order == 0)
-            JM_DECODE_RUN(0)
-        else if (order == 1)
-            JM_DECODE_RUN((int64_t)out[i - 1])
-        else if (order == 2)
-            JM_DECODE_RUN(2 * (int64_t)out[i - 1] - out[i - 2])
-        else
-            JM_DECODE_RUN(3 * ((int64_t)out[i - 1] - out[i - 2]) + out[i - 3])
-#undef JM_DECODE_RUN
-        if (lo < -JM_CODEC_MAX_VALUE || hi > JM_CODEC_MAX_VALUE)
-            return JM_CODEC_OUT_OF_RANGE;
-        if (pos > end_bits) /* consumed past the end */
-            return JM_CODEC_OVERRUN;
+    for (size_t l = 0; l < count; l++) {
+        if ((pos[l] + 7) / 8 != nb[l])
+            return JM_CODEC_TRAILING + 256 * (int)l;
+        if (pos[l] % 8 && (d[l][nb[l] - 1] & (0xffu >> (pos[l] % 8))))
+            return JM_CODEC_TRAILING + 256 * (int)l; /* padding bits must be zero */
     }
-    if (pos > end_bits)
-        return JM_CODEC_OVERRUN;
-    if ((pos + 7) / 8 != nbytes)
-        return JM_CODEC_TRAILING;
-    if (pos % 8 && (data[nbytes - 1] & (0xffu >> (pos % 8))))
-        return JM_CODEC_TRAILING; /* padding bits must be zero */
     return 0;
+}
+
+int JM_FN(jm_codec_streams)(const uint8_t *const *data, const size_t *nbytes, size_t count, size_t n,
+                            int32_t *const *out) {
+    /* the usual full group with a constant count: its lanes unrolled */
+    return count == JM_CODEC_LANES ? decode_streams(data, nbytes, JM_CODEC_LANES, n, out)
+                                   : decode_streams(data, nbytes, count, n, out);
 }
 
 /* The Hamilton product a b of (x, y, z, w) quaternions, float32, in this order of operations. */
@@ -159,7 +180,8 @@ void JM_FN(jm_codec_tracks)(const jm_codec_track *tracks, size_t n_joints, size_
             case JM_TRACK_QUANTIZED:
                 for (size_t f = f0; f < f1; f++) {
                     const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs;
-                    const float r[4] = {x, y, z, sqrtf(fmaxf(0.0f, 1.0f - (x * x + y * y + z * z)))};
+                    const float ww = 1.0f - (x * x + y * y + z * z); /* a comparison, not fmaxf (a libm call) */
+                    const float r[4] = {x, y, z, sqrtf(ww > 0.0f ? ww : 0.0f)};
                     quat_product(tr->rot, r, o[f * n_joints].q);
                 }
                 break;

@@ -15,6 +15,7 @@
 #define JM_CODEC_ZERO_BLOCK 31     /* the k field of a block whose residuals are all zero (no value bits) */
 #define JM_CODEC_ESCAPE 24         /* a unary run this long is followed by the value in 32 bits */
 #define JM_CODEC_MAX_VALUE (1 << 24) /* |quantized value| <= this (a float32 holds it exactly) */
+#define JM_CODEC_LANES 8           /* Rice streams a jm_codec_streams call decodes side by side */
 
 #define JM_TRACK_CONSTANT 0  /* one value for every frame (the track's `value`), stored as is */
 #define JM_TRACK_QUANTIZED 1 /* integers n per frame and component: see jm_codec_tracks */
@@ -32,7 +33,7 @@ typedef struct {
     float rot_step, trans_step;
 } jm_codec_track;
 
-/* Errors of jm_codec_stream_fn (0: none). */
+/* Errors of jm_codec_streams_fn (0: none; + 256 * the failing stream of the call). */
 #define JM_CODEC_OVERRUN 1      /* the stream ends before its values do */
 #define JM_CODEC_BAD_BLOCK 2    /* a block's k field is out of range */
 #define JM_CODEC_OUT_OF_RANGE 3 /* a value beyond +-JM_CODEC_MAX_VALUE */

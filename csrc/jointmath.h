@@ -129,10 +129,11 @@ typedef jm_quat_blend_f64_fn *jm_quat_blend_f64_kernel;
 typedef void jm_euler_f64_fn(const double *src, double *dst, size_t n, const int *axes, int intrinsic, int degrees);
 typedef jm_euler_f64_fn *jm_euler_f64_kernel;
 
-/* The compressed-clip decoder (codec.c, formats in codec_types.h): one Rice stream of nbytes to its
-   n values (0 or a JM_CODEC_* error), and a clip's tracks from their integers to records. */
-typedef int jm_codec_stream_fn(const uint8_t *data, size_t nbytes, size_t n, int32_t *out);
-typedef jm_codec_stream_fn *jm_codec_stream_kernel;
+/* The compressed-clip decoder (codec.c, formats in codec_types.h): up to JM_CODEC_LANES Rice streams
+   to their n values each (0 or a JM_CODEC_* error), and a clip's tracks from their integers to records. */
+typedef int jm_codec_streams_fn(const uint8_t *const *data, const size_t *nbytes, size_t count, size_t n,
+                                int32_t *const *out);
+typedef jm_codec_streams_fn *jm_codec_streams_kernel;
 typedef void jm_codec_tracks_fn(const jm_codec_track *tracks, size_t n_joints, size_t n_frames, const int32_t *values,
                                 jm_joint_quat *out);
 typedef jm_codec_tracks_fn *jm_codec_tracks_kernel;

@@ -43,7 +43,7 @@
     X(extract_matrices_f64, extract, isa)  /* rotation of double[3][3] -> double[4] (extract.c) */ \
     X(pack_quats32_f64, pack_f64, isa)     /* double[4] -> uint32 codes (pack.c) */                \
     X(pack_quats64_f64, pack_f64, isa)     /* double[4] -> uint64 codes */                         \
-    X(codec_stream, codec_stream, isa)     /* a Rice stream -> int32 values (codec.c) */           \
+    X(codec_streams, codec_streams, isa)   /* Rice streams -> int32 values (codec.c) */            \
     X(codec_tracks, codec_tracks, isa)     /* a compressed clip's integers -> jm_joint_quat */
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1

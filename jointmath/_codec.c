@@ -105,7 +105,7 @@ static const char *stream_error(int code) {
 /*
  * _codec_decode(data, streams, tracks, n_frames, n_joints): the clip's records from its data
  * (a bytes-like object) and its stream table ((S, 3) int64: offset, nbytes, kind; stream s fills
- * row s). Kind 0: a Rice stream (jm_codec_stream); kind 1: n_frames little-endian int32. A
+ * row s). Kind 0: a Rice stream (jm_codec_streams); kind 1: n_frames little-endian int32. A
  * stream that does not decode: ValueError saying how (the caller names the file).
  */
 static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
@@ -146,17 +146,31 @@ static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
     int error = 0;
     npy_intp failed = -1;
     JM_RELEASING_GIL(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS, {
-        for (npy_intp s = 0; s < n_rows && !error; s++) {
-            const int64_t offset = table[3 * s], nbytes = table[3 * s + 1], kind = table[3 * s + 2];
-            int32_t *row = v + s * n_frames;
-            if (kind == 1) {
-                for (npy_intp f = 0; f < n_frames; f++) {
-                    const uint8_t *b = bytes + offset + 4 * f;
+        const uint8_t *group_data[JM_CODEC_LANES];
+        size_t group_nbytes[JM_CODEC_LANES], count = 0;
+        int32_t *group_out[JM_CODEC_LANES];
+        npy_intp group_first[JM_CODEC_LANES];
+        for (npy_intp s = 0; s <= n_rows && !error; s++) {
+            if (s < n_rows && table[3 * s + 2] == 1) { /* raw: little-endian int32 */
+                const uint8_t *b = bytes + table[3 * s];
+                int32_t *row = v + s * n_frames;
+                for (npy_intp f = 0; f < n_frames; f++, b += 4)
                     row[f] = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+                continue;
+            }
+            if (s < n_rows) { /* Rice streams are decoded JM_CODEC_LANES at a time */
+                group_data[count] = bytes + table[3 * s];
+                group_nbytes[count] = (size_t)table[3 * s + 1];
+                group_out[count] = v + s * n_frames;
+                group_first[count++] = s;
+            }
+            if (count == JM_CODEC_LANES || (s == n_rows && count)) {
+                const int code = jm_active->codec_streams(group_data, group_nbytes, count, (size_t)n_frames, group_out);
+                if (code) {
+                    error = code & 255;
+                    failed = group_first[code >> 8];
                 }
-            } else {
-                error = jm_active->codec_stream(bytes + offset, (size_t)nbytes, (size_t)n_frames, row);
-                failed = s;
+                count = 0;
             }
         }
         if (!error)
@@ -247,7 +261,7 @@ static PyObject *py_codec_errors(PyObject *self, PyObject *args) {
                         const double d = (wa[9 + i] - wb[9 + i]) + shell * (wa[3 * i + k] - wb[3 * i + k]);
                         d2 += d * d;
                     }
-                    worst = d2 > worst ? d2 : worst;
+                    worst = d2 > worst || d2 != d2 ? d2 : worst; /* a NaN is the worst: never certified */
                 }
                 err[f * n_joints + j] = sqrt(worst);
             }

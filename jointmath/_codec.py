@@ -92,6 +92,10 @@ def _refuse_non_finite(joints, names):
         f, j = (int(i[0]) for i in np.nonzero(~finite))
         raise ValueError(f"clip has a NaN or infinite value at joint {j} ({names[j]!r}), frame {f}: "
                          f"compress clips of finite values")
+    zero = (joints["q"] == 0).all(axis=-1)
+    if zero.any():
+        f, j = (int(i[0]) for i in np.nonzero(zero))
+        raise ValueError(f"clip has a zero quaternion (no rotation) at joint {j} ({names[j]!r}), frame {f}")
 
 
 def compress(clip, error=None, shell=None):
@@ -126,7 +130,7 @@ def compress(clip, error=None, shell=None):
         For a clip that is not a Clip, or an error or shell that is not a real number.
     ValueError
         For an error or shell that is not positive and finite, a clip of no frames, a clip with
-        a NaN or infinite value (naming the joint and frame), a skeleton of zero size when error
+        a NaN or infinite value or a zero quaternion (naming the joint and frame), a skeleton of zero size when error
         or shell is left to its default, or a field Clip() would refuse.
 
     See Also
@@ -446,7 +450,9 @@ class CompressedClip:
         t = np.asarray(times)
         if t.dtype.kind not in "iuf" or isinstance(times, (bool, np.bool_)):
             raise TypeError(f"times must be real numbers of seconds, got {t.dtype if t.dtype.kind != 'O' else type(times).__name__}")
-        t = np.ascontiguousarray(t, np.float64)
+        t = np.asarray(t, np.float64)
+        if not t.flags.c_contiguous:
+            t = t.copy()
         if not np.isfinite(t).all():
             raise ValueError("times must be finite seconds")
         shape = t.shape + (self.num_joints,)

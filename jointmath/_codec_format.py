@@ -23,6 +23,8 @@ def pack(parts):
     streams = parts["streams"]
     table = np.array([len(s) for s in streams], "<u4")
     data = b"".join(streams)
+    if len(data) > 0xFFFFFFFF or len(meta) > 0xFFFFFFFF:
+        raise ValueError("the clip is too large for the compressed-clip format (its data exceeds 4 GiB)")
     header = HEADER.pack(MAGIC, VERSION, HEADER_SIZE, parts["n_frames"], parts["n_joints"], len(streams), len(meta),
                          parts["frame_time"], parts["error"], parts["shell"], len(data), 0)
     body = meta + parts["tracks"].astype(TRACK_DTYPE).tobytes() + table.tobytes() + data

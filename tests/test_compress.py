@@ -148,6 +148,23 @@ def test_non_finite_clips_are_refused_naming_joint_and_frame(field, value):
         jm.compress(clip, error=1e-3, shell=1.0)
 
 
+def test_zero_quaternions_are_refused_naming_joint_and_frame():
+    clip = synthetic_clip()
+    clip.joints["q"][9, 2] = 0
+    with pytest.raises(ValueError, match=r"zero quaternion .*joint 2 \('j2'\), frame 9"):
+        jm.compress(clip, error=1e-3, shell=1.0)
+
+
+def test_the_error_measure_counts_nan_as_failing(clip_01_01):
+    """A decoded NaN must never certify (a comparison with NaN is false)."""
+    from jointmath import _core
+    joints = np.ascontiguousarray(clip_01_01.joints[:3])
+    bad = joints.copy()
+    bad["q"][1, 4] = np.nan
+    errors = _core._codec_errors(joints, bad, clip_01_01.parents, 1.0)
+    assert np.isnan(errors[1, 4]) and not errors.max() <= 1.0
+
+
 def test_sample_errors(compressed_01_01):
     c = compressed_01_01[0]
     with pytest.raises(ValueError, match="finite"):
@@ -160,6 +177,8 @@ def test_sample_errors(compressed_01_01):
         c.sample([0.0, 0.1], out=np.zeros((3, c.num_joints), jm.JOINT_QUAT))
     with pytest.raises(TypeError, match="out"):
         c.sample([0.0], out=np.zeros((1, c.num_joints), np.float64))
+    out = np.zeros(c.num_joints, jm.JOINT_QUAT)
+    assert c.sample(0.5, out=out) is out and np.array_equal(out, c.sample(0.5))
 
 
 def test_bad_bytes_name_what_is_wrong(compressed_01_01, tmp_path):
@@ -232,3 +251,16 @@ def test_fuzz_mutants_raise_value_error_or_decode():
         c.sample(0.1)
         jm.decompress(c)
     assert decoded < 600
+
+
+def test_peak_memory_while_compressing_is_a_few_clips(clip_01_01):
+    """NumPy's and the C core's allocations (tracemalloc sees both) stay within 8 times the
+    clip's float32 records while compress() runs."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        jm.compress(clip_01_01)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 8 * clip_01_01.joints.nbytes

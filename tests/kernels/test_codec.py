@@ -68,3 +68,12 @@ def test_small_clip_round_trip_on_every_path(small_clip):
     back = jm.decompress(c)
     assert back.joints.shape == small_clip.joints.shape
     assert np.abs(back.joints["t"] - small_clip.joints["t"]).max() < 1e-3
+
+
+def test_decoding_a_large_clip_releases_the_gil(compressed_01_01):
+    from jointmath import _core
+    c = compressed_01_01[0]
+    before = _core._gil_releases()
+    jm.CompressedClip.frombytes(c.tobytes())
+    c.sample(np.zeros(200))
+    assert _core._gil_releases() >= before + 2
