@@ -34,6 +34,7 @@ from ._player import Player, player
 from ._core import quat_angle, quat_angle_between, quat_conjugate, quat_inverse, quat_multiply
 from ._core import quat_to_6d, quat_to_rotvec, rotate_vectors, rotvec_to_quat, sixd_to_quat, swing_twist
 from ._core import align_vectors, quat_mean, random_quats
+from ._packed import save_packed
 from ._codec import CompressedClip, compress, decompress, load_compressed
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "random_quats",
     "reference",
     "resample_joints",
+    "save_packed",
     "slerp",
     "slerp_joints",
     "translations",

@@ -88,6 +88,7 @@ __all__ = [
     "random_quats",
     "reference",
     "resample_joints",
+    "save_packed",
     "slerp",
     "slerp_joints",
     "translations",
@@ -141,6 +142,8 @@ def player(clips: Union[bvh.Clip, Sequence[bvh.Clip]], *, titles: Optional[Seque
            layout: Literal["side", "overlay"] = "side", up: Literal["x", "y", "z", "X", "Y", "Z"] = "y",
            width: int = 480, height: int = 360, encoding: Literal["int16", "float32"] = "int16",
            end_sites: bool = True, autoplay: bool = False, loop: bool = True, follow: bool = False) -> Player: ...
+def save_packed(clip: bvh.Clip, path: Union[str, PathLike[str]], packed: Optional[_Records] = None,
+                bits: Literal[10, 20] = 10) -> Union[str, PathLike[str]]: ...
 def compress(clip: bvh.Clip, error: Optional[SupportsFloat] = None, shell: Optional[SupportsFloat] = None) -> CompressedClip: ...
 def decompress(c: CompressedClip) -> bvh.Clip: ...
 def load_compressed(path: Union[str, PathLike[str]]) -> CompressedClip: ...

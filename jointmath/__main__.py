@@ -2,7 +2,8 @@
 
 The command in modules of one concern each: _cli (options and the run), _plan (inputs and
 outputs), _runners (one thread, threads, Dask), _heap (malloc settings), _report (tables, plots,
-report.json), _job (one clip's pipeline). The names below are the ones programs use.
+report.json), _job (one clip's pipeline), _compressed_job (the default format: compress under a
+bound in cm), _sizes (raw float32 and gzip -9 / xz -9 sizes). The names below are the ones programs use.
 """
 import sys
 

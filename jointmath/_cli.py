@@ -1,7 +1,17 @@
 """python -m jointmath [FILES/DIRS ...] [--out DIR]: compress BVH motion capture clips.
 
-Per clip: load -> optional resampling (--fps) -> forward kinematics -> packing (--bits) ->
-unpacking -> errors (-> float64 check with --check). Prints a table per
+By default (--format jmc) each clip is compressed with jointmath.compress under a certified error
+bound: --error (default 0.01 cm) is the largest distance any virtual vertex (--shell, default 3 cm
+from each joint along its local axes) may move in object space, on every sample. Both are in
+centimetres, converted to clip units with --unit-scale (cm per clip unit) or, without it, by
+taking the skeleton for a 170 cm human; the report says which. Per clip and in total it prints the
+bytes, bytes per joint-sample, the ratio against raw float32 (10 floats per joint-sample, as ACL
+counts them: rotation, translation, scale), the size against the source BVH under gzip -9 and
+xz -9, and the certified max and 99th-percentile error in clip units and in cm; --plot FILE draws
+the ratio against the max error per clip (needs matplotlib).
+
+--format packed keeps the fixed-rate packing: load -> optional resampling (--fps) -> forward
+kinematics -> packing (--bits) -> unpacking -> errors (-> float64 check with --check). Prints a table per
 clip (frames, seconds and frames/s of each stage, each counting the frames it processed),
 the compression ratio, the packing error (rotation angle per joint; end-effector positions, at
 the End Site tips, as a fraction of the skeleton's rest-pose height and in clip units, or in cm
@@ -13,12 +23,14 @@ the other clips go on). With no files it runs on the embedded sample clip (CMU 0
 --out DIR writes, for each clip at its path relative to the inputs' common folder (inputs
 whose names there are the same up to case or extension, walk.bvh and walk.BVH, are numbered
 walk-1, walk-2 ... in the order of their paths, skipping any other input's own name):
-  DIR/<clip>.npz   the compressed clip (read it back with jointmath.load_packed: signs made
-                   continuous along the frames, as packing keeps none)
-  DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded from the packed form)
+  DIR/<clip>.jmc   the compressed clip (read it back with jointmath.load_compressed)
+  DIR/<clip>.npz   --format packed: the packed clip, a compressed .npz (read it back with
+                   jointmath.load_packed: signs made continuous along the frames, as packing
+                   keeps none)
+  DIR/<clip>.bvh   with --bvh: the processed clip as BVH (resampled, decoded)
 and DIR/report.json (every clip, its outputs and figures; strict JSON: a figure that could not
-be measured, not finite, is null) and DIR/errors.png, one errors-N.png per skeleton when the
-clips have several (needs matplotlib). Every file is written to a temporary name in the same
+be measured, not finite, is null) and, for --format packed, DIR/errors.png, one errors-N.png per
+skeleton when the clips have several (needs matplotlib). Every file is written to a temporary name in the same
 folder and renamed, so none is ever left half-written; a clip whose output cannot be written is
 reported FAILED and the others go on. Nothing is deleted: the files an earlier run wrote into DIR
 (as the report.json it left lists them) that this run did not write again are listed in a note
@@ -37,6 +49,8 @@ import sys
 
 from . import _plan, _report, _runners, data
 from ._bvh_format import FRAME_TIME_RANGE
+from ._compressed_job import DEFAULT_ERROR_CM, DEFAULT_SHELL_CM
+from ._job import FORMATS
 
 __all__ = ["MAX_FPS", "MIN_FPS", "main"]
 
@@ -66,6 +80,17 @@ def _folder(text):
     return text
 
 
+def _centimetres(text):
+    """A positive finite length in cm (--error, --shell)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of cm, got {text!r}")
+    return value
+
+
 def _unit_scale(text):
     """Centimetres per clip unit: a number or a fraction such as 2.54/0.45 (CMU's clips)."""
     try:
@@ -85,16 +110,28 @@ def _parser():
     parser = argparse.ArgumentParser(prog="python -m jointmath", description=__doc__, allow_abbrev=False,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="*", help="BVH files or directories (default: the embedded sample)")
-    parser.add_argument("--bits", type=int, choices=(10, 20), default=10, help="packing size per component")
+    parser.add_argument("--format", choices=FORMATS, default="jmc",
+                        help="jmc: jointmath.compress under a certified error bound (default); packed: the "
+                             "fixed-rate 32-bit packing (pack_joints) in a compressed .npz")
+    parser.add_argument("--error", type=_centimetres, default=None, metavar="CM",
+                        help=f"largest error allowed, in cm (default {DEFAULT_ERROR_CM:g}; --format jmc)")
+    parser.add_argument("--shell", type=_centimetres, default=None, metavar="CM",
+                        help=f"virtual-vertex distance of the error metric, in cm (default {DEFAULT_SHELL_CM:g}; "
+                             f"--format jmc)")
+    parser.add_argument("--plot", default=None, metavar="FILE",
+                        help="draw the ratio against raw float32 by max error per clip into FILE (PNG; matplotlib)")
+    parser.add_argument("--bits", type=int, choices=(10, 20), default=None,
+                        help="packing size per component (--format packed; default 10)")
     parser.add_argument("--fps", type=_fps, default=None, help=f"resample to N frames per second ({MIN_FPS:.2g} <= "
                                                                 f"N <= {MAX_FPS:,.0f})")
     parser.add_argument("--out", type=_folder, default=None,
-                        help="folder for the .npz clips, report.json and errors.png")
+                        help="folder for the .jmc (or .npz) clips and report.json")
     parser.add_argument("--bvh", action="store_true", help="also write each processed clip as BVH (needs --out)")
     parser.add_argument("--check", action="store_true",
                         help="also check the float32 forward kinematics against float64 (a 'check' stage)")
     parser.add_argument("--unit-scale", type=_unit_scale, default=None, metavar="CM",
-                        help="centimetres per clip unit, to print errors in cm (CMU: 2.54/0.45)")
+                        help="centimetres per clip unit, for --error, --shell and errors in cm (CMU: 2.54/0.45; "
+                             "default: the skeleton taken for a 170 cm human)")
     parser.add_argument("--dask", default=None, metavar="local|ADDRESS",
                         help="run on a dask.distributed scheduler at ADDRESS, or 'local': one thread per core here")
     parser.add_argument("--selfcheck", action="store_true", help="run the kernel self-check instead")
@@ -123,6 +160,19 @@ def main(argv=None):
     if args.bvh and args.fps is not None and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
         parser.error(f"--fps {args.fps:g} with --bvh: BVH holds at most {FRAME_TIME_RANGE[1]:g} seconds a frame "
                      f"(--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
+    if args.format == "packed" and args.out is not None and args.fps is not None \
+            and 1.0 / args.fps > FRAME_TIME_RANGE[1]:
+        parser.error(f"--fps {args.fps:g} with --format packed --out: a packed clip holds at most "
+                     f"{FRAME_TIME_RANGE[1]:g} seconds a frame, as BVH (--fps {1 / FRAME_TIME_RANGE[1]:.6g} or more)")
+    if args.format == "jmc":
+        for flag, given in (("--check", args.check), ("--bits", args.bits is not None)):
+            if given:
+                parser.error(f"{flag} goes with --format packed (the fixed-rate packing)")
+    elif args.error is not None or args.shell is not None:
+        parser.error("--error and --shell go with --format jmc (the default)")
+    bits = 10 if args.bits is None else args.bits
+    error_cm = DEFAULT_ERROR_CM if args.error is None else args.error
+    shell_cm = DEFAULT_SHELL_CM if args.shell is None else args.shell
     if args.paths:
         files, notes, unlisted = _plan.find_clips(args.paths)
     else:
@@ -141,11 +191,15 @@ def main(argv=None):
         if problem is not None:
             parser.error(f"--out {args.out}: {problem}")
         try:
-            plans = _plan.plan_outputs(files, args.out, args.bvh)
+            plans = _plan.plan_outputs(files, args.out, args.bvh, args.format)
         except ValueError as exc:
             parser.error(f"--out {args.out}: {exc}")
-    jobs = [{"path": f, "bits": args.bits, "fps": args.fps, "outputs": plan, "check": args.check}
-            for f, plan in zip(files, plans)]
+    if args.format == "jmc":
+        jobs = [{"path": f, "fps": args.fps, "outputs": plan, "format": "jmc", "error_cm": error_cm,
+                 "shell_cm": shell_cm, "unit_scale": args.unit_scale} for f, plan in zip(files, plans)]
+    else:
+        jobs = [{"path": f, "bits": bits, "fps": args.fps, "outputs": plan, "check": args.check,
+                 "format": "packed"} for f, plan in zip(files, plans)]
     if args.dask is None:
         results = _runners.run_local(jobs)
     elif args.dask == "local":
@@ -160,7 +214,16 @@ def main(argv=None):
     good = [r for r in results if "error" not in r]
     bad = unlisted + [r for r in results if "error" in r]
     _report.print_results(good, bad, notes, args.unit_scale)
-    options = {"bits": args.bits, "fps": args.fps, "check": args.check, "unit_scale_cm": args.unit_scale}
-    if args.out is not None and not _report.write_report(args.out, results, good, bad, notes, files, options):
+    plots = []
+    if args.plot is not None:
+        plots = _report.plot_ratio_by_error(good, args.plot)
+    if args.format == "jmc":
+        options = {"format": "jmc", "fps": args.fps, "error_cm": error_cm, "shell_cm": shell_cm,
+                   "unit_scale_cm": args.unit_scale}
+    else:
+        options = {"format": "packed", "bits": bits, "fps": args.fps, "check": args.check,
+                   "unit_scale_cm": args.unit_scale}
+    if args.out is not None and not _report.write_report(args.out, results, good, bad, notes, files, options,
+                                                          plots):
         return 1
     return 1 if bad else 0

@@ -1,7 +1,8 @@
-"""One clip's pipeline behind `python -m jointmath`: load -> optional resampling -> forward
-kinematics -> packing -> unpacking -> errors (-> optional float64 check), its outputs written
-atomically, and a JSON-ready dict of figures, so the single-process run and the Dask run produce
-the same report. Product code only: nothing here calls jointmath.reference.
+"""One clip's pipeline behind `python -m jointmath`: load -> optional resampling -> either
+compression under a certified error bound (format "jmc", the command's default) or forward
+kinematics -> packing -> unpacking -> errors (-> optional float64 check) (format "packed"), its
+outputs written atomically, and a JSON-ready dict of figures, so the single-process run and the
+Dask run produce the same report. Product code only: nothing here calls jointmath.reference.
 """
 import os
 import time
@@ -9,10 +10,16 @@ import time
 import numpy as np
 
 from . import _core, _memory, bvh
+from ._compressed_job import DEFAULT_ERROR_CM, DEFAULT_SHELL_CM, compress_clip
 from ._core import forward_kinematics, pack_joints, unpack_joints
 from ._packed import save_packed
+from ._sizes import raw_float32_bytes, source_sizes
 
-__all__ = ["process_clip", "process_file"]
+__all__ = ["FORMATS", "process_clip", "process_compressed", "process_file"]
+
+#: The output formats: "jmc" (jointmath.compress, a certified error bound) and "packed" (the
+#: fixed-rate 32-bit packing, pack_joints, in a .npz archive).
+FORMATS = ("jmc", "packed")
 
 
 #: Working memory of the pipeline per joint per output frame (the joints, two sets of world
@@ -38,6 +45,37 @@ def _frames_after_resampling(clip, fps):
     return int(np.floor(max(clip.n_frames - 1, 0) * clip.frame_time * fps + 1e-9)) + 1
 
 
+def _timed_stages(progress):
+    """(stage, times, counts): stage(name, frames, func, *args) runs func(*args), records its
+    seconds and frames under `name` and calls progress(name)."""
+    times, counts = {}, {}
+
+    def stage(name, frames, func, *args):
+        start = time.perf_counter()
+        value = func(*args)
+        times[name] = time.perf_counter() - start
+        counts[name] = int(frames)
+        if progress is not None:
+            progress(name)
+        return value
+
+    return stage, times, counts
+
+
+def _resampled(clip, fps, stage):
+    """`clip` resampled to `fps` (a stage), or as it is for None; ValueError for a resampling
+    that would not fit in memory."""
+    if fps is None:
+        return clip
+    frames = _frames_after_resampling(clip, fps)
+    need, budget = frames * clip.n_joints * BYTES_PER_JOINT_FRAME, _memory.pipeline_budget()
+    if need > budget:
+        raise ValueError(f"resampling to {fps:g} frames/s makes {frames:,} frames x {clip.n_joints} joints, "
+                         f"about {need / 2**30:.1f} GiB of working memory, more than this machine's budget "
+                         f"({budget / 2**30:.1f} GiB); choose a lower --fps")
+    return stage("resample", frames, bvh.resample, clip, fps)
+
+
 def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     """Run the pipeline on a loaded Clip.
 
@@ -59,28 +97,11 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     resampling that would not fit in memory and for a clip of 0 frames. progress(stage) is called
     after each stage.
     """
-    times, counts = {}, {}
-
-    def stage(name, frames, func, *args):
-        start = time.perf_counter()
-        value = func(*args)
-        times[name] = time.perf_counter() - start
-        counts[name] = int(frames)
-        if progress is not None:
-            progress(name)
-        return value
-
+    stage, times, counts = _timed_stages(progress)
     source_frames = clip.n_frames
     if source_frames == 0:
         raise ValueError("the clip has no frames: nothing to compress")
-    if fps is not None:
-        frames = _frames_after_resampling(clip, fps)
-        need, budget = frames * clip.n_joints * BYTES_PER_JOINT_FRAME, _memory.pipeline_budget()
-        if need > budget:
-            raise ValueError(f"resampling to {fps:g} frames/s makes {frames:,} frames x {clip.n_joints} joints, "
-                             f"about {need / 2**30:.1f} GiB of working memory, more than this machine's budget "
-                             f"({budget / 2**30:.1f} GiB); choose a lower --fps")
-        clip = stage("resample", frames, bvh.resample, clip, fps)
+    clip = _resampled(clip, fps, stage)
     joints = clip.joints
     n_frames, n_joints = joints.shape
     world = stage("forward_kinematics", n_frames, forward_kinematics, joints, clip.parents)
@@ -142,12 +163,66 @@ def process_clip(clip, bits=10, fps=None, check=False, progress=None):
     return result, packed, clip, unpacked
 
 
-def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=None):
+def process_compressed(clip, fps=None, error_cm=DEFAULT_ERROR_CM, shell_cm=DEFAULT_SHELL_CM, unit_scale=None,
+                       progress=None):
+    """Compress a loaded Clip (resampled to `fps` when given) with jointmath.compress.
+
+    `error_cm` and `shell_cm` are in centimetres, converted to clip units with `unit_scale` (cm
+    per clip unit) or, without it, the skeleton taken for a 170 cm human. Returns (result dict,
+    CompressedClip, processed clip). The dict holds the stage figures as process_clip's, the
+    bytes, bytes per joint-sample, the ratio against raw float32 (10 floats per joint-sample, as
+    ACL counts them), the bound, shell and unit scale used, the certified max and 99th-percentile
+    error (ACL's metric) in clip units and in cm, per joint and the worst joints. Raises
+    ValueError for a clip of 0 frames (and whatever compress raises for a clip it refuses).
+    """
+    stage, times, counts = _timed_stages(progress)
+    source_frames = clip.n_frames
+    if source_frames == 0:
+        raise ValueError("the clip has no frames: nothing to compress")
+    clip = _resampled(clip, fps, stage)
+    figures, compressed = compress_clip(clip, error_cm, shell_cm, unit_scale, stage)
+    result = {
+        "format": "jmc",
+        "frames": int(clip.n_frames),
+        "source_frames": int(source_frames),
+        "joints": int(clip.n_joints),
+        "frame_time": float(clip.frame_time),
+        "seconds": {k: float(v) for k, v in times.items()},
+        "stage_frames": counts,
+        "frames_per_second": {k: (counts[k] / v if v > 0 else None) for k, v in times.items()},
+        "skeleton_height": clip.skeleton_height(),
+        **figures,
+        "names": list(clip.names),
+        "parents": [int(p) for p in clip.parents],
+    }
+    return result, compressed, clip
+
+
+def _packed_bytes(clip, packed):
+    """The size of the .npz archive save_packed writes for `packed` (measured whether or not
+    load_packed would read that clip back: without --out it is only a figure)."""
+    import io
+
+    from ._packed import _members
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **_members(clip, packed))
+    return buffer.getbuffer().nbytes
+
+
+def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=None, format="packed",
+                 error_cm=DEFAULT_ERROR_CM, shell_cm=DEFAULT_SHELL_CM, unit_scale=None):
     """Load and process one BVH file and write its outputs.
 
+    format: "packed" (process_clip: `bits`, `check`) or "jmc" (process_compressed: `error_cm`,
+    `shell_cm`, `unit_scale`). Either way the result also holds the archive's bytes per
+    joint-sample, its ratio against raw float32 (10 floats per joint-sample) and the source
+    file's size as it is and under gzip -9 and xz -9 (source_sizes).
+
     outputs: None or a dict with "packed" (path of the .npz archive, read back with
-    jointmath.load_packed) and optionally "bvh" (path of the processed clip as BVH: resampled
-    and decoded from the packed form). Each is written atomically (a temporary file in the same
+    jointmath.load_packed) or "compressed" (path of the .jmc clip, read back with
+    jointmath.load_compressed), and optionally "bvh" (path of the processed clip as BVH:
+    resampled and decoded from the packed or compressed form). Each is written atomically (a temporary file in the same
     folder, then renamed). Never raises for a bad file or a failed write: returns
     {"file": path, "error": reason, "outputs": what was written} instead. Warnings of the reader
     (BVHWarning) are returned under "warnings", not printed. progress(stage) as in process_clip.
@@ -161,15 +236,40 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
         load_seconds = time.perf_counter() - start
         if progress is not None:
             progress("load")
-        result, packed, clip, unpacked = process_clip(clip, bits, fps, check, progress)
+        if format == "jmc":
+            result, compressed, clip = process_compressed(clip, fps, error_cm, shell_cm, unit_scale, progress)
+            archive_bytes = result["bytes"]
+        elif format == "packed":
+            result, packed, clip, unpacked = process_clip(clip, bits, fps, check, progress)
+            result["format"] = "packed"
+            archive_bytes = result["bytes"] = _packed_bytes(clip, packed)
+            samples = result["frames"] * result["joints"]
+            result["bytes_per_joint_sample"] = archive_bytes / samples if samples else None
+            result["raw_float32_bytes"] = raw_float32_bytes(result["frames"], result["joints"])
+            result["ratio_float32"] = result["raw_float32_bytes"] / archive_bytes
+        else:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        sizes = source_sizes(path)
+        result.update(sizes, ratio_gzip9=sizes["gzip9_bytes"] / archive_bytes,
+                      ratio_xz9=sizes["xz9_bytes"] / archive_bytes)
+        if progress is not None:
+            progress("source sizes")
         for kind, target in (outputs or {}).items():
             os.makedirs(os.path.dirname(target) or ".", exist_ok=True)  # a subfolder of --out
-            if kind == "packed":
-                save_packed(target, clip, packed)
+            if kind == "packed" and format == "packed":
+                save_packed(clip, target, packed=packed)
+            elif kind == "compressed" and format == "jmc":
+                compressed.save(target)
             elif kind == "bvh":
-                bvh._save_frames(clip, unpacked, target)  # the processed clip, decoded
+                if format == "jmc":
+                    from . import decompress
+
+                    bvh._save_frames(clip, decompress(compressed).joints, target)  # the processed clip, decoded
+                else:
+                    bvh._save_frames(clip, unpacked, target)
             else:
-                raise ValueError(f"outputs: unknown kind {kind!r} (packed, bvh)")
+                raise ValueError(f"outputs: kind {kind!r} does not go with format {format!r} "
+                                 f"(packed: packed, bvh; jmc: compressed, bvh)")
             written[kind] = target
             if progress is not None:
                 progress("write " + kind)

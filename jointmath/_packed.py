@@ -1,5 +1,6 @@
-"""The packed-clip archive (.npz) that `python -m jointmath --out` writes: the packed joints
-and the skeleton, read back by jointmath.load_packed."""
+"""The packed-clip archive (.npz, compressed) that `python -m jointmath --format packed --out`
+and jointmath.save_packed write: the packed joints and the skeleton, read back by
+jointmath.load_packed."""
 import json
 import os
 import struct
@@ -11,7 +12,7 @@ import numpy as np
 from . import bvh
 from ._bvh_format import FRAME_TIME_RANGE
 from ._bvh_write import _check_names, _check_offsets, _check_rotations, _check_translations
-from ._core import make_continuous, unpack_joints
+from ._core import make_continuous, pack_joints, unpack_joints
 from ._files import write_atomic
 
 __all__ = ["PACK_FORMAT", "load_packed", "save_packed"]
@@ -23,22 +24,106 @@ __all__ = ["PACK_FORMAT", "load_packed", "save_packed"]
 PACK_FORMAT = 2
 
 
-def save_packed(path, clip, packed):
-    """Write a packed clip (.npz at `path`, atomically): the packed joints plus the skeleton.
-    Returns the path. Read it back with jointmath.load_packed."""
-    def write(f):
-        np.savez(f, pack_format=np.array(PACK_FORMAT), packed=packed.view(np.uint8).reshape(packed.shape + (packed.dtype.itemsize,)),
-                 packed_dtype=np.array(str(packed.dtype.itemsize)), names=np.array(clip.names),
-                 parents=clip.parents, offsets=clip.offsets, orders=np.array(clip.orders),
-                 channels=np.array(json.dumps([list(c) for c in clip.channels])),
-                 end_sites=clip.end_sites, end_offsets=clip.end_offsets,
-                 frame_time=np.array(clip.frame_time))
+def _members(clip, packed):
+    """The members of the archive of `clip` and its packed joints, as save_packed writes them."""
+    return {"pack_format": np.array(PACK_FORMAT),
+            "packed": packed.view(np.uint8).reshape(packed.shape + (packed.dtype.itemsize,)),
+            "packed_dtype": np.array(str(packed.dtype.itemsize)), "names": np.array(clip.names, dtype=str),
+            "parents": np.asarray(clip.parents), "offsets": np.asarray(clip.offsets),
+            "orders": np.array(clip.orders, dtype=str),
+            "channels": np.array(json.dumps([list(c) for c in clip.channels])),
+            "end_sites": np.asarray(clip.end_sites), "end_offsets": np.asarray(clip.end_offsets),
+            "frame_time": np.array(float(clip.frame_time))}
 
-    return write_atomic(os.fspath(path), write)
+
+def save_packed(clip, path, packed=None, bits=10):
+    """Write a clip as a packed clip archive (.npz), which jointmath.load_packed reads back.
+
+    The archive holds the skeleton and every joint-sample packed with pack_joints (a 10- or
+    20-bit-per-component rotation code and a float32 translation, 16 or 20 bytes), compressed
+    with np.savez_compressed. The packing is lossy: load_packed returns the unpacked joints.
+
+    Parameters
+    ----------
+    clip : jointmath.bvh.Clip
+        The clip: its skeleton, frame time and (unless `packed` is given) its joints.
+    path : str, os.PathLike or file
+        Where to write: a path (written atomically: a temporary file in the same folder,
+        renamed; the folder must exist) or a binary file open for writing.
+    packed : numpy.ndarray, optional
+        (F, J) PACKED_JOINT or PACKED_JOINT64, the clip's joints as pack_joints packed them
+        (the command passes the ones it measured); default: ``pack_joints(clip.joints, bits)``.
+    bits : {10, 20}, optional
+        Bits per rotation component when `packed` is not given.
+
+    Returns
+    -------
+    str, os.PathLike or file
+        `path`.
+
+    Raises
+    ------
+    TypeError
+        For a `clip` that is not a Clip, or `packed` that is not a PACKED_JOINT or PACKED_JOINT64
+        array.
+    ValueError
+        For anything load_packed would refuse, checked before a byte is written: `packed` of
+        another shape than (frames, joints) of the clip, a skeleton Clip() refuses, a clip
+        bvh.save() would refuse (an empty joint name, a rotation or translation its channels
+        cannot hold, a frame time outside 1e-6 ... 3600 s, a non-finite translation); `bits`
+        other than 10 and 20.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import jointmath as jm
+    >>> from jointmath import bvh, data
+    >>> clip = bvh.load(data.sample_clip_path())
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = jm.save_packed(clip, os.path.join(folder, "walk.npz"), bits=20)
+    ...     again = jm.load_packed(path)
+    >>> again.n_frames == clip.n_frames, again.names == clip.names
+    (True, True)
+    >>> float(abs(again.joints["t"] - clip.joints["t"]).max())
+    0.0
+    """
+    from ._records import PACKED_JOINT, PACKED_JOINT64
+
+    if not isinstance(clip, bvh.Clip):
+        raise TypeError(f"clip must be a jointmath.bvh.Clip, got {type(clip).__name__}")
+    if packed is None:
+        if bits not in (10, 20):
+            raise ValueError(f"bits must be 10 or 20, got {bits!r}")
+        if not (isinstance(clip.joints, np.ndarray) and clip.joints.ndim == 2):
+            raise ValueError("clip.joints must be a (frames, joints) JOINT_QUAT array")
+        packed = pack_joints(clip.joints, bits)
+    if not isinstance(packed, np.ndarray) or packed.dtype not in (PACKED_JOINT, PACKED_JOINT64):
+        raise TypeError(f"packed must be a PACKED_JOINT or PACKED_JOINT64 array (pack_joints' result), got "
+                        f"{getattr(packed, 'dtype', type(packed).__name__)}")
+    n_joints = len(clip.names)
+    if packed.ndim != 2 or packed.shape[1] != n_joints:
+        raise ValueError(f"packed must be (frames, {n_joints}) for the clip's {n_joints} joints, got shape "
+                         f"{packed.shape}")
+    packed = np.ascontiguousarray(packed)
+    members = _members(clip, packed)
+    try:  # what load_packed checks, before anything is written: a clip it writes is one it reads
+        _clip_from_members(dict(members), clip.name)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"clip cannot be saved as a packed clip that load_packed reads back: {exc}") from exc
+
+    def write(f):
+        np.savez_compressed(f, **members)
+
+    if isinstance(path, (str, bytes, os.PathLike)):
+        write_atomic(os.fsdecode(path), write)
+        return path
+    write(path)
+    return path
 
 
 def load_packed(path):
-    """Read a packed clip written by ``python -m jointmath --out DIR`` back into a Clip.
+    """Read a packed clip written by save_packed or ``python -m jointmath --format packed --out DIR``
+    back into a Clip.
 
     The joints are the unpacked (lossy) ones, their quaternions made sign-continuous along the
     frames (make_continuous along axis 0: each frame's on the hemisphere of the frame before;
@@ -90,7 +175,8 @@ def load_packed(path):
     >>> import os, subprocess, sys, tempfile
     >>> import jointmath as jm
     >>> with tempfile.TemporaryDirectory() as out:  # the command on the embedded sample
-    ...     done = subprocess.run([sys.executable, "-m", "jointmath", "--out", out], capture_output=True)
+    ...     done = subprocess.run([sys.executable, "-m", "jointmath", "--format", "packed", "--out", out],
+    ...                           capture_output=True)
     ...     clip = jm.load_packed(os.path.join(out, "sample_01_01.npz"))
     >>> clip
     <Clip 'sample_01_01': 31 joints, 381 frames at 120 fps, 3.16665 s>

@@ -95,10 +95,11 @@ def _output_stems(relative):
     return stems
 
 
-def plan_outputs(files, out, bvh=False):
+def plan_outputs(files, out, bvh=False, format="packed"):
     """The output paths of each clip under --out.
 
-    Each clip's outputs are OUT/<name> + .npz (and .bvh), its path relative to the files'
+    Each clip's outputs are OUT/<name> + .jmc (format "jmc") or .npz (format "packed"), and
+    .bvh with `bvh`, its path relative to the files'
     common folder, so inputs with the same name in different folders keep apart; inputs whose
     names there are the same up to case or extension (walk.bvh, walk.BVH) are numbered walk-1,
     walk-2 ... in the order of their paths, skipping any other input's own name.
@@ -111,11 +112,13 @@ def plan_outputs(files, out, bvh=False):
         The output folder.
     bvh : bool, optional
         Whether each clip is also written as BVH (--bvh).
+    format : {"packed", "jmc"}, optional
+        The archive written per clip (--format).
 
     Returns
     -------
     list of dict
-        {"packed": path[, "bvh": path]} per file, in order.
+        {"packed": path[, "bvh": path]} (or {"compressed": path ...} for "jmc") per file, in order.
 
     Raises
     ------
@@ -157,7 +160,8 @@ def plan_outputs(files, out, bvh=False):
         return (info.st_dev, info.st_ino) in input_files
 
     for stem in _output_stems(relative):
-        plan = {"packed": os.path.join(out, stem + ".npz")}
+        plan = ({"compressed": os.path.join(out, stem + ".jmc")} if format == "jmc"
+                else {"packed": os.path.join(out, stem + ".npz")})
         if bvh:
             plan["bvh"] = os.path.join(out, stem + ".bvh")
         for target in plan.values():
@@ -168,9 +172,9 @@ def plan_outputs(files, out, bvh=False):
 
 
 def _looks_like_output(name):
-    """True for a file name this command writes into --out: *.npz, *.bvh, errors*.png."""
+    """True for a file name this command writes into --out: *.jmc, *.npz, *.bvh, errors*.png."""
     name = name.lower()
-    return name.endswith((".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
+    return name.endswith((".jmc", ".npz", ".bvh")) or (name.startswith("errors") and name.endswith(".png"))
 
 
 def stale_outputs(out, written, inputs=()):
@@ -179,7 +183,7 @@ def stale_outputs(out, written, inputs=()):
     They are read from the report.json an earlier run left in `out` (each clip's outputs, its
     plots and what it listed as stale itself): those still there that this run did not write
     (`written`) nor read (`inputs`), e.g. a .bvh of an earlier --bvh run, errors-2.png of more
-    skeletons, the .npz of a clip that failed this time. Only files named like outputs (*.npz,
+    skeletons, the .npz of a clip that failed this time. Only files named like outputs (*.jmc, *.npz,
     *.bvh, errors*.png) inside `out` are listed, and only from such a report: a folder without
     one (or with an unreadable one) has none, so the user's own clips beside the outputs are
     never listed. Call it before this run writes its report.json. Nothing is deleted.

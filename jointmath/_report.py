@@ -1,13 +1,15 @@
-"""What `python -m jointmath` says of its clips: a table per clip on stdout, the summary, and
-with --out the plots of the packing error (errors.png, needs matplotlib) and report.json."""
+"""What `python -m jointmath` says of its clips: a table per clip on stdout, the summary with the
+totals, --plot's figure of ratio against max error, and with --out report.json and (for
+--format packed) the plots of the packing error (errors.png); the plots need matplotlib."""
 import json
 import math
 import os
 
 from ._files import write_atomic
 from ._plan import stale_outputs
+from ._sizes import FLOATS_PER_JOINT_SAMPLE
 
-__all__ = ["json_ready", "print_results", "write_json", "write_report"]
+__all__ = ["json_ready", "plot_ratio_by_error", "print_results", "totals", "write_json", "write_report"]
 
 
 def _length(value, height, unit_scale):
@@ -26,7 +28,38 @@ def _not_finite(result):
     return [key for key, value in result.items() if not key.startswith("_") and json_ready(value) != value]
 
 
+def _sizes_line(r):
+    """The archive's size against raw float32 and the source BVH under gzip -9 and xz -9."""
+    return (f"  size: {r['bytes']:,} bytes, {r['bytes_per_joint_sample']:.3g} bytes per joint-sample; "
+            f"{r['ratio_float32']:.3g}x smaller than raw float32 ({r['raw_float32_bytes']:,} bytes, "
+            f"{FLOATS_PER_JOINT_SAMPLE} floats per joint-sample); source BVH {r['source_bytes']:,} bytes, "
+            f"gzip -9 {r['gzip9_bytes']:,} ({r['ratio_gzip9']:.3g}x this), xz -9 {r['xz9_bytes']:,} "
+            f"({r['ratio_xz9']:.3g}x this)")
+
+
+def _print_compressed(r):
+    """The table of a clip compressed with jointmath.compress (format jmc)."""
+    print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
+          + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
+          + f", compressed to {r['bytes']:,} bytes (.jmc)")
+    print(f"  {'stage':20s} {'frames':>8s} {'seconds':>10s} {'frames/s':>12s}")
+    for name, sec in r["seconds"].items():
+        fps = r["frames_per_second"][name]
+        print(f"  {name:20s} {r['stage_frames'][name]:8d} {sec:10.5f} {fps if fps is not None else float('inf'):12.0f}")
+    print(_sizes_line(r))
+    print(f"  bound: error {r['error_bound_cm']:g} cm = {r['error_bound']:.4g} units, shell {r['shell_cm']:g} cm = "
+          f"{r['shell']:.4g} units ({r['unit_scale_cm']:.4g} cm per unit: {r['unit_scale_from']})")
+    print(f"  certified error (every sample): max {r['max_error']:.4g} units = {r['max_error_cm']:.4g} cm, "
+          f"p99 {r['p99_error']:.4g} units = {r['p99_error_cm']:.4g} cm")
+    print("  worst joints: " + ", ".join(f"{w['name']} {w['max_error_cm']:.3g} cm" for w in r["worst_joints"]))
+    for kind, path in r["outputs"].items():
+        print(f"  wrote {path}")
+
+
 def _print_clip(r, unit_scale):
+    if r.get("format") == "jmc":
+        _print_compressed(r)
+        return
     height = r["skeleton_height"]
     print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
           + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
@@ -49,6 +82,8 @@ def _print_clip(r, unit_scale):
     if "forward_kinematics_error_max" in r:
         print(f"  check: float32 forward kinematics vs float64: max "
               f"{_length(r['forward_kinematics_error_max'], height, unit_scale)}")
+    if "bytes" in r:
+        print(_sizes_line(r))
     for kind, path in r["outputs"].items():
         print(f"  wrote {path}")
 
@@ -164,16 +199,100 @@ def print_results(good, bad, notes, unit_scale):
             print(f"  wrote {path}")
     frames = sum(r["frames"] for r in good)
     print(f"\nsummary: {len(good)} clips processed, {len(bad)} failed, {len(notes)} skipped, {frames} frames")
+    total = totals(good)
+    if total is not None:
+        line = (f"total: {total['bytes']:,} bytes, {total['bytes_per_joint_sample']:.3g} bytes per joint-sample, "
+                f"{total['ratio_float32']:.3g}x smaller than raw float32 ({FLOATS_PER_JOINT_SAMPLE} floats per "
+                f"joint-sample); the source BVH under gzip -9 {total['ratio_gzip9']:.3g}x and xz -9 "
+                f"{total['ratio_xz9']:.3g}x this")
+        if "max_error_cm" in total:
+            line += (f"; certified max error {total['max_error_cm']:.4g} cm, largest p99 "
+                     f"{total['p99_error_cm']:.4g} cm")
+        print(line)
 
 
-def write_report(out, results, good, bad, notes, files, options):
+def totals(good):
+    """The totals over the clips that report sizes: bytes, joint-samples, bytes per joint-sample,
+    the ratios against raw float32 and the sources under gzip -9 and xz -9, and for compressed
+    clips the largest max error and the largest 99th percentile (cm, and clip units when all
+    clips share a unit scale); None when no clip reports sizes."""
+    sized = [r for r in good if "bytes" in r]
+    if not sized:
+        return None
+    total = {k: sum(r[k] for r in sized) for k in ("bytes", "raw_float32_bytes", "gzip9_bytes", "xz9_bytes",
+                                                     "source_bytes")}
+    samples = sum(r["frames"] * r["joints"] for r in sized)
+    total.update(clips=len(sized), joint_samples=samples,
+                 bytes_per_joint_sample=total["bytes"] / samples if samples else None,
+                 ratio_float32=total["raw_float32_bytes"] / total["bytes"],
+                 ratio_gzip9=total["gzip9_bytes"] / total["bytes"], ratio_xz9=total["xz9_bytes"] / total["bytes"])
+    compressed = [r for r in sized if r.get("format") == "jmc"]
+    if compressed:
+        total["max_error_cm"] = max(r["max_error_cm"] for r in compressed)
+        total["p99_error_cm"] = max(r["p99_error_cm"] for r in compressed)
+        if len({r["unit_scale_cm"] for r in compressed}) == 1:
+            total["max_error"] = max(r["max_error"] for r in compressed)
+            total["p99_error"] = max(r["p99_error"] for r in compressed)
+    return total
+
+
+def _ratio_figure(results):
+    """The Figure of the ratio against raw float32 by the max error (cm) per clip."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 5), layout="constrained")
+    ax = fig.subplots()
+    for r in results:
+        ax.plot(r["max_error_cm"], r["ratio_float32"], "o", color="tab:blue")
+        ax.annotate(_label(os.path.basename(r["file"])), (r["max_error_cm"], r["ratio_float32"]),
+                    textcoords="offset points", xytext=(4, 4), fontsize=7)
+    bounds = sorted({r["error_bound_cm"] for r in results})
+    for bound in bounds:
+        ax.axvline(bound, color="tab:red", linewidth=0.8, linestyle="--")
+    ax.plot([], [], "--", color="tab:red", linewidth=0.8, label="error bound (--error)")
+    ax.set_xlim(left=0, right=max([r["max_error_cm"] for r in results] + bounds) * 1.15)
+    ax.set_ylim(bottom=0, top=max(r["ratio_float32"] for r in results) * 1.15)
+    ax.set_xlabel("certified max error (cm)")
+    ax.set_ylabel(f"ratio against raw float32 ({FLOATS_PER_JOINT_SAMPLE} floats per joint-sample)")
+    ax.set_title(f"Compression ratio by max error: {len(results)} clip{'s' * (len(results) != 1)}")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def plot_ratio_by_error(good, path):
+    """Draw the ratio against raw float32 by the certified max error per compressed clip into
+    `path` (PNG, atomically) and say so. Returns [{"path", "clips"}], [] with a note when
+    matplotlib is missing, no clip is compressed (--format packed) or the file cannot be
+    written."""
+    compressed = [r for r in good if r.get("format") == "jmc"]
+    if not compressed:
+        print(f"note: no compressed clip to plot, {path} not written (--plot draws --format jmc clips)")
+        return []
+    try:
+        import matplotlib.figure  # noqa: F401
+    except ImportError:
+        print("note: matplotlib is not installed, no plot written")
+        return []
+    try:
+        fig = _ratio_figure(compressed)
+        write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=90))
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:
+        print(f"FAILED to write {path}: {type(exc).__name__}: {exc}")
+        return []
+    print(f"wrote {path}")
+    return [{"path": path, "clips": [r["file"] for r in compressed]}]
+
+
+def write_report(out, results, good, bad, notes, files, options, extra_plots=()):
     """Write the plots and report.json into `out` and say so: `results` all clips' results (for
     the files they wrote), `good` and `bad` the processed and the failed ones, `notes` the inputs
     skipped, `files` the inputs (never listed as stale), `options` the run's settings (bits, fps,
-    check, unit_scale_cm: report.json's last keys). Files an earlier run wrote there and this one
+    check, unit_scale_cm: report.json's last keys), `extra_plots` the plots already written
+    (--plot). The packing-error plots are drawn for the packed clips. Files an earlier run wrote there and this one
     did not are listed (stale_outputs), never deleted. False when report.json could not be
     written (said on stdout)."""
-    plots = _plot(good, out) if good else []
+    packed = [r for r in good if r.get("format", "packed") == "packed"]
+    plots = (_plot(packed, out) if packed else []) + list(extra_plots)
     written = [target for r in results for target in r["outputs"].values()] + [p["path"] for p in plots]
     stale = stale_outputs(out, written, files)
     if stale:
@@ -182,14 +301,14 @@ def write_report(out, results, good, bad, notes, files, options):
         for stale_path in stale:
             print(f"  {stale_path}")
     report = {"clips": [{k: v for k, v in r.items() if not k.startswith("_")} for r in good], "failed": bad,
-              "skipped": notes, "plots": plots, "stale_outputs": stale, **options}
+              "skipped": notes, "total": totals(good), "plots": plots, "stale_outputs": stale, **options}
     path = os.path.join(out, "report.json")
     try:
         write_json(path, report)
     except OSError as exc:
         print(f"FAILED to write {path}: {type(exc).__name__}: {exc}")
         return False
-    for plot in plots:
+    for plot in plots[:len(plots) - len(extra_plots)]:
         print(f"wrote {plot['path']}")
     print(f"wrote {path}")
     return True

@@ -28,9 +28,12 @@ def say(text):
 
 
 def _stages(job):
-    names = ["load"] + (["resample"] if job.get("fps") else []) + [
-        "forward_kinematics", "pack", "unpack", "errors"] + (["check"] if job.get("check") else [])
-    return names + ["write " + k for k in (job.get("outputs") or {})]
+    names = ["load"] + (["resample"] if job.get("fps") else [])
+    if job.get("format", "packed") == "jmc":
+        names += ["compress"]
+    else:
+        names += ["forward_kinematics", "pack", "unpack", "errors"] + (["check"] if job.get("check") else [])
+    return names + ["source sizes"] + ["write " + k for k in (job.get("outputs") or {})]
 
 
 def _report_warnings(result):
@@ -51,8 +54,8 @@ def run_local(jobs, bar=True):
     Parameters
     ----------
     jobs : list of dict
-        process_file's keyword arguments per clip ("path", and optionally "bits", "fps",
-        "outputs", "check").
+        process_file's keyword arguments per clip ("path", and optionally "format", "bits", "fps",
+        "outputs", "check", "error_cm", "shell_cm", "unit_scale").
     bar : bool, optional
         A progress bar on stderr (tqdm, when installed): per clip, or per stage for a single
         clip. Reader warnings are printed above it.

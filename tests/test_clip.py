@@ -353,7 +353,7 @@ def test_reader_rounds_like_strtof():
 def test_packed_resampled_and_hand_built_clips_round_trip(isa, sample, tmp_path):
     # packed and unpacked (load_packed): used to fail on reload ("ends after 0 frames")
     result, packed, clip, _ = _job.process_clip(sample)
-    unpacked = jm.load_packed(_packed.save_packed(str(tmp_path / "c.npz"), clip, packed))
+    unpacked = jm.load_packed(_packed.save_packed(clip, str(tmp_path / "c.npz"), packed=packed))
     assert_same_motion(reload(unpacked)[0], unpacked)
     resampled = bvh.resample(sample, 30)
     again = reload(resampled)[0]

@@ -16,7 +16,7 @@ def archive(tmp_path):
     """A packed clip archive of the embedded sample."""
     clip = bvh.load(jointmath.data.sample_clip_path())
     _, packed, clip, _ = _job.process_clip(clip)
-    return _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+    return _packed.save_packed(clip, str(tmp_path / "clip.npz"), packed=packed)
 
 
 def test_load_packed_reads_a_complete_archive(archive):
@@ -94,7 +94,7 @@ def test_load_packed_incomplete_or_not_an_archive(archive, tmp_path):
     # a record size the format does not define: "17" with 20-byte records loaded as a 20-bit clip
     clip = bvh.load(jointmath.data.sample_clip_path())
     _, packed20, clip, _ = _job.process_clip(clip, bits=20)
-    with np.load(_packed.save_packed(str(tmp_path / "clip20.npz"), clip, packed20)) as data:
+    with np.load(_packed.save_packed(clip, str(tmp_path / "clip20.npz"), packed=packed20)) as data:
         fields20 = {k: data[k] for k in data.files}
     for name, base, value in (("size17.npz", fields20, np.array("17")), ("size_int.npz", fields20, np.array(17)),
                               ("size_text.npz", fields, np.array("sixteen")),
@@ -315,7 +315,7 @@ def test_load_packed_mutants_load_identical_or_name_the_file(tmp_path):
     clip = bvh.load(jointmath.data.sample_clip_path())
     clip = dataclasses.replace(clip, joints=clip.joints[:12].copy())  # small: zip structure is a larger share
     _, packed, clip, _ = _job.process_clip(clip)
-    original = _packed.save_packed(str(tmp_path / "original.npz"), clip, packed)
+    original = _packed.save_packed(clip, str(tmp_path / "original.npz"), packed=packed)
     reference = jointmath.load_packed(original)
     data = open(original, "rb").read()
     with zipfile.ZipFile(original) as archive:

@@ -1,6 +1,8 @@
-"""The mocap processing command (python -m jointmath). These tests run once (one asks for every
-path): they run whole pipelines or start processes, and the kernels themselves are tested per path
-in tests/kernels/."""
+"""The mocap processing command (python -m jointmath) with the fixed-rate packing (--format packed),
+and what every format shares (inputs, outputs, runners, the report). These tests run once (one asks
+for every path): they run whole pipelines or start processes, and the kernels themselves are tested
+per path in tests/kernels/. The default format (jmc, jointmath.compress) is tested in
+test_command_compress.py."""
 import dataclasses
 import itertools
 import json
@@ -17,11 +19,16 @@ import pytest
 import jointmath
 from jointmath import _core, _files, _job, _memory, _packed, _report, _runners, bvh
 from jointmath import __main__ as command
-from jointmath.__main__ import main
+from jointmath.__main__ import main as command_main
 
 DATA = str(Path(__file__).resolve().parent / "data")
 
 
+
+
+def main(argv):
+    """The command with the fixed-rate packing (--format packed), the pipeline these tests check."""
+    return command_main(["--format", "packed", *argv])
 
 
 def test_sample_is_a_small_valid_clip():
@@ -41,7 +48,7 @@ def loaded_joints(packed):
 def test_packed_archive_round_trip_and_old_format_refused(tmp_path):
     clip = bvh.load(jointmath.data.sample_clip_path())
     result, packed, clip, _ = _job.process_clip(clip)
-    path = _packed.save_packed(str(tmp_path / "clip.npz"), clip, packed)
+    path = _packed.save_packed(clip, str(tmp_path / "clip.npz"), packed=packed)
     back = jointmath.load_packed(path)
     np.testing.assert_array_equal(back.joints, loaded_joints(packed))
     # an archive of the earlier centred format has no pack_format entry: refused, not misread
@@ -273,7 +280,7 @@ def test_progress_bars_and_warnings_above_them(capsys):
     assert "BVHWarning" not in err
     assert main([zxy]) == 0
     err = capsys.readouterr().err
-    assert "5/5" in err  # load, forward_kinematics, pack, unpack, errors
+    assert "6/6" in err  # load, forward_kinematics, pack, unpack, errors, source sizes
     assert "\rwarning: " in err
 
 
@@ -368,7 +375,7 @@ def test_atomic_write_never_leaves_a_truncated_file(tmp_path):
     assert target.read_bytes() == b"earlier complete file" and os.listdir(tmp_path) == ["clip.npz"]
     clip = bvh.load(jointmath.data.sample_clip_path())
     result, packed, clip, _ = _job.process_clip(clip)
-    _packed.save_packed(target, clip, packed)
+    _packed.save_packed(clip, target, packed=packed)
     assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_files.umask())
     loaded = jointmath.load_packed(target)
     np.testing.assert_array_equal(loaded.joints, loaded_joints(packed))
@@ -429,8 +436,13 @@ def test_fps_that_bvh_cannot_hold_is_a_usage_error(tmp_path, capsys, monkeypatch
         main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--bvh", "--fps", "1e-4"])
     assert exc.value.code == 2 and "BVH holds at most 3600 seconds a frame" in capsys.readouterr().err
     assert os.listdir(tmp_path) == []
-    # without --bvh such a rate is only a packed clip's frame time
-    assert main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--fps", "1e-4"]) == 0
+    # nor a packed clip (load_packed refuses what BVH cannot hold, and save_packed what load_packed
+    # refuses): without --out such a rate only gives figures
+    with pytest.raises(SystemExit) as exc:
+        main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--out", str(tmp_path), "--fps", "1e-4"])
+    assert exc.value.code == 2 and "a packed clip holds at most 3600 seconds a frame" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []
+    assert main([os.path.join(DATA, "zxy_extra_frame.bvh"), "--fps", "1e-4"]) == 0
 
 
 @pytest.mark.parametrize("args", [["--fps", "0"], ["--fps", "-5"], ["--fps", "nan"], ["--fps", "inf"],
@@ -459,11 +471,13 @@ def test_resampling_beyond_memory_fails_that_clip(monkeypatch, capsys):
 
 
 def run_command(*args, cwd, timeout=120):
-    """python -m jointmath in a fresh process running in `cwd`, importing the jointmath this test
-    imported (an in-place build or the installed package, never the uncompiled checkout)."""
+    """python -m jointmath --format packed in a fresh process running in `cwd`, importing the
+    jointmath this test imported (an in-place build or the installed package, never the
+    uncompiled checkout)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(Path(jointmath.__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run([sys.executable, "-m", "jointmath", *map(str, args)], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "jointmath", "--format", "packed", *map(str, args)],
+                          capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=timeout)
 
 
