@@ -285,11 +285,21 @@ JM_FASTCALL_FUNCTION(make_continuous) {
         if (ndim < 2) /* no leading axis at all: one quaternion */
             PyErr_Format(PyExc_ValueError, "make_continuous needs q with a time axis before the components, shape "
                          "(frames, ..., 4), got q of shape %R", shape);
+        else if (ndim == 2)
+            PyErr_Format(PyExc_ValueError,
+                         "axis must be 0 or -2 (the time axis) for q of shape %R, got axis=%zd; the last axis "
+                         "(-1) holds the 4 components",
+                         shape, axis);
+        else if (ndim == 3)
+            PyErr_Format(PyExc_ValueError,
+                         "axis must be 0, 1, -3 or -2 (the time axis: any axis but the last) for q of shape %R, got "
+                         "axis=%zd; the last axis (-1) holds the 4 components",
+                         shape, axis);
         else
             PyErr_Format(PyExc_ValueError,
-                         "axis must name a leading axis of q (the time axis: 0 ... %d or -%d ... -2; axis -1 holds "
-                         "the components), got axis=%zd for q of shape %R",
-                         ndim - 2, ndim, axis, shape);
+                         "axis must be one of 0, 1, ..., %d or -%d, ..., -2 (the time axis: any axis but the last) "
+                         "for q of shape %R, got axis=%zd; the last axis (-1) holds the 4 components",
+                         ndim - 2, ndim, shape, axis);
         Py_XDECREF(shape);
         goto done;
     }

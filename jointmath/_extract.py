@@ -55,7 +55,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     out : ndarray, shape (..., 4), optional
         A writeable array of the result dtype (float32 for JOINT_MAT) to fill; it is
         returned. It may be ``q0`` itself (a warm start updated in place).
-    return_iterations : bool, optional
+    return_iterations : bool (Python's or NumPy's), optional
         Also return the int32 count of updates each matrix took (Newton, Ritz and Mueller
         updates count 1 each).
 
@@ -71,8 +71,8 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     ------
     TypeError
         For complex, object or string ``a`` or ``q0`` (naming it), a masked array, an ``out``
-        of the wrong type or dtype, a non-str ``method``, a non-integer ``max_iter`` or a
-        non-real ``tol`` (bools are neither).
+        of the wrong type or dtype, a non-str ``method``, a non-integer ``max_iter``, a
+        non-real ``tol`` (bools are neither) or a ``return_iterations`` that is not a bool.
     ValueError
         For wrong shapes, batch shapes that do not broadcast, an unknown method,
         ``max_iter`` or ``tol`` out of range, a read-only ``out``, a result too large to
