@@ -218,12 +218,15 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * Newton step of f(eps) above, where N - CURVATURE_MARGIN I is positive definite (leading
  * minors > 0, from adj(N), det N and the characteristic polynomial's shift). Quadratic: the
  * error e_k+1 ~ e_k^2 sigma1 / (sigma2 + sigma3). A lane stops after the update whose |eps| is
- * below tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
- * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), the level at which float32
- * rounding of tau leaves the steps. Elsewhere a rank >= 2 lane takes the Ritz update when it
- * gains more than CURVATURE_MARGIN, and otherwise (rank <= 1, or det A < 0 with sigma2 - sigma3
- * below the margin: no unique or no well-separated maximum) Mueller's update with its stop.
- * So Newton never stops at a saddle either: its stop needs N positive definite.
+ * below 2 tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
+ * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), doubled because float32 rounding
+ * of tau alone makes steps of one estimate (newton_step). Elsewhere a rank >= 2 lane takes the
+ * Ritz update when it gains more than CURVATURE_MARGIN; a mirrored one that gains less, with N's
+ * lowest eigenvalue below the margin (sigma2 - sigma3 small: two rotations nearly tie), the
+ * deflated Newton step about the other axes (deflated_newton_step), which stops like Newton's;
+ * the others (rank <= 1, and what the deflated step refuses) Mueller's update with its stop.
+ * So Newton never stops at a saddle either: its stops need N, or N with the near-tie's axis
+ * lifted, positive definite.
  */
 JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
     vf torque[3], f;

@@ -169,9 +169,8 @@ JM_INLINE T_MASK T_FN(newton_step)(const T c[6], const T torque[3], T f, T tol, 
     eps[2] = T_OP(mul)(two_inv_det, T_OP(fmadd)(adj_xz, torque[0], T_OP(fmadd)(adj_yz, torque[1], T_OP(mul)(adj_zz, torque[2]))));
     *eps2 = T_OP(fmadd)(eps[0], eps[0], T_OP(fmadd)(eps[1], eps[1], T_OP(mul)(eps[2], eps[2])));
     newton = T_MASK_OP(and)(newton, T_OP(ge)(T_OP(set1)(T_MAX_FINITE), *eps2));
-    /* twice tol (1 + f tr(adj N) / det N): why: the rounding of the torque alone makes steps of
-       about one threshold, between which Newton cycled without stopping on ~1 in 1,000 float32
-       matrices (docs/design/extraction.md#rounding-floor) */
+    /* twice tol (1 + f tr(adj N) / det N), why: the torque's rounding alone makes steps of about
+       one threshold, between which Newton cycled to max_iter (docs/design/extraction.md#rounding-floor) */
     T scaled_tol = T_OP(mul)(tol, T_OP(set1)(2.0));
     *newton_tol = T_OP(fmadd)(scaled_tol, T_OP(mul)(T_OP(mul)(T_OP(abs)(f), adj_trace), T_OP(mul)(two_inv_det, T_OP(set1)(0.5))), scaled_tol);
     return newton;
