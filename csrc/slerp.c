@@ -211,6 +211,11 @@ JM_INLINE vd dot4_f64(const vd a[4], const vd b[4]) {
     return vd_fmadd(a[0], b[0], vd_fmadd(a[1], b[1], vd_fmadd(a[2], b[2], vd_mul(a[3], b[3]))));
 }
 
+/* largest4 on float64 lanes */
+JM_INLINE vd largest4_f64(const vd q[4]) {
+    return vd_max(vd_max(vd_abs(q[0]), vd_abs(q[1])), vd_max(vd_abs(q[2]), vd_abs(q[3])));
+}
+
 /* arc_sign on float64 lanes: -0.0 where d < 0, +0.0 elsewhere (d >= 0, -0 or NaN) */
 JM_INLINE vd arc_sign_f64(vd d) { return vd_select(vd_lt(d, vd_set1(0.0)), vd_set1(-0.0), vd_set1(0.0)); }
 
@@ -369,7 +374,13 @@ JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t a
         vd_load_quads(b + GROUP_OFFSET(bs, g), bs, &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
         tv[g] = load_fractions_f64(t + GROUP_OFFSET(ts, g), ts);
     }
+    vdmask finite[GROUPS];
     EACH(g, groups, d[g] = dot4_f64(qa[g], qb[g]));
+    if (mode == SLERP) { /* outside the domain as blend_lanes (DBL_MAX here): arc sign +, NaN inside */
+        EACH(g, groups, finite[g] = md_and(vd_lt(vd_abs(d[g]), vd_set1(INFINITY)),
+                                           vd_lt(vd_mul(largest4_f64(qa[g]), largest4_f64(qb[g])), vd_set1(DBL_MAX / 4))));
+        EACH(g, groups, d[g] = vd_select(finite[g], d[g], vd_set1(0.0)));
+    }
     EACH(g, groups, sign[g] = arc_sign_f64(d[g]));
     if (mode == SLERP) {
         slerp_weights_f64(groups, d, sign, tv, w0, w1);
@@ -379,6 +390,9 @@ JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t a
     }
     for (int k = 0; k < 4; k++)
         EACH(g, groups, q[g][k] = vd_fmadd(w1[g], qb[g][k], vd_mul(w0[g], qa[g][k])));
+    if (mode == SLERP)
+        for (int k = 0; k < 4; k++)
+            EACH(g, groups, q[g][k] = vd_select(finite[g], q[g][k], vd_set1(NAN)));
     if (mode == NLERP) {
         vd n2[GROUPS], inv_norm[GROUPS];
         EACH(g, groups, n2[g] = dot4_f64(q[g], q[g]));

@@ -43,6 +43,11 @@ JM_INLINE vf atanc_0_1(vf a2) {
     return v_fmadd(p, a2, v_set1(1.0f));
 }
 
+/* max |q[k]| (a NaN component may or may not show: the callers test the dot product for NaN) */
+JM_INLINE vf largest4(const vf q[4]) {
+    return v_max(v_max(v_abs(q[0]), v_abs(q[1])), v_max(v_abs(q[2]), v_abs(q[3])));
+}
+
 JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
     return v_fmadd(ax, bx, v_fmadd(ay, by, v_fmadd(az, bz, v_mul(aw, bw))));
 }
@@ -243,7 +248,17 @@ enum { SLERP, SLERP_FIXED_T, NLERP };
 JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4],
                            vf *sign) {
     vf d[GROUPS], w0[GROUPS], w1[GROUPS];
+    vmask finite[GROUPS];
     EACH(g, groups, d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
+    if (mode != NLERP) {
+        /* slerp outside its domain: a . b NaN or inf, or a product of the largest components of a
+           and b at FLT_MAX / 4 or more (a . b may overflow). Why: whether it came out inf, NaN or
+           finite depended on the path's fused multiply-adds, and so did the weights (min with
+           NaN); such lanes take the arc sign + and give NaN between the ends, on every path */
+        EACH(g, groups, finite[g] = m_and(v_lt(v_abs(d[g]), v_set1(INFINITY)),
+                                          v_lt(v_mul(largest4(a[g]), largest4(b[g])), v_set1(FLT_MAX / 4))));
+        EACH(g, groups, d[g] = v_select(finite[g], d[g], v_set1(0.0f)));
+    }
     EACH(g, groups, sign[g] = arc_sign(d[g]));
     if (mode == SLERP)
         slerp_weights(groups, d, sign, t, w0, w1);
@@ -253,6 +268,9 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
         nlerp_weights(groups, sign, t, w0, w1);
     for (int k = 0; k < 4; k++)
         EACH(g, groups, out[g][k] = v_fmadd(w1[g], b[g][k], v_mul(w0[g], a[g][k])));
+    if (mode != NLERP)
+        for (int k = 0; k < 4; k++)
+            EACH(g, groups, out[g][k] = v_select(finite[g], out[g][k], v_set1(NAN)));
     if (mode == NLERP) {
         vf n2[GROUPS], inv_norm[GROUPS];
         EACH(g, groups, n2[g] = dot4(out[g][0], out[g][1], out[g][2], out[g][3],
