@@ -91,7 +91,7 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
 
     float32, default ``tol`` and ``max_iter``, cold start, every path: with ``"newton"`` every
     matrix of condition <= 1,000 is within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of
-    the SVD polar rotation, in a median of 4 updates or fewer (at most 16; at most 40 where
+    the SVD polar rotation, in a median of 4 updates or fewer (at most 20; at most 40 where
     det A < 0 and sigma1 - sigma3 is below 1e-4 of the largest element); rotation
     matrices within 2.7e-7 rad; ``| |q| - 1 | <= 3.1e-7``. ``"muller"`` converges linearly (the
     error about the axis of sigma1 shrinks by sigma1 / (sigma1 + sigma2 + sigma3) per update).
