@@ -27,11 +27,30 @@ JM_INLINE void compose_lanes(const vf m[12], const vf n[12], vf c[12]) {
     }
 }
 
+/* sum of |v[i]|, i < 12, in a fixed order: NaN if any element is NaN, inf if one is inf or the sum
+   overflows; the same bits on every path */
+JM_INLINE vf abs_sum12(const vf v[12]) {
+    vf sum = v_abs(v[0]);
+    for (int i = 1; i < 12; i++)
+        sum = v_add(sum, v_abs(v[i]));
+    return sum;
+}
+
+/*
+ * compose_block: JM_W products, each inside compose's domain or NaN. Domain: sum|a| * sum|b| below
+ * FLT_MAX / 4 (over each record's 12 elements), so that no product or partial sum can overflow.
+ * Outside it (NaN or inf in a record, or elements large enough to overflow) all 12 elements are
+ * NaN. Why: there a fused multiply-add gave inf or a finite sum where separate multiplies and
+ * adds gave NaN or inf, so the paths disagreed.
+ */
 JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
     vf m[12], n[12], c[12];
     v_load_records(a, as, 3, m);
     v_load_records(b, bs, 3, n);
     compose_lanes(m, n, c);
+    vmask inside = v_lt(v_mul(abs_sum12(m), abs_sum12(n)), v_set1(FLT_MAX / 4)); /* NaN: false */
+    for (int i = 0; i < 12; i++)
+        c[i] = v_select(inside, c[i], v_set1(NAN));
     v_store_records(out, os, 3, c);
 }
 

@@ -66,6 +66,10 @@ typedef struct {
    fewer squarings left the axis on the flat direction and Mueller's updates ran out
    (docs/design/extraction.md#power-iteration-squarings) */
 #define AXIS_SQUARINGS 20
+/* deflated_newton_step lifts a second axis where its eigenvalue is below this many curvature
+   margins: there Newton's steps about it were the torque's rounding over a tiny eigenvalue and
+   wandered along the near-tie (docs/design/extraction.md#near-ties) */
+#define NEAR_REFLECTION_MARGINS 4.0
 /* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
    a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
    leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
@@ -214,12 +218,15 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * Newton step of f(eps) above, where N - CURVATURE_MARGIN I is positive definite (leading
  * minors > 0, from adj(N), det N and the characteristic polynomial's shift). Quadratic: the
  * error e_k+1 ~ e_k^2 sigma1 / (sigma2 + sigma3). A lane stops after the update whose |eps| is
- * below tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
- * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), the level at which float32
- * rounding of tau leaves the steps. Elsewhere a rank >= 2 lane takes the Ritz update when it
- * gains more than CURVATURE_MARGIN, and otherwise (rank <= 1, or det A < 0 with sigma2 - sigma3
- * below the margin: no unique or no well-separated maximum) Mueller's update with its stop.
- * So Newton never stops at a saddle either: its stop needs N positive definite.
+ * below 2 tol (1 + f tr(adj N) / det N): tol times an estimate (within 3x, high) of the
+ * conditioning f / lambda_min(N) ~ sigma1 / (sigma2 + sigma3), doubled because float32 rounding
+ * of tau alone makes steps of one estimate (newton_step). Elsewhere a rank >= 2 lane takes the
+ * Ritz update when it gains more than CURVATURE_MARGIN; a mirrored one that gains less, with N's
+ * lowest eigenvalue below the margin (sigma2 - sigma3 small: two rotations nearly tie), the
+ * deflated Newton step about the other axes (deflated_newton_step), which stops like Newton's;
+ * the others (rank <= 1, and what the deflated step refuses) Mueller's update with its stop.
+ * So Newton never stops at a saddle either: its stops need N, or N with the near-tie's axis
+ * lifted, positive definite.
  */
 JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
     vf torque[3], f;
@@ -261,14 +268,27 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         ritz_candidates = m_and(ritz_candidates, rank_two(st));
         if (!with_curvature)
             extract_curvature(st, f, curvature);
-        vf gain, ritz_q[4];
-        ritz_update(st, torque, curvature, &gain, ritz_q);
+        vf gain, ritz_q[4], axis[3], norm;
+        lowest_axis(curvature, axis, &norm);
+        ritz_update(st, torque, curvature, axis, &gain, ritz_q);
         /* Ritz lanes update and go on */
         vmask ritz = m_and(ritz_candidates, v_gt(gain, v_set1(CURVATURE_MARGIN)));
         for (int i = 0; i < 4; i++)
             next[i] = v_select(ritz, ritz_q[i], next[i]);
         update = m_or(update, ritz);
         go_on = m_or(go_on, ritz);
+        /* Newton's mirrored near-ties: the deflated step where no half turn gains; it updates
+           and stops like Newton's */
+        vmask near_tie = m_and(m_and(ritz_candidates, m_not(ritz)), st->mirrored);
+        if (method == JM_EXTRACT_NEWTON && m_any(near_tie)) {
+            vf e[3], e2, e_tol, deflated_q[4];
+            vmask deflated = m_and(near_tie, deflated_newton_step(curvature, torque, axis, norm, f, tol, e, &e2, &e_tol));
+            turn(st, e[0], e[1], e[2], e2, deflated_q);
+            for (int i = 0; i < 4; i++)
+                next[i] = v_select(deflated, deflated_q[i], next[i]);
+            update = m_or(update, deflated);
+            go_on = m_or(m_and(deflated, v_ge(e2, v_mul(e_tol, e_tol))), m_and(m_not(deflated), go_on));
+        }
     }
 
     st->active = m_and(st->active, go_on);
@@ -546,13 +566,25 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         ritz_candidates = md_and(ritz_candidates, rank_two_f64(st));
         if (!with_curvature)
             extract_curvature_f64(st, f, curvature);
-        vd gain, ritz_q[4];
-        ritz_update_f64(st, torque, curvature, &gain, ritz_q);
+        vd gain, ritz_q[4], axis[3], norm;
+        lowest_axis_f64(curvature, axis, &norm);
+        ritz_update_f64(st, torque, curvature, axis, &gain, ritz_q);
         vdmask ritz = md_and(ritz_candidates, vd_gt(gain, vd_set1(CURVATURE_MARGIN_F64)));
         for (int i = 0; i < 4; i++)
             next[i] = vd_select(ritz, ritz_q[i], next[i]);
         update = md_or(update, ritz);
         go_on = md_or(go_on, ritz);
+        vdmask near_tie = md_and(md_and(ritz_candidates, md_not(ritz)), st->mirrored);
+        if (method == JM_EXTRACT_NEWTON && md_any(near_tie)) {
+            vd e[3], e2, e_tol, deflated_q[4];
+            vdmask deflated =
+                md_and(near_tie, deflated_newton_step_f64(curvature, torque, axis, norm, f, tol, e, &e2, &e_tol));
+            turn_f64(st, e[0], e[1], e[2], e2, deflated_q);
+            for (int i = 0; i < 4; i++)
+                next[i] = vd_select(deflated, deflated_q[i], next[i]);
+            update = md_or(update, deflated);
+            go_on = md_or(md_and(deflated, vd_ge(e2, vd_mul(e_tol, e_tol))), md_and(md_not(deflated), go_on));
+        }
     }
 
     st->active = md_and(st->active, go_on);

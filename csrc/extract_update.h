@@ -41,26 +41,22 @@ JM_INLINE T T_FN(davenport_k)(const T a[9], T_STATE *st) {
 }
 
 /*
- * ritz_update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n is
- * (about) the eigenvector of N's lowest eigenvalue, i.e. the axis about which a half turn gains
- * most. In that plane f is the 2x2 form [[f, t], [t, g]] (t = tau . n, g = f - n^T N n / 1 as
- * b(n) . K b(n) = f - n^T N n); its top eigenvector (c_q, c_b) turns R about n by up to pi.
- * At a stationary point that is not the maximum (t = 0, g > f) it is the half turn that leaves
- * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
- * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
- * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
- * n comes from (I - N / |N|_F)^(2^AXIS_SQUARINGS) by repeated squaring (positive
- * semidefinite: |N|_F bounds N's eigenvalues; the ratio of its top two eigenvalues is
- * 1 - gap / (|N|_F - lambda_min)), each square rescaled by the lane type's rescale_square, as
- * the column with the largest diagonal entry (a multiple of n with weight >= 1/3).
+ * lowest_axis: the unit eigenvector n of the lowest eigenvalue of N (c[] = xx, yy, zz, xy, xz, yz)
+ * into axis[], and |N|_F into *norm. n comes from (I - N / |N|_F)^(2^AXIS_SQUARINGS) by repeated
+ * squaring (positive semidefinite: |N|_F bounds N's eigenvalues; the ratio of its top two
+ * eigenvalues is 1 - gap / (|N|_F - lambda_min)), each square rescaled by the lane type's
+ * rescale_square, as the column with the largest diagonal entry (a multiple of n with weight
+ * >= 1/3).
  */
-JM_INLINE void T_FN(ritz_update)(const T_STATE *st, const T torque[3], const T curvature[6], T *gain, T ritz[4]) {
+JM_INLINE void T_FN(lowest_axis)(const T curvature[6], T axis[3], T *norm) {
     T n2 = T_OP(fmadd)(curvature[0], curvature[0],
                        T_OP(fmadd)(curvature[1], curvature[1], T_OP(mul)(curvature[2], curvature[2])));
     n2 = T_OP(fmadd)(T_OP(add)(curvature[3], curvature[3]), curvature[3],
                      T_OP(fmadd)(T_OP(add)(curvature[4], curvature[4]), curvature[4],
                                  T_OP(fmadd)(T_OP(add)(curvature[5], curvature[5]), curvature[5], n2)));
-    T inv_norm = T_NEGATE(T_RSQRT(T_OP(max)(n2, T_OP(set1)(T_TINY))));
+    T inv_norm = T_RSQRT(T_OP(max)(n2, T_OP(set1)(T_TINY)));
+    *norm = T_OP(mul)(n2, inv_norm);
+    inv_norm = T_NEGATE(inv_norm);
     /* P = I - N / |N|_F, as xx, yy, zz, xy, xz, yz */
     T m[6];
     for (int i = 0; i < 6; i++)
@@ -82,8 +78,22 @@ JM_INLINE void T_FN(ritz_update)(const T_STATE *st, const T torque[3], const T c
     T ny = T_OP(select)(use_x, m[3], T_OP(select)(use_y, m[1], m[5]));
     T nz = T_OP(select)(use_x, m[4], T_OP(select)(use_y, m[5], m[2]));
     T inv_n = T_RSQRT(T_OP(max)(T_OP(fmadd)(nx, nx, T_OP(fmadd)(ny, ny, T_OP(mul)(nz, nz))), T_OP(set1)(T_TINY)));
-    nx = T_OP(mul)(nx, inv_n), ny = T_OP(mul)(ny, inv_n), nz = T_OP(mul)(nz, inv_n);
+    axis[0] = T_OP(mul)(nx, inv_n), axis[1] = T_OP(mul)(ny, inv_n), axis[2] = T_OP(mul)(nz, inv_n);
+}
 
+/*
+ * ritz_update: the best quaternion in the plane of q and b(n) = sum_i n_i b_i, where n = axis[] is
+ * (about) the eigenvector of N's lowest eigenvalue (lowest_axis), i.e. the axis about which a half
+ * turn gains most. In that plane f is the 2x2 form [[f, t], [t, g]] (t = tau . n, g = f - n^T N n / 1 as
+ * b(n) . K b(n) = f - n^T N n); its top eigenvector (c_q, c_b) turns R about n by up to pi.
+ * At a stationary point that is not the maximum (t = 0, g > f) it is the half turn that leaves
+ * it: at a saddle with S = sym(A R^T) = W diag(d1 >= d2 >= d3) W^T and d2 + d3 < 0 the half
+ * turn about w1 lands on the maximum. Far from the maximum (N not positive definite) it is the
+ * step Newton's cannot take. gain = the rise of f (>= 0), ritz[] the new quaternion, unit.
+ */
+JM_INLINE void T_FN(ritz_update)(const T_STATE *st, const T torque[3], const T curvature[6], const T axis[3], T *gain,
+                                  T ritz[4]) {
+    const T nx = axis[0], ny = axis[1], nz = axis[2];
     /* n^T N n / 2 = (f - g) / 2 and t = tau . n */
     T nn = T_OP(fmadd)(
         nx, T_OP(fmadd)(curvature[0], nx, T_OP(fmadd)(curvature[3], ny, T_OP(mul)(curvature[4], nz))),
@@ -131,7 +141,7 @@ JM_INLINE T T_FN(mueller_denominator)(T f, const T c[6]) {
 
 /*
  * newton_step: eps = H^-1 tau = 2 adj(N) tau / det N (c[] = N: xx, yy, zz, xy, xz, yz) into eps[],
- * |eps|^2 into *eps2 and the stop threshold tol (1 + f tr(adj N) / det N) into *newton_tol;
+ * |eps|^2 into *eps2 and the stop threshold 2 tol (1 + f tr(adj N) / det N) into *newton_tol;
  * returns the lanes where N - T_CURVATURE_MARGIN I is positive definite (leading minors > 0, from
  * adj(N), det N and the characteristic polynomial's shift) and the step is finite (NaN fails).
  */
@@ -159,8 +169,68 @@ JM_INLINE T_MASK T_FN(newton_step)(const T c[6], const T torque[3], T f, T tol, 
     eps[2] = T_OP(mul)(two_inv_det, T_OP(fmadd)(adj_xz, torque[0], T_OP(fmadd)(adj_yz, torque[1], T_OP(mul)(adj_zz, torque[2]))));
     *eps2 = T_OP(fmadd)(eps[0], eps[0], T_OP(fmadd)(eps[1], eps[1], T_OP(mul)(eps[2], eps[2])));
     newton = T_MASK_OP(and)(newton, T_OP(ge)(T_OP(set1)(T_MAX_FINITE), *eps2));
-    *newton_tol = T_OP(fmadd)(tol, T_OP(mul)(T_OP(mul)(T_OP(abs)(f), adj_trace), T_OP(mul)(two_inv_det, T_OP(set1)(0.5))), tol);
+    /* twice tol (1 + f tr(adj N) / det N), why: the torque's rounding alone makes steps of about
+       one threshold, between which Newton cycled to max_iter (docs/design/extraction.md#rounding-floor) */
+    T scaled_tol = T_OP(mul)(tol, T_OP(set1)(2.0));
+    *newton_tol = T_OP(fmadd)(scaled_tol, T_OP(mul)(T_OP(mul)(T_OP(abs)(f), adj_trace), T_OP(mul)(two_inv_det, T_OP(set1)(0.5))), scaled_tol);
     return newton;
+}
+
+/* lift_axis: c[] (N) + lift n n^T and torque[] without its component along n, in place. */
+JM_INLINE void T_FN(lift_axis)(T c[6], T torque[3], const T axis[3], T lift) {
+    const T nx = axis[0], ny = axis[1], nz = axis[2];
+    c[0] = T_OP(fmadd)(T_OP(mul)(lift, nx), nx, c[0]), c[1] = T_OP(fmadd)(T_OP(mul)(lift, ny), ny, c[1]);
+    c[2] = T_OP(fmadd)(T_OP(mul)(lift, nz), nz, c[2]), c[3] = T_OP(fmadd)(T_OP(mul)(lift, nx), ny, c[3]);
+    c[4] = T_OP(fmadd)(T_OP(mul)(lift, nx), nz, c[4]), c[5] = T_OP(fmadd)(T_OP(mul)(lift, ny), nz, c[5]);
+    T along = T_OP(fmadd)(torque[0], nx, T_OP(fmadd)(torque[1], ny, T_OP(mul)(torque[2], nz)));
+    torque[0] = T_OP(fnmadd)(along, nx, torque[0]), torque[1] = T_OP(fnmadd)(along, ny, torque[1]);
+    torque[2] = T_OP(fnmadd)(along, nz, torque[2]);
+}
+
+/* axis_curvature: n^T N n for a unit n (axis[]) and c[] = N. */
+JM_INLINE T T_FN(axis_curvature)(const T c[6], const T axis[3]) {
+    const T nx = axis[0], ny = axis[1], nz = axis[2];
+    return T_OP(fmadd)(nx, T_OP(fmadd)(c[0], nx, T_OP(fmadd)(c[3], ny, T_OP(mul)(c[4], nz))),
+                       T_OP(fmadd)(ny, T_OP(fmadd)(c[3], nx, T_OP(fmadd)(c[1], ny, T_OP(mul)(c[5], nz))),
+                                   T_OP(mul)(nz, T_OP(fmadd)(c[4], nx, T_OP(fmadd)(c[5], ny, T_OP(mul)(c[2], nz))))));
+}
+
+/*
+ * deflated_newton_step: newton_step with N's lowest eigenvector n (axis[], unit, |N|_F = norm:
+ * lowest_axis) lifted by |N|_F and the torque's component along n dropped: the Newton step in the
+ * plane of the other two eigenvectors, nothing about n. Only where n's eigenvalue is below the
+ * curvature margin (a near-tie); where the next one is below NEAR_REFLECTION_MARGINS margins too
+ * (A near a multiple of a reflection: sigma1 - sigma3 small as well) that eigenvector is lifted
+ * the same way and the step is about the remaining axis alone.
+ * Why: where det A < 0 and sigma2 - sigma3 is below the margin (two rotations nearly tie),
+ * turning about n changes f by at most 2 (sigma2 - sigma3), so the maximum is settled to within
+ * that without the step Newton cannot take there; Mueller's update, the fallback before, moved at
+ * the rate (sigma2 - sigma3) / |H|_F and ran to max_iter (docs/design/extraction.md#near-ties).
+ * Returns the lanes that take the step (their lifted matrix passed newton_step's test).
+ */
+JM_INLINE T_MASK T_FN(deflated_newton_step)(const T c[6], const T torque[3], const T axis[3], T norm, T f, T tol,
+                                            T eps[3], T *eps2, T *newton_tol) {
+    const T margin = T_OP(set1)(T_CURVATURE_MARGIN);
+    T_MASK flat = T_OP(lt)(T_FN(axis_curvature)(c, axis), margin);
+    T lifted[6], across[3], second[3], unused, eps_twice[3], eps2_twice, tol_twice;
+    for (int i = 0; i < 6; i++)
+        lifted[i] = c[i];
+    for (int i = 0; i < 3; i++)
+        across[i] = torque[i];
+    T_FN(lift_axis)(lifted, across, axis, norm);
+    T_MASK once = T_MASK_OP(and)(flat, T_FN(newton_step)(lifted, across, f, tol, eps, eps2, newton_tol));
+    T_FN(lowest_axis)(lifted, second, &unused);
+    T_MASK flat_twice = T_MASK_OP(and)(flat, T_OP(lt)(T_FN(axis_curvature)(lifted, second),
+                                                      T_OP(mul)(T_OP(set1)(NEAR_REFLECTION_MARGINS), margin)));
+    if (!T_MASK_OP(any)(flat_twice))
+        return once;
+    T_FN(lift_axis)(lifted, across, second, norm);
+    T_MASK twice = T_MASK_OP(and)(flat_twice, T_FN(newton_step)(lifted, across, f, tol, eps_twice, &eps2_twice, &tol_twice));
+    for (int i = 0; i < 3; i++)
+        eps[i] = T_OP(select)(flat_twice, eps_twice[i], eps[i]);
+    *eps2 = T_OP(select)(flat_twice, eps2_twice, *eps2);
+    *newton_tol = T_OP(select)(flat_twice, tol_twice, *newton_tol);
+    return T_MASK_OP(or)(T_MASK_OP(and)(once, T_MASK_OP(not)(flat_twice)), twice);
 }
 
 /* turn_by: q <- (a, cos_h) * q, the quaternion of R turned by the rotation whose half angle has

@@ -56,22 +56,21 @@
  * times 1/(2 sqrt(t)) - never a division by a small number. The case is picked per lane without
  * branches (ties go to the lowest of x, y, z, w), and the component used as divisor comes out
  * positive. The matrix is not orthogonalised: for a non-rotation the result is whatever this
- * formula gives (finite for finite input), normalised.
+ * formula gives, normalised. Domain: rotation matrices. Outside it: finite r whose candidates and
+ * entries (sums of three elements and 1) stay finite, |elements| below about 1e38, give a finite
+ * unit quaternion; NaN or inf in r, or sums that overflow, give NaN in all four components (the
+ * same class on every path: the entries are exact IEEE sums).
  * Accuracy, float32, rotation input: angle error <= 1e-6 rad, | |q| - 1 | <= 1e-6, including
  * case boundaries and 180-degree rotations.
  */
 JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
     vf e[4];
-    vf t = divisor_entries(r, e);
+    (void)divisor_entries(r, e);
+    /* every entry is 4 * component * (divisor component): normalised after an exact power-of-two
+       scaling. Why: squaring the entries of a matrix with elements near 1e20 overflowed, and
+       rsqrt(inf) gave 0 (a zero quaternion) on some paths and NaN on others */
+    v_scale_pow2(e, 4);
     vf x = e[0], y = e[1], z = e[2], w = e[3];
-
-    /* every entry is 4 * component * (divisor component): scale by 1/(2 sqrt t), then one more
-       normalisation so that |q| = 1 also for slightly non-orthogonal input */
-    vf s = v_mul(v_set1(0.5f), v_rsqrt(t));
-    x = v_mul(x, s);
-    y = v_mul(y, s);
-    z = v_mul(z, s);
-    w = v_mul(w, s);
     vf inv_norm = v_rsqrt(v_fmadd(x, x, v_fmadd(y, y, v_fmadd(z, z, v_mul(w, w)))));
     *qx = v_mul(x, inv_norm);
     *qy = v_mul(y, inv_norm);

@@ -211,6 +211,13 @@ JM_INLINE vd dot4_f64(const vd a[4], const vd b[4]) {
     return vd_fmadd(a[0], b[0], vd_fmadd(a[1], b[1], vd_fmadd(a[2], b[2], vd_mul(a[3], b[3]))));
 }
 
+/* all_below on float64 lanes; SLERP_COMPONENT_LIMIT_F64: slerp's domain in float64 (as float32's) */
+JM_INLINE vdmask all_below_f64(const vd q[4], vd limit) {
+    return md_and(md_and(vd_lt(vd_abs(q[0]), limit), vd_lt(vd_abs(q[1]), limit)),
+                  md_and(vd_lt(vd_abs(q[2]), limit), vd_lt(vd_abs(q[3]), limit)));
+}
+#define SLERP_COMPONENT_LIMIT_F64 0x1p510
+
 /* arc_sign on float64 lanes: -0.0 where d < 0, +0.0 elsewhere (d >= 0, -0 or NaN) */
 JM_INLINE vd arc_sign_f64(vd d) { return vd_select(vd_lt(d, vd_set1(0.0)), vd_set1(-0.0), vd_set1(0.0)); }
 
@@ -369,7 +376,11 @@ JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t a
         vd_load_quads(b + GROUP_OFFSET(bs, g), bs, &qb[g][0], &qb[g][1], &qb[g][2], &qb[g][3]);
         tv[g] = load_fractions_f64(t + GROUP_OFFSET(ts, g), ts);
     }
+    vdmask inside[GROUPS]; /* the domain, as blend_lanes: outside it arc sign + and NaN between the ends */
+    const vd limit = vd_set1(mode == NLERP ? INFINITY : SLERP_COMPONENT_LIMIT_F64);
+    EACH(g, groups, inside[g] = md_and(all_below_f64(qa[g], limit), all_below_f64(qb[g], limit)));
     EACH(g, groups, d[g] = dot4_f64(qa[g], qb[g]));
+    EACH(g, groups, d[g] = vd_select(inside[g], d[g], vd_set1(0.0)));
     EACH(g, groups, sign[g] = arc_sign_f64(d[g]));
     if (mode == SLERP) {
         slerp_weights_f64(groups, d, sign, tv, w0, w1);
@@ -388,9 +399,11 @@ JM_INLINE void quats_blocks_f64(int mode, int groups, const char *a, ptrdiff_t a
         for (int g = 0; g < groups; g++) {
             vdmask redo = nlerp_out_of_range_f64(d[g], n2[g]);
             if (JM_UNLIKELY(md_any(redo)))
-                nlerp_redo_scaled(redo, tv[g], qa[g], qb[g], q[g], &sign[g]);
+                nlerp_redo_scaled(md_and(redo, inside[g]), tv[g], qa[g], qb[g], q[g], &sign[g]);
         }
     }
+    for (int k = 0; k < 4; k++)
+        EACH(g, groups, q[g][k] = vd_select(inside[g], q[g][k], vd_set1(NAN)));
     for (int g = 0; g < groups; g++) {
         vdmask at_start = md_not(vd_gt(tv[g], vd_set1(0.0))), at_end = vd_ge(tv[g], vd_set1(1.0));
         if (md_any(md_or(at_start, at_end))) /* skipped by blocks of inner fractions only */

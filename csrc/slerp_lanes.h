@@ -43,6 +43,16 @@ JM_INLINE vf atanc_0_1(vf a2) {
     return v_fmadd(p, a2, v_set1(1.0f));
 }
 
+/* whether every |q[k]| < limit (NaN: false) */
+JM_INLINE vmask all_below(const vf q[4], vf limit) {
+    return m_and(m_and(v_lt(v_abs(q[0]), limit), v_lt(v_abs(q[1]), limit)),
+                 m_and(v_lt(v_abs(q[2]), limit), v_lt(v_abs(q[3]), limit)));
+}
+
+/* slerp's domain in float32: components below 2^62, so that |a . b| < 2^126 and w0 a + w1 b stay
+   finite on every path; nlerp's: finite components */
+#define SLERP_COMPONENT_LIMIT 0x1p62f
+
 JM_INLINE vf dot4(vf ax, vf ay, vf az, vf aw, vf bx, vf by, vf bz, vf bw) {
     return v_fmadd(ax, bx, v_fmadd(ay, by, v_fmadd(az, bz, v_mul(aw, bw))));
 }
@@ -243,7 +253,15 @@ enum { SLERP, SLERP_FIXED_T, NLERP };
 JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft, vf a[][4], vf b[][4], vf out[][4],
                            vf *sign) {
     vf d[GROUPS], w0[GROUPS], w1[GROUPS];
+    vmask inside[GROUPS];
+    /* outside the domain (a component of a or b at or beyond the limit, NaN included) the arc
+       sign is + and the result NaN between the ends, on every path. Why: whether a . b came out
+       inf, NaN or finite there depended on the path's fused multiply-adds, and with it the arc
+       sign and the weights (min with NaN) */
+    const vf limit = v_set1(mode == NLERP ? INFINITY : SLERP_COMPONENT_LIMIT);
+    EACH(g, groups, inside[g] = m_and(all_below(a[g], limit), all_below(b[g], limit)));
     EACH(g, groups, d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
+    EACH(g, groups, d[g] = v_select(inside[g], d[g], v_set1(0.0f)));
     EACH(g, groups, sign[g] = arc_sign(d[g]));
     if (mode == SLERP)
         slerp_weights(groups, d, sign, t, w0, w1);
@@ -263,9 +281,11 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
         for (int g = 0; g < groups; g++) {
             vmask redo = nlerp_out_of_range(d[g], n2[g]);
             if (m_any(redo))
-                nlerp_redo_in_double(redo, t[g], a[g], b[g], out[g], &sign[g]);
+                nlerp_redo_in_double(m_and(redo, inside[g]), t[g], a[g], b[g], out[g], &sign[g]);
         }
     }
+    for (int k = 0; k < 4; k++)
+        EACH(g, groups, out[g][k] = v_select(inside[g], out[g][k], v_set1(NAN)));
 }
 
 #endif /* JM_SLERP_LANES_H */

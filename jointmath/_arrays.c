@@ -85,7 +85,8 @@ PyDoc_STRVAR(quat_to_matrix_doc,
              "Notes\n"
              "-----\n"
              "float32, every path: max abs element error <= 5e-7 at any scale (2.5e-7 measured).\n"
-             "float64: <= 1e-15 (4.5e-16 measured for unit quaternions).\n\n"
+             "float64: <= 1e-15 (4.5e-16 measured for unit quaternions). Domain: any finite non-zero\n"
+             "quaternion; a zero one or a NaN or infinite component gives NaN, on every path.\n\n"
              "Examples\n"
              "--------\n"
              ">>> import numpy as np, jointmath as jm\n"
@@ -139,6 +140,10 @@ PyDoc_STRVAR(matrix_to_quat_doc,
              "float32, every path, for rotation matrices: rotation angle error <= 1e-6 rad and\n"
              "``| |q| - 1 | <= 1e-6``, 180-degree rotations included. float64: <= 2e-15 rad and\n"
              "``| |q| - 1 | <= 1e-15``.\n\n"
+             "Domain: rotation matrices. Outside it, a finite matrix whose sums ``1 +- r00 +- r11 +-\n"
+             "r22`` and off-diagonal sums stay finite (elements below about 1e38 in float32) gives the\n"
+             "unit quaternion of the formula; NaN or infinite elements, or sums that overflow, give\n"
+             "NaN in all four components, on every path.\n\n"
              "Examples\n"
              "--------\n"
              ">>> import numpy as np, jointmath as jm\n"
@@ -285,11 +290,21 @@ JM_FASTCALL_FUNCTION(make_continuous) {
         if (ndim < 2) /* no leading axis at all: one quaternion */
             PyErr_Format(PyExc_ValueError, "make_continuous needs q with a time axis before the components, shape "
                          "(frames, ..., 4), got q of shape %R", shape);
+        else if (ndim == 2)
+            PyErr_Format(PyExc_ValueError,
+                         "axis must be 0 or -2 (the time axis) for q of shape %R, got axis=%zd; the last axis "
+                         "(-1) holds the 4 components",
+                         shape, axis);
+        else if (ndim == 3)
+            PyErr_Format(PyExc_ValueError,
+                         "axis must be 0, 1, -3 or -2 (the time axis: any axis but the last) for q of shape %R, got "
+                         "axis=%zd; the last axis (-1) holds the 4 components",
+                         shape, axis);
         else
             PyErr_Format(PyExc_ValueError,
-                         "axis must name a leading axis of q (the time axis: 0 ... %d or -%d ... -2; axis -1 holds "
-                         "the components), got axis=%zd for q of shape %R",
-                         ndim - 2, ndim, axis, shape);
+                         "axis must be one of 0, 1, ..., %d or -%d, ..., -2 (the time axis: any axis but the last) "
+                         "for q of shape %R, got axis=%zd; the last axis (-1) holds the 4 components",
+                         ndim - 2, ndim, shape, axis);
         Py_XDECREF(shape);
         goto done;
     }

@@ -398,7 +398,8 @@ class Clip:
         Raises
         ------
         TypeError, ValueError
-            For a field assigned since construction that Clip() would refuse.
+            For a field assigned since construction that Clip() would refuse; TypeError for an
+            ``end_sites`` that is not a bool.
 
         Examples
         --------
@@ -407,6 +408,8 @@ class Clip:
         >>> clip.positions().shape, clip.positions(end_sites=False).shape
         ((381, 38, 3), (381, 31, 3))
         """
+        if not isinstance(end_sites, (bool, np.bool_)):
+            raise TypeError(f"end_sites must be a bool (True or False), got {type(end_sites).__name__}")
         parents, _, sites, site_offsets = _checked_skeleton(self)
         world = _core.forward_kinematics(_checked_frames(self), parents)["m"]
         joints = world[..., 3]

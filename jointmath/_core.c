@@ -179,6 +179,14 @@ int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value) {
     return *value == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+int jm_parse_flag(PyObject *obj, const char *name) {
+    if (jm_refuse_masked(obj, name) < 0)
+        return -1;
+    if (PyBool_Check(obj) || PyArray_IsScalar(obj, Bool))
+        return PyObject_IsTrue(obj);
+    return wrong_number(obj, name, "a bool (True or False)"), -1;
+}
+
 int jm_parse_real(PyObject *obj, const char *name, const char *expected, double *value) {
     if (jm_refuse_masked(obj, name) < 0)
         return -1;

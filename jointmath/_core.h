@@ -73,6 +73,11 @@ int jm_parse_args(const char *func, PyObject *const *args, Py_ssize_t nargs, PyO
    an int, got <what>" for anything else. */
 int jm_parse_int(PyObject *obj, const char *name, Py_ssize_t *value);
 
+/* A flag argument (degrees, return_iterations): a Python bool or a NumPy bool scalar, read as 0
+   or 1; anything else (an int, a str, None, an array) is -1 with a TypeError "<name> must be a
+   bool, got <what>", as the truthiness of "no" or 1 would silently read as True. */
+int jm_parse_flag(PyObject *obj, const char *name);
+
 /* Whether `obj` is an integer as jm_parse_int reads one (without reading it). */
 int jm_is_integer(PyObject *obj);
 

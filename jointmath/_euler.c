@@ -37,9 +37,9 @@ static PyObject *euler(const char *func, const char *arg, int to_quat, PyObject 
     if (jm_parse_args(func, args, nargs, kwnames, to_quat ? angle_names : quat_names, JM_COUNT(angle_names), 2,
                       slots) < 0)
         return NULL;
-    if (jm_refuse_masked(slots[1], "order") < 0 || (slots[2] && jm_refuse_masked(slots[2], "degrees") < 0))
+    if (jm_refuse_masked(slots[1], "order") < 0)
         return NULL;
-    const int degrees = slots[2] ? PyObject_IsTrue(slots[2]) : 0;
+    const int degrees = slots[2] ? jm_parse_flag(slots[2], "degrees") : 0;
     if (degrees < 0)
         return NULL;
     PyArrayObject *src = jm_float_operand(slots[0], arg, 1, to_quat ? angle_core : quat_core);
@@ -109,7 +109,7 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "    channels use them (``\"ZXY\"`` is ``R = Rz(a0) Rx(a1) Ry(a2)``), or the same in lowercase\n"
              "    for extrinsic rotations (scipy's convention). For (..., J, 3) angles, a sequence of J\n"
              "    orders (list, tuple, 1-D array of str) gives each joint its own.\n"
-             "degrees : bool, optional\n"
+             "degrees : bool (Python's or NumPy's), optional\n"
              "    Angles in degrees (default False: radians).\n"
              "out : ndarray, shape (..., 4), optional\n"
              "    A writeable array of the result dtype to fill; it is returned (one sharing the\n"
@@ -122,7 +122,8 @@ PyDoc_STRVAR(euler_to_quat_doc,
              "Raises\n"
              "------\n"
              "TypeError\n"
-             "    For complex, object or string angles, a masked array, an ``out`` of another dtype.\n"
+             "    For complex, object or string angles, a masked array, an ``out`` of another dtype, a\n"
+             "    ``degrees`` that is not a bool (Python's or NumPy's).\n"
              "ValueError\n"
              "    For angles not (..., 3), an order that is not one of the twelve, a sequence of\n"
              "    orders not one per joint, an ``out`` of another shape or read-only, a result too\n"
@@ -161,7 +162,7 @@ PyDoc_STRVAR(quat_to_euler_doc,
              "    :func:`euler_to_quat`.\n"
              "order : str or sequence of str\n"
              "    As :func:`euler_to_quat`.\n"
-             "degrees : bool, optional\n"
+             "degrees : bool (Python's or NumPy's), optional\n"
              "    Angles in degrees (default False: radians).\n"
              "out : ndarray, shape (..., 3), optional\n"
              "    A writeable array of the result dtype to fill; it is returned.\n\n"
@@ -174,7 +175,8 @@ PyDoc_STRVAR(quat_to_euler_doc,
              "Raises\n"
              "------\n"
              "TypeError\n"
-             "    For complex, object or string ``q``, a masked array, an ``out`` of another dtype.\n"
+             "    For complex, object or string ``q``, a masked array, an ``out`` of another dtype, a\n"
+             "    ``degrees`` that is not a bool (Python's or NumPy's).\n"
              "ValueError\n"
              "    For ``q`` not (..., 4), an order that is not one of the twelve, a sequence of orders\n"
              "    not one per joint, an ``out`` of another shape or read-only, a result too large to\n"

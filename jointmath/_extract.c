@@ -107,7 +107,7 @@ static PyObject *extract_checked(PyObject *const *slots, PyArrayObject *a, int r
         if (!(tol >= 0 && tol <= 1e30)) /* NaN fails too */
             return PyErr_Format(PyExc_ValueError, "tol must be in [0, 1e30], got %R", tol_obj);
     }
-    const int return_iterations = slots[5] ? PyObject_IsTrue(slots[5]) : 0;
+    const int return_iterations = slots[5] ? jm_parse_flag(slots[5], "return_iterations") : 0;
     if (return_iterations < 0)
         return NULL;
     /* method: "newton" (the default when not passed) or "muller"; anything but a str (None

@@ -49,13 +49,14 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     tol : float, optional
         A real number in [0, 1e30]; default 2e-7 for float32 and 1e-12 for float64.
         ``"muller"``: a matrix stops when ``|omega| < tol``, before updating. ``"newton"``: a
-        matrix stops after the step with ``|omega| < tol (1 + |trace(R^T A)| tr(H^-1))``, tol
-        times an estimate of the conditioning sigma1 / (sigma2 + sigma3). ``tol=0`` runs
+        matrix stops after the step with ``|omega| < 2 tol (1 + |trace(R^T A)| tr(H^-1))``, tol
+        times an estimate of the conditioning sigma1 / (sigma2 + sigma3), doubled (the
+        rounding of the torque alone makes steps of one estimate). ``tol=0`` runs
         ``max_iter`` updates.
     out : ndarray, shape (..., 4), optional
         A writeable array of the result dtype (float32 for JOINT_MAT) to fill; it is
         returned. It may be ``q0`` itself (a warm start updated in place).
-    return_iterations : bool, optional
+    return_iterations : bool (Python's or NumPy's), optional
         Also return the int32 count of updates each matrix took (Newton, Ritz and Mueller
         updates count 1 each).
 
@@ -71,8 +72,8 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
     ------
     TypeError
         For complex, object or string ``a`` or ``q0`` (naming it), a masked array, an ``out``
-        of the wrong type or dtype, a non-str ``method``, a non-integer ``max_iter`` or a
-        non-real ``tol`` (bools are neither).
+        of the wrong type or dtype, a non-str ``method``, a non-integer ``max_iter``, a
+        non-real ``tol`` (bools are neither) or a ``return_iterations`` that is not a bool.
     ValueError
         For wrong shapes, batch shapes that do not broadcast, an unknown method,
         ``max_iter`` or ``tol`` out of range, a read-only ``out``, a result too large to
@@ -90,16 +91,20 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
 
     float32, default ``tol`` and ``max_iter``, cold start, every path: with ``"newton"`` every
     matrix of condition <= 1,000 is within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of
-    the SVD polar rotation, in a median of 4 updates or fewer (at most 13); rotation
+    the SVD polar rotation, in a median of 4 updates or fewer (at most 20; at most 40 where
+    det A < 0 and sigma1 - sigma3 is below 1e-4 of the largest element); rotation
     matrices within 2.7e-7 rad; ``| |q| - 1 | <= 3.1e-7``. ``"muller"`` converges linearly (the
     error about the axis of sigma1 shrinks by sigma1 / (sigma1 + sigma2 + sigma3) per update).
     float64 runs the same methods in float64 kernels: ``"newton"`` within
-    2e-15 sigma1 / (sigma2 + sigma3) rad of an extended-precision polar rotation.
+    2e-15 sigma1 / (sigma2 + sigma3) rad of an extended-precision polar rotation, in at most
+    20 updates at condition <= 10,000.
 
     Limits: ``"newton"`` needs the curvature's eigenvalues above 2**-14 of A's scale (2**-40
-    in float64); rank <= 1 A, and det A < 0 with sigma2 - sigma3 below about 3e-5 of the
-    largest element, take Mueller's updates there and return a proper rotation whose
-    trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum. The kernels run without the
+    in float64); det A < 0 with sigma2 - sigma3 below about 3e-5 of the largest element (two
+    rotations nearly tie) takes Newton steps about the other two axes only and returns a
+    proper rotation whose trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum
+    (2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) near a multiple of a reflection); rank <= 1 A takes Mueller's
+    updates. The kernels run without the
     GIL when matrices * (max_iter + 1) >= 16,384.
 
     Examples

@@ -431,7 +431,7 @@ PyDoc_STRVAR(slerp_joints_doc,
              "Notes\n"
              "-----\n"
              "Every path, unit quaternions: max abs component error <= 5e-7 against a float64 slerp,\n"
-             "``| |q| - 1 | <= 1e-6``.\n\n"
+             "``| |q| - 1 | <= 1e-6``. Outside that domain as :func:`slerp`.\n\n"
              "Examples\n"
              "--------\n"
              ">>> import numpy as np, jointmath as jm\n"
@@ -562,8 +562,14 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
     PyObject *t_obj = slots[2];
     if (PyFloat_CheckExact(t_obj) || PyLong_CheckExact(t_obj)) {
         t64 = PyFloat_AsDouble(t_obj);
-        if (t64 == -1.0 && PyErr_Occurred())
+        if (t64 == -1.0 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) { /* an int beyond float's range */
+                PyErr_Clear();
+                PyErr_SetString(PyExc_ValueError,
+                                "t must be in [0, 1], got an int too large for a float (beyond +-1.8e308)");
+            }
             goto done;
+        }
         if (!(t64 >= 0.0 && t64 <= 1.0)) {
             PyErr_Format(PyExc_ValueError, "t must be in [0, 1], got %R", t_obj);
             goto done;
@@ -594,14 +600,9 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
     if (jm_float_out(slots[3], type, batch_ndim + 1, batch, &out) < 0)
         goto done;
 
-    const npy_intp record_bytes[3] = {4 * esize, 4 * esize, esize};
-    if (jm_walk_operand(a, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wa) < 0 ||
-        jm_walk_operand(b, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wb) < 0 ||
-        (t && jm_walk_operand(t, type, 0, esize, batch_ndim, batch, JM_WALK_REPEAT, &wt) < 0))
-        goto done;
-    const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
     if (t && PyArray_TYPE(t) == NPY_FLOAT64 && type == NPY_FLOAT32) {
-        /* checked as given, as a Python float is: the cast would take 1 + 1e-10 to 1 */
+        /* checked as given, as a Python float is: the cast would take 1 + 1e-10 to 1,
+           and 1e39 to inf with NumPy's overflow warning before the refusal */
         jm_walk given = {NULL, NULL, 0};
         const int refused = jm_walk_operand(t, NPY_FLOAT64, 0, 8, t_ndim, t_dims, 0, &given) < 0 ||
                             check_fractions(given.base, given.stride, PyArray_SIZE(t), 8) < 0;
@@ -609,6 +610,12 @@ static PyObject *blend_quats(const char *func, PyObject *const *args, Py_ssize_t
         if (refused)
             goto done;
     }
+    const npy_intp record_bytes[3] = {4 * esize, 4 * esize, esize};
+    if (jm_walk_operand(a, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wa) < 0 ||
+        jm_walk_operand(b, type, 1, 4 * esize, batch_ndim, batch, JM_WALK_REPEAT, &wb) < 0 ||
+        (t && jm_walk_operand(t, type, 0, esize, batch_ndim, batch, JM_WALK_REPEAT, &wt) < 0))
+        goto done;
+    const npy_intp n = PyArray_MultiplyList(batch, batch_ndim);
     if (t && check_fractions(wt.base, wt.stride, n && !wt.stride ? 1 : n, esize) < 0)
         goto done;
     const jm_walk inputs[3] = {wa, wb, wt};
@@ -672,7 +679,10 @@ PyDoc_STRVAR(slerp_doc,
              "float32, every path, unit inputs: max abs component error <= 5e-7 against a float64\n"
              "slerp, ``| |q| - 1 | <= 1e-6``. One ``t`` for all uses the fixed-``t`` polynomial weights of\n"
              ":func:`slerp_joints`, an array of ``t`` the per-element formula: the two agree within that\n"
-             "bound, not bit for bit. float64: <= 2e-15.\n\n"
+             "bound, not bit for bit. float64: <= 2e-15. Domain: unit quaternions; other ones with\n"
+             "components below 2**62 in magnitude (2**510 in float64) give ``w0 q0 + w1 q1`` with the\n"
+             "weights of their raw dot product. A component at or beyond that, or NaN, gives NaN\n"
+             "between the ends (``t = 0`` and ``t = 1`` still give ``q0`` and ``q1``), on every path.\n\n"
              "Examples\n"
              "--------\n"
              ">>> import numpy as np, jointmath as jm\n"
@@ -720,7 +730,8 @@ PyDoc_STRVAR(nlerp_doc,
              "-----\n"
              "float32, every path, any scale: max abs component error <= 3e-7 against a float64 nlerp\n"
              "(lanes whose float32 sums could overflow or underflow are computed in double). float64:\n"
-             "<= 2e-15.\n\n"
+             "<= 2e-15. Domain: any finite quaternions; a NaN or infinite component gives NaN between\n"
+             "the ends (``t = 0`` and ``t = 1`` still give ``q0`` and ``q1``), on every path.\n\n"
              "Examples\n"
              "--------\n"
              ">>> import numpy as np, jointmath as jm\n"

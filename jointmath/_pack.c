@@ -221,8 +221,19 @@ JM_FASTCALL_FUNCTION(unpack_quats) {
     }
     PyArray_Descr *d = PyArray_DESCR(raw);
     if (d->kind != 'u' || (PyDataType_ELSIZE(d) != 4 && PyDataType_ELSIZE(d) != 8)) {
-        PyErr_Format(PyExc_TypeError, "p must hold uint32 or uint64 codes (the codes of pack_quats), got dtype %S",
-                     (PyObject *)d);
+        if (PyArray_Check(obj))
+            PyErr_Format(PyExc_TypeError, "p must hold uint32 or uint64 codes (the codes of pack_quats), got an "
+                         "array of dtype %S", (PyObject *)d);
+        else if ((PyList_Check(obj) || PyTuple_Check(obj)) && PySequence_Size(obj) > 0)
+            /* what was passed, not the dtype NumPy chose for it: a list of Python ints is no code array */
+            PyErr_Format(PyExc_TypeError, "p must hold uint32 or uint64 codes (the codes of pack_quats), got a %s of "
+                         "%s (NumPy reads it as %S); pass the array pack_quats returned, or "
+                         "np.array(codes, np.uint32) or np.uint64",
+                         jm_type_name(obj), jm_type_name(PySequence_Fast_GET_ITEM(obj, 0)), (PyObject *)d);
+        else
+            PyErr_Format(PyExc_TypeError, "p must hold uint32 or uint64 codes (the codes of pack_quats), got %s%s "
+                         "(NumPy reads it as %S)", PyList_Check(obj) || PyTuple_Check(obj) ? "an empty " : "",
+                         jm_type_name(obj), (PyObject *)d);
         Py_DECREF(raw);
         return NULL;
     }

@@ -111,7 +111,7 @@ def extract_rotation64(a, q0, newton, max_iter, tol, return_iterations):
                 newton_lanes = determined[idx] & finite & (lowest > CURVATURE_MARGIN)
                 safe = np.where(newton_lanes[:, None, None], curvature, eye)
                 eps = 2 * np.linalg.solve(safe, torque[:, :, None])[:, :, 0]
-                threshold = tol * (1 + np.abs(f) * np.trace(np.linalg.inv(safe), axis1=1, axis2=2))
+                threshold = 2 * tol * (1 + np.abs(f) * np.trace(np.linalg.inv(safe), axis1=1, axis2=2))
                 omega = np.where(newton_lanes[:, None], eps, omega)
                 stop = np.where(newton_lanes, np.linalg.norm(eps, axis=1) < threshold, small)
                 candidates = determined[idx] & finite & ~newton_lanes

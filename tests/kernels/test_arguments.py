@@ -144,7 +144,7 @@ def test_extract_rotation_huge_arguments_name_themselves():
 def test_codes_of_any_unsigned_spelling_and_the_names_in_errors():
     code = jm.pack_quats(np.array([0, 0, 0, 1], np.float32), bits=20)
     np.testing.assert_array_equal(jm.unpack_quats(np.array([code], "Q")), [[0, 0, 0, 1]])
-    with pytest.raises(TypeError, match=r"p must hold uint32 or uint64 codes .*got dtype int64"):
+    with pytest.raises(TypeError, match=r"p must hold uint32 or uint64 codes .*got an array of dtype int64"):
         jm.unpack_quats(np.array([5]))
     for bad in ([1, 2], np.zeros(2, jm.JOINT_QUAT), np.zeros(2, np.uint32)):
         with pytest.raises(TypeError, match="packed must be a numpy array of dtype jointmath.PACKED_JOINT"):

@@ -733,7 +733,10 @@ def test_finite_where_the_curvature_determinant_is_lost_in_rounding(rng):
     a64 = a.astype(np.float64)
     sigma = np.linalg.svd(a64, compute_uv=False)
     shortfall = sigma[:, 0] + sigma[:, 1] - sigma[:, 2] - np.einsum("nij,nij->n", rotations(q.astype(np.float64)), a64)
-    assert shortfall.max() <= 2 * (sigma[:, 1] - sigma[:, 2]).max() + 1e-6 and iterations.max() <= 40
+    # near a multiple of a reflection (sigma1 - sigma3 ~ sigma2 - sigma3 ~ 1e-4): within
+    # 2 (sigma1 - sigma3) + 2 (sigma2 - sigma3), the two nearly flat axes
+    bound = 2 * (sigma[:, 0] - sigma[:, 2]) + 2 * (sigma[:, 1] - sigma[:, 2]) + 1e-6
+    assert (shortfall <= bound).all() and iterations.max() <= 40
 
 
 # ------- float64: the float64 kernel against extended precision, the SVD and the NumPy method --
