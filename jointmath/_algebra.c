@@ -21,18 +21,10 @@ typedef struct {
     const char *flag;       /* the name of the bool option, or NULL */
 } algebra_spec;
 
-/* A bool option: Python's True / False or a NumPy bool (np.True_, a 0-d bool array is not one);
-   anything else a TypeError naming it. NULL (not given): 0. */
+/* A bool option (jm_parse_flag's rules); NULL (not given): 0. */
 static int parse_flag(PyObject *obj, const char *name, int *value) {
-    *value = 0;
-    if (!obj)
-        return 0;
-    if (PyBool_Check(obj) || PyArray_IsScalar(obj, Bool)) {
-        *value = PyObject_IsTrue(obj);
-        return *value < 0 ? -1 : 0;
-    }
-    PyErr_Format(PyExc_TypeError, "%s must be a bool (True or False), got %s", name, jm_type_name(obj));
-    return -1;
+    *value = obj ? jm_parse_flag(obj, name) : 0;
+    return *value < 0 ? -1 : 0;
 }
 
 /* The shape of a result: batch + the core dims of out_floats. */
