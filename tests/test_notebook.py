@@ -36,6 +36,6 @@ def test_example_notebook_runs(monkeypatch, tmp_path):
     # the players: the clip, then the clip before and after compression side by side
     players = [o["data"]["text/html"] for o in html if o["data"]["text/html"].startswith("<iframe srcdoc=")]
     assert len(players) == 2 and "jm-view" in players[0]
-    assert "original: " in players[1] and ("compressed: " in players[1] or "packed: " in players[1])
+    assert "original: " in players[1] and "compressed: " in players[1]
     assert any("image/png" in o.get("data", {}) for cell in notebook.cells if cell.cell_type == "code"
                for o in cell.outputs), "no figure"
