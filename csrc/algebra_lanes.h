@@ -188,24 +188,14 @@ JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * (their results are never stored) and no lane reads an unset float. A b of stride 0 (one record
  * broadcast against every a, as an axis) is loaded into every lane once (fixed_b).
  */
-JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
-                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
+                                 const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
+                                 ptrdiff_t os, size_t n, int flag) {
     T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
     memset(stage_a, 0, sizeof stage_a);
     if (nb)
         memset(stage_b, 0, sizeof stage_b);
     size_t i = 0;
-    T fixed[8];
-    const T *fixed_b = NULL;
-    if (nb && bs == 0) {
-        T_S copies[T_W * 8] = {0};
-        for (int l = 0; l < T_W; l++)
-            memcpy(copies + 8 * l, b, (size_t)nb * sizeof(T_S));
-        for (int k = 0; k < (nb + 3) / 4; k++)
-            T_OP(load_quads)((const char *)copies + k * T_QUAD, 8 * (ptrdiff_t)sizeof(T_S), &fixed[4 * k],
-                             &fixed[4 * k + 1], &fixed[4 * k + 2], &fixed[4 * k + 3]);
-        fixed_b = fixed;
-    }
     /* 6-float results store faster through store_result's second-quads-first path (measured:
        docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
@@ -221,6 +211,23 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
     if (i < n)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                         fixed_b, o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
+}
+
+JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
+                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+    if (nb && bs == 0) {
+        T fixed[8];
+        T_S copies[T_W * 8] = {0};
+        for (int l = 0; l < T_W; l++)
+            memcpy(copies + 8 * l, b, (size_t)nb * sizeof(T_S));
+        for (int k = 0; k < (nb + 3) / 4; k++)
+            T_OP(load_quads)((const char *)copies + k * T_QUAD, 8 * (ptrdiff_t)sizeof(T_S), &fixed[4 * k],
+                             &fixed[4 * k + 1], &fixed[4 * k + 2], &fixed[4 * k + 3]);
+        /* a separate instance: what the kernel computes from b alone may move out of the loops */
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, n, flag);
+    } else {
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, n, flag);
+    }
 }
 
 /* ----------------------------------------------------------------- the helpers -- */
