@@ -538,14 +538,15 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
  * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion
  * (T_FROM_ROTATION: the largest-divisor component positive). The first column keeps its
  * direction: for input that is not two orthonormal columns this is not the nearest rotation.
- * Each column (and the orthogonal part of a2) is scaled by a power of two before its norm
- * (exact): any finite scale. NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
+ * a2 and the orthogonal part of a2 are scaled by a power of two before their norms, a1 where its
+ * block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed; exact either way):
+ * any finite scale. The norms' reciprocals are T_RSQRT (no division). NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
  * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise), inf or NaN.
  */
 JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
     T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9];
-    T_OP(scale_pow2)(b1, 3);
+    T_FN(scale_if_needed)(b1, 3); /* normalised next: only its squares' range matters */
     T_OP(scale_pow2)(a2, 3);
     T inv1 = T_RSQRT(T_FN(dot3)(b1, b1));
     for (int k = 0; k < 3; k++)
