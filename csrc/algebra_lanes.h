@@ -461,12 +461,25 @@ JM_INLINE int T_FN(angle_lanes)(const T a[8], const T b[8], T out[8], int flag) 
 }
 
 /* quat_angle_between: the angle of conj(p) * q (the rotation p^-1 q) as quat_angle, each input
-   scaled by a power of two first: sign-invariant (|w|) and scale-invariant in p and q. */
+   scaled by a power of two first where its block needs it: sign-invariant (|w|) and
+   scale-invariant in p and q. */
 JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)flag;
     T p[4] = {a[0], a[1], a[2], a[3]}, q[4] = {b[0], b[1], b[2], b[3]}, r[4];
-    T_OP(scale_pow2)(p, 4); /* always: the product's squares hold |p|^2 |q|^2 */
-    T_OP(scale_pow2)(q, 4);
+    /* scaled unless every lane of both is within 2^-24 ... 2^24, where the product's squares
+       (|p|^2 |q|^2) can neither overflow nor underflow: exact, so the angle is the same either way */
+    T largest_p = T_OP(abs)(p[0]), largest_q = T_OP(abs)(q[0]);
+    for (int k = 1; k < 4; k++) {
+        largest_p = T_OP(max)(largest_p, T_OP(abs)(p[k]));
+        largest_q = T_OP(max)(largest_q, T_OP(abs)(q[k]));
+    }
+    const T lo = T_OP(set1)((T_S)0x1p-24), hi = T_OP(set1)((T_S)0x1p24);
+    T_MASK in_range = T_MASK_OP(and)(T_MASK_OP(and)(T_OP(ge)(largest_p, lo), T_OP(lt)(largest_p, hi)),
+                                     T_MASK_OP(and)(T_OP(ge)(largest_q, lo), T_OP(lt)(largest_q, hi)));
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(in_range)))) {
+        T_OP(scale_pow2)(p, 4);
+        T_OP(scale_pow2)(q, 4);
+    }
     T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(p, 4), T_FN(is_valid)(q, 4));
     /* conj(p) q with separately rounded products (no fused ones): for p = q every term of the
        vector part cancels exactly, so identical (and antipodal) pairs are exactly 0 apart */
