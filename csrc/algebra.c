@@ -64,6 +64,7 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #define T_PARALLEL2 0x1p-40 /* (16 ulp)^2 */
 #define T_FAR_RADIANS 32.0
 #define T_FAR_DEGREES 1800.0
+#define T_RSQRT v_rsqrt_fine /* about 1 ulp, no division: simd/common.h */
 #include "algebra_lanes.h"
 #undef T
 #undef T_MASK
@@ -87,6 +88,7 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #undef T_PARALLEL2
 #undef T_FAR_RADIANS
 #undef T_FAR_DEGREES
+#undef T_RSQRT
 
 /* float64: 2^-27 makes (s / c)^2 / 3 < 3e-17; the series below 2^-7 rad leaves
    theta^6 / 322560 < 2e-18; half_angle_sin_cos_f64 reduces exactly up to 2^20 (either unit) */
@@ -112,4 +114,5 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #define T_PARALLEL2 0x1p-98 /* (16 ulp)^2 */
 #define T_FAR_RADIANS 0x1p20
 #define T_FAR_DEGREES 0x1p20
+#define T_RSQRT(x) vd_div(vd_set1(1.0), vd_sqrt(x)) /* estimates need two more steps for 2e-15 */
 #include "algebra_lanes.h"

@@ -20,6 +20,8 @@
  *   T_SERIES_ANGLE2 below this squared angle (radians) rotvec_to_quat takes its series
  *   T_PARALLEL2     sixd_to_quat's squared ratio |a2 orthogonal| / |a2| below which a2 is parallel to a1
  *   T_FAR_RADIANS, T_FAR_DEGREES   beyond these angles rotvec_to_quat redoes a record in double
+ *   T_RSQRT(x)      1 / sqrt(x) for x in a normal range: the refined estimate (float32, about 1
+ *                   ulp, v_rsqrt_fine) or a square root and a division (float64)
  *
  * and undefine them after. Every kernel has the type jm_algebra_fn (csrc/jointmath.h): records of
  * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out; the
@@ -27,6 +29,16 @@
  */
 
 /* ------------------------------------------------------------------ the driver -- */
+
+#ifndef JM_UNROLL_4 /* defined once: the first inclusion */
+#if defined(__GNUC__) && !defined(__clang__)
+#define JM_UNROLL_4 _Pragma("GCC unroll 4")
+#elif defined(__clang__)
+#define JM_UNROLL_4 _Pragma("unroll 4")
+#else
+#define JM_UNROLL_4
+#endif
+#endif
 
 /*
  * load_operand: the records of lanes 0 .. count - 1 (count <= T_W) of an operand of nf floats per
@@ -90,15 +102,16 @@ typedef int (*T_FN(compute_fn))(const T a[8], const T b[8], T out[8], int flag);
 typedef void (*T_FN(redo_fn))(const char *a, ptrdiff_t as, char *out, ptrdiff_t os, size_t count, int flag);
 
 /* One block of `count` records: every operand is loaded before the results are stored (out may
-   be an input itself, record for record). */
+   be an input itself, record for record); b's lanes are fixed_b where b is one record for all. */
 JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
-                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
-                               size_t count, int more_after, int flag, T_S *stage_a, T_S *stage_b, T_S *stage_o) {
+                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
+                               ptrdiff_t os, size_t count, int more_after, int flag, T_S *stage_a, T_S *stage_b,
+                               T_S *stage_o) {
     T va[8], vb[8], vo[8];
     T_FN(load_operand)(a, as, na, count, more_after, stage_a, va);
-    if (nb)
+    if (nb && !fixed_b)
         T_FN(load_operand)(b, bs, nb, count, more_after, stage_b, vb);
-    const int cold = compute(va, vb, vo, flag);
+    const int cold = compute(va, fixed_b ? fixed_b : vb, vo, flag);
     /* out has other records than every input: the boundary never runs it in place */
     T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
     if (JM_UNLIKELY(cold))
@@ -148,15 +161,18 @@ JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]
 /* One group: every operand of the four blocks loaded before the first result is stored (out may
    be an input itself, record for record); the cold path per block, at its stride. */
 JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
-                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
-                               int flag) {
+                               const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
+                               ptrdiff_t os, int flag) {
     T va[4][8], vb[4][8], vo[4][8];
     int cold[4];
     T_FN(load_group)(a, as, na, va);
-    if (nb)
+    if (nb && !fixed_b)
         T_FN(load_group)(b, bs, nb, vb);
+    /* the four blocks' computations unrolled side by side: their dependency chains (square roots,
+       estimates and their refinements) overlap instead of running one after another */
+    JM_UNROLL_4
     for (int j = 0; j < 4; j++)
-        cold[j] = compute(va[j], vb[j], vo[j], flag);
+        cold[j] = compute(va[j], fixed_b ? fixed_b : vb[j], vo[j], flag);
     T_FN(store_group)(o, os, no, vo);
     for (int j = 0; j < 4; j++)
         if (JM_UNLIKELY(cold[j]))
@@ -169,10 +185,12 @@ JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * full blocks with records after them in one loop (count and more_after constants there: packed
  * records move without a stage), then the last 1 ... T_W records. The stages start zeroed where
  * an operand may be staged, so the lanes past the last record hold zeros or earlier records
- * (their results are never stored) and no lane reads an unset float.
+ * (their results are never stored) and no lane reads an unset float. A b of stride 0 (one record
+ * broadcast against every a, as an axis) is loaded into every lane once (fixed_b).
  */
-JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
-                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
+                                 const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
+                                 ptrdiff_t os, size_t n, int flag) {
     T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
     memset(stage_a, 0, sizeof stage_a);
     if (nb)
@@ -181,17 +199,35 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
     /* 6-float results store faster through store_result's second-quads-first path (measured:
        docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
-    if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size) && (no % 4 == 0 || os == no * size) &&
+    if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size || fixed_b) &&
+        (no % 4 == 0 || os == no * size) &&
         no != 6)
         for (; i + 4 * T_W <= n; i += 4 * T_W)
             T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                            o + (ptrdiff_t)i * os, os, flag);
+                            fixed_b, o + (ptrdiff_t)i * os, os, flag);
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
     if (i < n)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
+}
+
+JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
+                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+    if (nb && bs == 0) {
+        T fixed[8];
+        T_S copies[T_W * 8] = {0};
+        for (int l = 0; l < T_W; l++)
+            memcpy(copies + 8 * l, b, (size_t)nb * sizeof(T_S));
+        for (int k = 0; k < (nb + 3) / 4; k++)
+            T_OP(load_quads)((const char *)copies + k * T_QUAD, 8 * (ptrdiff_t)sizeof(T_S), &fixed[4 * k],
+                             &fixed[4 * k + 1], &fixed[4 * k + 2], &fixed[4 * k + 3]);
+        /* a separate instance: what the kernel computes from b alone may move out of the loops */
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, n, flag);
+    } else {
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, n, flag);
+    }
 }
 
 /* ----------------------------------------------------------------- the helpers -- */
@@ -425,12 +461,25 @@ JM_INLINE int T_FN(angle_lanes)(const T a[8], const T b[8], T out[8], int flag) 
 }
 
 /* quat_angle_between: the angle of conj(p) * q (the rotation p^-1 q) as quat_angle, each input
-   scaled by a power of two first: sign-invariant (|w|) and scale-invariant in p and q. */
+   scaled by a power of two first where its block needs it: sign-invariant (|w|) and
+   scale-invariant in p and q. */
 JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)flag;
     T p[4] = {a[0], a[1], a[2], a[3]}, q[4] = {b[0], b[1], b[2], b[3]}, r[4];
-    T_OP(scale_pow2)(p, 4); /* always: the product's squares hold |p|^2 |q|^2 */
-    T_OP(scale_pow2)(q, 4);
+    /* scaled unless every lane of both is within 2^-24 ... 2^24, where the product's squares
+       (|p|^2 |q|^2) can neither overflow nor underflow: exact, so the angle is the same either way */
+    T largest_p = T_OP(abs)(p[0]), largest_q = T_OP(abs)(q[0]);
+    for (int k = 1; k < 4; k++) {
+        largest_p = T_OP(max)(largest_p, T_OP(abs)(p[k]));
+        largest_q = T_OP(max)(largest_q, T_OP(abs)(q[k]));
+    }
+    const T lo = T_OP(set1)((T_S)0x1p-24), hi = T_OP(set1)((T_S)0x1p24);
+    T_MASK in_range = T_MASK_OP(and)(T_MASK_OP(and)(T_OP(ge)(largest_p, lo), T_OP(lt)(largest_p, hi)),
+                                     T_MASK_OP(and)(T_OP(ge)(largest_q, lo), T_OP(lt)(largest_q, hi)));
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(in_range)))) {
+        T_OP(scale_pow2)(p, 4);
+        T_OP(scale_pow2)(q, 4);
+    }
     T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(p, 4), T_FN(is_valid)(q, 4));
     /* conj(p) q with separately rounded products (no fused ones): for p = q every term of the
        vector part cancels exactly, so identical (and antipodal) pairs are exactly 0 apart */
@@ -451,7 +500,7 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
  * that swing = (q / |q|) conj(twist) has w >= 0 and no component along u (a rotation about an
  * axis perpendicular to u) and twist keeps q's sign. Singular case: p = w = 0 exactly (q a
  * half turn about an axis perpendicular to u): twist is the identity and swing = q / |q|.
- * (p, w) is divided by its larger magnitude before the norm, so a tiny p or w is no zero. A zero,
+ * (p, w) is scaled by a power of two before its norm (exact), so a tiny p or w is no zero. A zero,
  * inf or NaN q or axis gives NaN for both (twist too). out: swing in 0..3, twist in 4..7.
  */
 JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
@@ -460,18 +509,19 @@ JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int 
     T_FN(scale_if_needed)(q, 4);
     T_FN(scale_if_needed)(u, 3);
     T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_FN(is_valid)(u, 3));
-    T inv_u = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_FN(dot3)(u, u)));
+    /* three reciprocal square roots (T_RSQRT) and no division: |u|^2, |q|^2 in range (scaled) */
+    T inv_u = T_RSQRT(T_FN(dot3)(u, u));
     for (int k = 0; k < 3; k++)
         u[k] = T_OP(mul)(u[k], inv_u);
-    T inv_q = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q))));
+    T inv_q = T_RSQRT(T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q)));
     for (int k = 0; k < 4; k++)
         q[k] = T_OP(mul)(q[k], inv_q);
-    T p = T_FN(dot3)(u, q), w = q[3];
-    T largest = T_OP(max)(T_OP(abs)(p), T_OP(abs)(w));
+    T pw[2] = {T_FN(dot3)(u, q), q[3]};
+    /* (p, w) scaled by the power of two that puts the larger in [1, 2) (exact, subnormals too) */
+    T largest = T_OP(scale_pow2)(pw, 2);
     T_MASK singular = T_MASK_OP(and)(valid, T_MASK_OP(not)(T_OP(gt)(largest, T_FN(zero_lanes)())));
-    T inv_largest = T_OP(div)(T_OP(set1)((T_S)1), largest);
-    T pm = T_OP(mul)(p, inv_largest), wm = T_OP(mul)(w, inv_largest);
-    T inv_n = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_OP(fmadd)(pm, pm, T_OP(mul)(wm, wm))));
+    T pm = pw[0], wm = pw[1];
+    T inv_n = T_RSQRT(T_OP(fmadd)(pm, pm, T_OP(mul)(wm, wm)));
     T pn = T_OP(mul)(pm, inv_n);
     T twist[4] = {T_OP(mul)(pn, u[0]), T_OP(mul)(pn, u[1]), T_OP(mul)(pn, u[2]), T_OP(mul)(wm, inv_n)};
     for (int k = 0; k < 4; k++) {
@@ -501,16 +551,17 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
  * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion
  * (T_FROM_ROTATION: the largest-divisor component positive). The first column keeps its
  * direction: for input that is not two orthonormal columns this is not the nearest rotation.
- * Each column (and the orthogonal part of a2) is scaled by a power of two before its norm
- * (exact): any finite scale. NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
+ * a2 and the orthogonal part of a2 are scaled by a power of two before their norms, a1 where its
+ * block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed; exact either way):
+ * any finite scale. The norms' reciprocals are T_RSQRT (no division). NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
  * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise), inf or NaN.
  */
 JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
     T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9];
-    T_OP(scale_pow2)(b1, 3);
+    T_FN(scale_if_needed)(b1, 3); /* normalised next: only its squares' range matters */
     T_OP(scale_pow2)(a2, 3);
-    T inv1 = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_FN(dot3)(b1, b1)));
+    T inv1 = T_RSQRT(T_FN(dot3)(b1, b1));
     for (int k = 0; k < 3; k++)
         b1[k] = T_OP(mul)(b1[k], inv1);
     T d = T_FN(dot3)(b1, a2);
@@ -519,7 +570,7 @@ JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag
     /* a2 parallel to a1 within rounding: the orthogonal part is noise, its direction arbitrary */
     T_MASK parallel = T_OP(lt)(T_FN(dot3)(b2, b2), T_OP(mul)(T_FN(dot3)(a2, a2), T_OP(set1)((T_S)T_PARALLEL2)));
     T_OP(scale_pow2)(b2, 3);
-    T inv2 = T_OP(div)(T_OP(set1)((T_S)1), T_OP(sqrt)(T_FN(dot3)(b2, b2)));
+    T inv2 = T_RSQRT(T_FN(dot3)(b2, b2));
     inv2 = T_OP(select)(parallel, T_FN(nan_lanes)(), inv2);
     for (int k = 0; k < 3; k++)
         b2[k] = T_OP(mul)(b2[k], inv2);

@@ -9,7 +9,11 @@
  */
 #include "_core.h"
 
+#include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* One function of the family: its operands' record sizes and its result's. */
 typedef struct {
@@ -41,13 +45,65 @@ static int result_core(int out_floats, npy_intp *core) {
     }
 }
 
+/* n records of `record` bytes (16: float32 quaternions, else 32) from src to dst, strides in bytes
+   (the size a constant in each loop: no call per record); `stream`: with non-temporal stores where
+   the platform has them (SSE2) and dst is 16-byte aligned (the caller's _mm_sfence follows) */
+static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record,
+                       int stream) {
+#if defined(__SSE2__)
+    if (stream && (uintptr_t)dst % 16 == 0 && ds % 16 == 0) {
+        for (npy_intp i = 0; i < n; i++)
+            for (npy_intp b = 0; b < record; b += 16)
+                _mm_stream_si128((__m128i *)(dst + i * ds + b), _mm_loadu_si128((const __m128i *)(src + i * ss + b)));
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    if (record == 16)
+        for (npy_intp i = 0; i < n; i++)
+            memcpy(dst + i * ds, src + i * ss, 16);
+    else
+        for (npy_intp i = 0; i < n; i++)
+            memcpy(dst + i * ds, src + i * ss, 32);
+}
+
+/* records of 8 floats computed per chunk into a buffer before split_chunks copies their halves
+   out: 32 KB (float32), within the L1 / L2 caches, so the interleaved result never goes to memory */
+#define SPLIT_CHUNK_RECORDS 1024
+/* results of at least this many bytes (both halves) are stored past the caches (non-temporal
+   stores): they would not stay cached anyway, and the stores skip reading their lines first
+   (docs/design/algebra-records.md) */
+#define SPLIT_STREAM_MIN_BYTES (8 << 20)
+
+/* n records of 8 floats to (..., 2, 4) results given as two arrays (dst[0], dst[1]): the kernel
+   writes a chunk to buf, its quads are copied out; a chunk's inputs are read before its results
+   are written (jm_walk_output allowed out to be an input only record for record). */
+static void split_chunks(jm_algebra_kernel kernel, const jm_walk *walks, const jm_walk *dst, npy_intp n, int flag,
+                         npy_intp esize, char *buf) {
+    const npy_intp half = 4 * esize;
+    const int stream = n * 2 * half >= SPLIT_STREAM_MIN_BYTES;
+    for (npy_intp i = 0; i < n; i += SPLIT_CHUNK_RECORDS) {
+        const npy_intp m = n - i < SPLIT_CHUNK_RECORDS ? n - i : SPLIT_CHUNK_RECORDS;
+        kernel(walks[0].base + i * walks[0].stride, walks[0].stride, walks[1].base + i * walks[1].stride,
+               walks[1].stride, buf, 2 * half, (size_t)m, flag);
+        for (int k = 0; k < 2; k++)
+            copy_quads(buf + k * half, 2 * half, dst[k].base + i * dst[k].stride, dst[k].stride, m, half, stream);
+    }
+#if defined(__SSE2__)
+    if (stream)
+        _mm_sfence(); /* the streamed stores ordered before whatever reads the results next */
+#endif
+}
+
 /*
  * The body of every function of the family: slots = the operands, then the flag (when spec->flag),
- * then out (checked by the caller for swing_twist, which passes out_obj NULL and copies).
- * Returns the result array (a new reference), `out` itself when given.
+ * then out. Returns the result array (a new reference), `out` itself when given. halves (swing_twist
+ * with out given, checked by the caller as a tuple of two arrays, out_obj NULL): the result's
+ * [..., 0, :] and [..., 1, :] go to halves[0] and halves[1], and the tuple of the two is returned.
  */
 static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, PyObject *out_obj,
-                              jm_algebra_kernel k32, jm_algebra_kernel k64) {
+                              PyObject *const *halves, jm_algebra_kernel k32, jm_algebra_kernel k64) {
     const int n_operands = spec->operand[1] ? 2 : 1;
     PyArrayObject *ops[2] = {NULL, NULL}, *out = NULL;
     jm_walk walks[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}}, dst = {NULL, NULL, 0};
@@ -89,6 +145,46 @@ static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, 
     }
     memcpy(shape + batch_ndim, core, out_ncore * sizeof(npy_intp));
     const int ndim = batch_ndim + out_ncore;
+    if (halves) {
+        PyArrayObject *checked[2];
+        npy_intp half_shape[NPY_MAXDIMS + 2];
+        memcpy(half_shape, shape, batch_ndim * sizeof(npy_intp));
+        half_shape[batch_ndim] = 4;
+        for (int k = 0; k < 2; k++) /* both checked before either is written */
+            if (jm_float_out(halves[k], type, batch_ndim + 1, half_shape, &checked[k]) < 0)
+                goto done;
+        npy_intp record_bytes[2];
+        for (int i = 0; i < n_operands; i++) {
+            record_bytes[i] = spec->floats[i] * esize;
+            if (jm_walk_operand(ops[i], type, 1, record_bytes[i], batch_ndim, shape, JM_WALK_REPEAT, &walks[i]) < 0)
+                goto done;
+        }
+        jm_walk parts[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
+        PyObject *results[2] = {NULL, NULL};
+        char *buf = PyMem_Malloc(SPLIT_CHUNK_RECORDS * 8 * esize);
+        if (!buf) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int ok = 1;
+        for (int k = 0; k < 2 && ok; k++)
+            ok = jm_walk_output(checked[k], type, batch_ndim + 1, half_shape, batch_ndim, 4 * esize, 0, walks,
+                                record_bytes, n_operands, &parts[k]) == 0;
+        const npy_intp n = PyArray_MultiplyList(shape, batch_ndim);
+        jm_algebra_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
+        if (ok && n)
+            JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, split_chunks(kernel, walks, parts, n, flag, esize, buf));
+        PyMem_Free(buf);
+        for (int k = 0; k < 2 && ok; k++)
+            ok = (results[k] = jm_output_result(checked[k], &parts[k])) != NULL;
+        if (ok)
+            result = PyTuple_Pack(2, results[0], results[1]);
+        for (int k = 0; k < 2; k++) {
+            jm_walk_release(&parts[k]);
+            Py_XDECREF(results[k]);
+        }
+        goto done;
+    }
     if (jm_float_out(out_obj, type, ndim, shape, &out) < 0)
         goto done;
     npy_intp record_bytes[2];
@@ -126,7 +222,7 @@ done:
         if (jm_parse_args(#name, args, nargs, kwnames, names, JM_COUNT(names), name##_spec.operand[1] ? 2 : 1,     \
                           slots) < 0)                                                                                \
             return NULL;                                                                                             \
-        return algebra_call(&name##_spec, slots, slots[JM_COUNT(names) - 1], jm_active->k32, jm_active->k64);      \
+        return algebra_call(&name##_spec, slots, slots[JM_COUNT(names) - 1], NULL, jm_active->k32, jm_active->k64);      \
     }
 
 /* ------------------------------------------------------------------------ product -- */
@@ -545,65 +641,35 @@ PyDoc_STRVAR(swing_twist_doc,
              ">>> np.round(jm.quat_to_rotvec(swing), 6) + 0.0\n"
              "array([0.5, 0. , 0. ])");
 
-/* n records of `record` bytes (16: float32 quaternions, else 32) from src to dst, strides in bytes
-   (the size a constant in each loop: no call per record) */
-static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record) {
-    if (record == 16)
-        for (npy_intp i = 0; i < n; i++)
-            memcpy(dst + i * ds, src + i * ss, 16);
-    else
-        for (npy_intp i = 0; i < n; i++)
-            memcpy(dst + i * ds, src + i * ss, 32);
-}
-
 JM_FASTCALL_FUNCTION(swing_twist) {
     static const char *const names[] = {"q", "axis", "out"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("swing_twist", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
         return NULL;
     PyObject *out = slots[2] && slots[2] != Py_None ? slots[2] : NULL;
-    if (out && !(PyTuple_Check(out) && PyTuple_GET_SIZE(out) == 2 && PyArray_Check(PyTuple_GET_ITEM(out, 0)) &&
-                 PyArray_Check(PyTuple_GET_ITEM(out, 1))))
-        return PyErr_Format(PyExc_TypeError, "out must be a tuple of two arrays (swing, twist), got %s",
-                            jm_type_name(out));
-    PyObject *both = algebra_call(&swing_twist_spec, slots, NULL, jm_active->swing_twist, jm_active->swing_twist_f64);
+    if (out) {
+        if (!(PyTuple_Check(out) && PyTuple_GET_SIZE(out) == 2 && PyArray_Check(PyTuple_GET_ITEM(out, 0)) &&
+              PyArray_Check(PyTuple_GET_ITEM(out, 1))))
+            return PyErr_Format(PyExc_TypeError, "out must be a tuple of two arrays (swing, twist), got %s",
+                                jm_type_name(out));
+        PyObject *halves[2] = {PyTuple_GET_ITEM(out, 0), PyTuple_GET_ITEM(out, 1)};
+        return algebra_call(&swing_twist_spec, slots, NULL, halves, jm_active->swing_twist,
+                            jm_active->swing_twist_f64);
+    }
+    PyObject *both = algebra_call(&swing_twist_spec, slots, NULL, NULL, jm_active->swing_twist,
+                                  jm_active->swing_twist_f64);
     if (!both)
         return NULL;
-    PyArrayObject *a = (PyArrayObject *)both;
-    const int ndim = PyArray_NDIM(a), type = PyArray_TYPE(a);
-    const npy_intp record = 4 * PyArray_ITEMSIZE(a), n = PyArray_SIZE(a) / 8;
     PyObject *parts[2] = {NULL, NULL}, *result = NULL;
-    if (out) {
-        /* both checked before either is written; each filled from the interleaved result
-           (directly where it can be walked, else through jm_walk_output's copy) */
-        npy_intp shape[NPY_MAXDIMS];
-        memcpy(shape, PyArray_DIMS(a), (ndim - 2) * sizeof(npy_intp));
-        shape[ndim - 2] = 4;
-        PyArrayObject *checked;
-        for (int k = 0; k < 2; k++)
-            if (jm_float_out(PyTuple_GET_ITEM(out, k), type, ndim - 1, shape, &checked) < 0)
-                goto done;
-        for (int k = 0; k < 2; k++) {
-            jm_walk dst = {NULL, NULL, 0};
-            PyArrayObject *target = (PyArrayObject *)PyTuple_GET_ITEM(out, k);
-            if (jm_walk_output(target, type, ndim - 1, shape, ndim - 2, record, 0, NULL, NULL, 0, &dst) < 0)
-                goto done;
-            const char *from = PyArray_BYTES(a) + k * record;
-            JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, copy_quads(from, 2 * record, dst.base, dst.stride, n, record));
-            if (!(parts[k] = jm_output_result(target, &dst)))
-                goto done;
-        }
-    } else {
-        for (int k = 0; k < 2; k++) { /* both[..., k, :] */
-            PyObject *all = PySlice_New(NULL, NULL, NULL);
-            PyObject *index = all ? Py_BuildValue("(OiN)", Py_Ellipsis, k, all) : NULL;
-            if (!index)
-                goto done;
-            parts[k] = PyObject_GetItem(both, index);
-            Py_DECREF(index);
-            if (!parts[k])
-                goto done;
-        }
+    for (int k = 0; k < 2; k++) { /* both[..., k, :] */
+        PyObject *all = PySlice_New(NULL, NULL, NULL);
+        PyObject *index = all ? Py_BuildValue("(OiN)", Py_Ellipsis, k, all) : NULL;
+        if (!index)
+            goto done;
+        parts[k] = PyObject_GetItem(both, index);
+        Py_DECREF(index);
+        if (!parts[k])
+            goto done;
     }
     result = PyTuple_Pack(2, parts[0], parts[1]);
 done:
