@@ -11,9 +11,6 @@
 
 #include <stdint.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* One function of the family: its operands' record sizes and its result's. */
 typedef struct {
@@ -46,20 +43,8 @@ static int result_core(int out_floats, npy_intp *core) {
 }
 
 /* n records of `record` bytes (16: float32 quaternions, else 32) from src to dst, strides in bytes
-   (the size a constant in each loop: no call per record); `stream`: with non-temporal stores where
-   the platform has them (SSE2) and dst is 16-byte aligned (the caller's _mm_sfence follows) */
-static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record,
-                       int stream) {
-#if defined(__SSE2__)
-    if (stream && (uintptr_t)dst % 16 == 0 && ds % 16 == 0) {
-        for (npy_intp i = 0; i < n; i++)
-            for (npy_intp b = 0; b < record; b += 16)
-                _mm_stream_si128((__m128i *)(dst + i * ds + b), _mm_loadu_si128((const __m128i *)(src + i * ss + b)));
-        return;
-    }
-#else
-    (void)stream;
-#endif
+   (the size a constant in each loop: no call per record) */
+static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record) {
     if (record == 16)
         for (npy_intp i = 0; i < n; i++)
             memcpy(dst + i * ds, src + i * ss, 16);
@@ -71,10 +56,6 @@ static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, n
 /* records of 8 floats computed per chunk into a buffer before split_chunks copies their halves
    out: 32 KB (float32), within the L1 / L2 caches, so the interleaved result never goes to memory */
 #define SPLIT_CHUNK_RECORDS 1024
-/* results of at least this many bytes (both halves) are stored past the caches (non-temporal
-   stores): they would not stay cached anyway, and the stores skip reading their lines first
-   (docs/design/algebra-records.md) */
-#define SPLIT_STREAM_MIN_BYTES (8 << 20)
 
 /* n records of 8 floats to (..., 2, 4) results given as two arrays (dst[0], dst[1]): the kernel
    writes a chunk to buf, its quads are copied out; a chunk's inputs are read before its results
@@ -82,18 +63,13 @@ static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, n
 static void split_chunks(jm_algebra_kernel kernel, const jm_walk *walks, const jm_walk *dst, npy_intp n, int flag,
                          npy_intp esize, char *buf) {
     const npy_intp half = 4 * esize;
-    const int stream = n * 2 * half >= SPLIT_STREAM_MIN_BYTES;
     for (npy_intp i = 0; i < n; i += SPLIT_CHUNK_RECORDS) {
         const npy_intp m = n - i < SPLIT_CHUNK_RECORDS ? n - i : SPLIT_CHUNK_RECORDS;
         kernel(walks[0].base + i * walks[0].stride, walks[0].stride, walks[1].base + i * walks[1].stride,
                walks[1].stride, buf, 2 * half, (size_t)m, flag);
         for (int k = 0; k < 2; k++)
-            copy_quads(buf + k * half, 2 * half, dst[k].base + i * dst[k].stride, dst[k].stride, m, half, stream);
+            copy_quads(buf + k * half, 2 * half, dst[k].base + i * dst[k].stride, dst[k].stride, m, half);
     }
-#if defined(__SSE2__)
-    if (stream)
-        _mm_sfence(); /* the streamed stores ordered before whatever reads the results next */
-#endif
 }
 
 /*
