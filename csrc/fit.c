@@ -286,11 +286,103 @@ static void minimal_rotation(const double a[3], const double b[3], double q[4]) 
    margin for the rounding of lambda1 - lambda2 = 2 (s2 + s3)). */
 #define DEGENERATE_GAP 0x1p-40
 
-/* A uniform number in (-1, 1) from a `bits`-bit integer u (bits <= 52; range = 2^bits):
-   (2u + 1 - 2^bits) / 2^bits, the odd multiples of 2^-bits, symmetric about 0 and never 0
-   (exact in double). */
-static inline double symmetric_uniform(uint64_t u, double range) {
-    return ((double)(2 * (int64_t)u + 1) - range) / range;
+/*
+ * The words of random_quats' stream: word j of the stream keyed by `key` is SplitMix64's
+ * output for the counter key + (j + 1) * gamma (Steele, Lea and Flood 2014, the mixer of
+ * Stafford's variant 13: passes BigCrush). Counter-based, so any block of quaternions is
+ * computed on its own, in any lanes, with the same bits; one word of the caller's Generator
+ * keys a call (its stream advances by one word), where drawing every word from the Generator
+ * would cost more than scipy's whole per-rotation budget allows (docs/design/fitting.md).
+ */
+#define STREAM_GAMMA 0x9e3779b97f4a7c15u
+static inline uint64_t stream_word(uint64_t key, uint64_t j) {
+    uint64_t z = key + (j + 1) * STREAM_GAMMA;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* sin and cos of x, |x| <= pi/4: the minimax polynomials of Cephes' sin.c and cos.c (Moshier),
+   x + x^3 P(x^2) and 1 - x^2/2 + x^4 Q(x^2), within about 1 ulp; plain multiplies and adds (no
+   FMA: the same bits on every path). */
+static inline void sincos_quarter(vd x, vd *s, vd *c) {
+    const vd x2 = vd_mul(x, x);
+    vd p = vd_set1(1.58962301576546568060e-10);
+    p = vd_add(vd_mul(p, x2), vd_set1(-2.50507477628578072866e-8));
+    p = vd_add(vd_mul(p, x2), vd_set1(2.75573136213857245213e-6));
+    p = vd_add(vd_mul(p, x2), vd_set1(-1.98412698295895385996e-4));
+    p = vd_add(vd_mul(p, x2), vd_set1(8.33333333332211858878e-3));
+    p = vd_add(vd_mul(p, x2), vd_set1(-1.66666666666666307295e-1));
+    *s = vd_add(x, vd_mul(vd_mul(p, x2), x));
+    vd r = vd_set1(-1.13585365213876817300e-11);
+    r = vd_add(vd_mul(r, x2), vd_set1(2.08757008419747316778e-9));
+    r = vd_add(vd_mul(r, x2), vd_set1(-2.75573141792967388112e-7));
+    r = vd_add(vd_mul(r, x2), vd_set1(2.48015872888517045348e-5));
+    r = vd_add(vd_mul(r, x2), vd_set1(-1.38888888888730564116e-3));
+    r = vd_add(vd_mul(r, x2), vd_set1(4.16666666666665929218e-2));
+    *c = vd_add(vd_sub(vd_set1(1.0), vd_mul(vd_set1(0.5), x2)), vd_mul(vd_mul(r, x2), x2));
+}
+
+/* From one stream word: an angle uniform on the circle as x in (-pi/4, pi/4) (2 pi times an odd
+   multiple of 2^-55 in (-1/8, 1/8), from bits 10..61) plus k quarter turns (bits 62..63), with
+   the swap flag and sign masks that turn (sin x, cos x) into (sin, cos) of x + k pi/2. */
+static inline void quarter_angle(uint64_t word, double *x, double *swap, double *sin_sign, double *cos_sign) {
+    const int64_t m = (int64_t)((word >> 10) & (((uint64_t)1 << 52) - 1));
+    *x = (double)(2 * m + 1 - ((int64_t)1 << 52)) * 0x1.921fb54442d18p-53; /* 2 pi 2^-55, one rounding */
+    /* k = 2 k1 + k0: sin negated for k 2, 3 (k1), cos for k 1, 2 (k1 xor k0); built from the bits
+       rather than by a comparison, which compiles to a branch that mispredicts half the time */
+    const uint64_t k1 = word >> 63, k0 = (word >> 62) & 1u;
+    const uint64_t sin_bits = k1 << 63, cos_bits = (k1 ^ k0) << 63;
+    *swap = (double)(int64_t)k0;
+    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
+    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+}
+
+/* Quaternions per chunk of random_quats: the stream words and their conversions first (integer
+   work, independent across quaternions), then the chunk's quaternions JM_WD at a time. */
+#define RANDOM_CHUNK 64
+
+/* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes). */
+typedef struct {
+    double u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
+        cos_sign[2][RANDOM_CHUNK];
+} random_chunk;
+
+/* Quaternions first .. first + m - 1 of the stream keyed by `key` into chunk (m <= RANDOM_CHUNK,
+   entries m .. rounded up to JM_WD filled too). */
+static void random_chunk_fill(uint64_t key, uint64_t first, size_t m, random_chunk *chunk) {
+    const size_t padded = (m + JM_WD - 1) / JM_WD * JM_WD;
+    for (size_t l = 0; l < padded; l++) {
+        const uint64_t j = 3 * (first + (uint64_t)l);
+        chunk->u[l] = (double)(2 * (int64_t)(stream_word(key, j) >> 12) + 1) * 0x1p-53;
+        for (int a = 0; a < 2; a++)
+            quarter_angle(stream_word(key, j + 1 + (uint64_t)a), &chunk->x[a][l], &chunk->swap[a][l],
+                          &chunk->sin_sign[a][l], &chunk->cos_sign[a][l]);
+    }
+}
+
+/*
+ * Shoemake's method (1992) for quaternions i .. i + JM_WD - 1 of a chunk: u in (0, 1) (an odd
+ * multiple of 2^-53: 1 - u exact) and two angles t1, t2 uniform on the circle give
+ * q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) cos t2), negated when w < 0
+ * (q and -q are one rotation: uniform on SO(3) still; w is never 0). Rejection-free, so every lane
+ * does the same work. The x, y, z, w lanes to c[0..3].
+ */
+static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4]) {
+    const vd uv = vd_loadu(&chunk->u[i]), zero = vd_set1(0.0);
+    const vd radius[2] = {vd_sqrt(vd_sub(vd_set1(1.0), uv)), vd_sqrt(uv)};
+    for (int a = 0; a < 2; a++) {
+        vd s, cosine_x;
+        sincos_quarter(vd_loadu(&chunk->x[a][i]), &s, &cosine_x);
+        const vdmask swapped = vd_gt(vd_loadu(&chunk->swap[a][i]), zero);
+        const vd sine = vd_xor(vd_select(swapped, cosine_x, s), vd_loadu(&chunk->sin_sign[a][i]));
+        const vd cosine = vd_xor(vd_select(swapped, s, cosine_x), vd_loadu(&chunk->cos_sign[a][i]));
+        c[2 * a] = vd_mul(radius[a], sine);
+        c[2 * a + 1] = vd_mul(radius[a], cosine);
+    }
+    const vd sign = vd_and(c[3], vd_set1(-0.0));
+    for (int k = 0; k < 4; k++)
+        c[k] = vd_xor(c[k], sign);
 }
 
 /* Whether a largest magnitude is outside the range where the products of the sums neither
@@ -299,16 +391,16 @@ static inline int out_of_range(double largest) { return largest != 0.0 && !(larg
 
 #define T_SCALAR float
 #define T_FN(name) name
-#define T_UNIFORM_BITS 32
+#define T_IS_FLOAT 1
 #include "fit_template.h"
 #undef T_SCALAR
 #undef T_FN
-#undef T_UNIFORM_BITS
+#undef T_IS_FLOAT
 
 #define T_SCALAR double
 #define T_FN(name) name##_f64
-#define T_UNIFORM_BITS 52
+#define T_IS_FLOAT 0
 #include "fit_template.h"
 #undef T_SCALAR
 #undef T_FN
-#undef T_UNIFORM_BITS
+#undef T_IS_FLOAT

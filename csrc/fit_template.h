@@ -1,8 +1,7 @@
 /*
  * fit_template.h - the fitting kernels for one float type, included by fit.c once per type:
  * T_SCALAR (float or double: the records' type), T_FN(name) (the kernel's name for that type),
- * T_UNIFORM_BITS (the bits of a uniform number random_quats draws: 32 for float, two from a
- * word; 52 for double, one from a word). Every sum is taken in double.
+ * T_IS_FLOAT (1 for float, 0 for double). Every sum is taken in double.
  */
 
 /* One record of n components (3 or 4) as doubles. JM_INLINE: n is then a constant, and the
@@ -19,7 +18,7 @@ JM_INLINE void T_FN(load_doubles)(const char *record, double *v, int n) {
    quad is the next record's first: inside the array); the others through a widened copy. */
 JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, vd *y, vd *z) {
     vd fourth;
-#if T_UNIFORM_BITS != 32
+#if !T_IS_FLOAT
     if (i + JM_WD < n) {
         vd_load_quads(base + i * 3 * sizeof(double), 3 * sizeof(double), x, y, z, &fourth);
         return;
@@ -91,7 +90,7 @@ static void T_FN(mean_sums)(const char *q, ptrdiff_t q_stride, const char *w, pt
     for (; i + JM_WD <= n; i += JM_WD) {
         vd x, y, z, qw, weight = vd_set1(1.0);
         const char *block = q + (ptrdiff_t)i * q_stride;
-#if T_UNIFORM_BITS == 32 /* float records: widened to doubles first */
+#if T_IS_FLOAT /* float records: widened to doubles first */
         double wide[JM_WD][4];
         for (int l = 0; l < JM_WD; l++)
             T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
@@ -485,71 +484,37 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
 
 /*
  * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
- * uniformly on SO(3)), by Marsaglia's method (1972): (x1, x2) and (x3, x4) uniform in the unit
- * disk (rejection), q = (x1, x2, x3 f, x4 f) with f = sqrt((1 - s1) / s2), s = x^2 + y^2.
- * Coordinates are odd multiples of 2^-T_UNIFORM_BITS in (-1, 1); the result is computed in
- * double and rounded once to T_SCALAR, then flipped to w >= 0 (q and -q are one rotation:
- * uniform on SO(3) still). About 2.55 (float) or 5.1 (double) words per quaternion. The draws
- * of a chunk come first (only the generator's calls and the rejection test in that loop, so
- * they run back to back), then the chunk's quaternions, JM_WD at a time.
+ * uniformly on SO(3)), by Shoemake's method (random_quat_lanes in fit.c) on three words of
+ * stream_word per quaternion, keyed by one word of the caller's stream; computed in double and
+ * rounded once to T_SCALAR. The same key gives the same bits on every path (the same IEEE
+ * operations, no FMA, in every lane and for the last records).
  */
-#define RANDOM_CHUNK 256
 void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
-    const double range = (double)((uint64_t)1 << T_UNIFORM_BITS);
-    /* the disk points of a chunk, point 2i and 2i + 1 for quaternion i (one slot more: a rejected
-       candidate is written and then overwritten) */
-    double pu[2 * RANDOM_CHUNK + 1], pv[2 * RANDOM_CHUNK + 1], ps[2 * RANDOM_CHUNK + 1];
-    double x[4][RANDOM_CHUNK], s[2][RANDOM_CHUNK];
+    if (n == 0)
+        return;
+    const uint64_t key = next(state);
+    random_chunk chunk;
     for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
         const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
-        /* rejection without a branch on the outcome (which goes either way unpredictably): every
-           candidate is stored at slot k, and k advances when it lies inside the disk */
-        for (size_t k = 0; k < 2 * m;) {
-            double u, v;
-#if T_UNIFORM_BITS == 32
-            const uint64_t word = next(state);
-            u = symmetric_uniform(word >> 32, range);
-            v = symmetric_uniform(word & 0xffffffffu, range);
-#else
-            u = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
-            v = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
-#endif
-            const double ss = u * u + v * v;
-            pu[k] = u;
-            pv[k] = v;
-            ps[k] = ss;
-            k += ss < 1.0;
-        }
-        for (size_t i = 0; i < m; i++) {
-            x[0][i] = pu[2 * i];
-            x[1][i] = pv[2 * i];
-            x[2][i] = pu[2 * i + 1];
-            x[3][i] = pv[2 * i + 1];
-            s[0][i] = ps[2 * i];
-            s[1][i] = ps[2 * i + 1];
-        }
-        double q[JM_WD][4]; /* one block of results, records of four doubles */
+        random_chunk_fill(key, start, m, &chunk);
         for (size_t i = 0; i < m; i += JM_WD) {
+            vd c[4];
+            random_quat_lanes(&chunk, i, c);
+            char *record = out + (start + i) * 4 * sizeof(T_SCALAR);
+#if !T_IS_FLOAT
+            if (i + JM_WD <= m) {
+                vd_store_quads(record, 4 * sizeof(double), c[0], c[1], c[2], c[3]);
+                continue;
+            }
+#endif
+            double q[JM_WD][4];
+            vd_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
             const size_t lanes = m - i < JM_WD ? m - i : JM_WD;
-            if (lanes == JM_WD) {
-                const vd f = vd_sqrt(vd_div(vd_sub(vd_set1(1.0), vd_loadu(&s[0][i])), vd_loadu(&s[1][i])));
-                const vd x3 = vd_loadu(&x[3][i]);
-                const vd sign = vd_and(x3, vd_set1(-0.0)); /* x is never 0; w = x4 f has x4's sign */
-                vd_store_quads((char *)q, sizeof q[0], vd_xor(vd_loadu(&x[0][i]), sign),
-                               vd_xor(vd_loadu(&x[1][i]), sign), vd_xor(vd_mul(vd_loadu(&x[2][i]), f), sign),
-                               vd_xor(vd_mul(x3, f), sign));
-            } else
-                for (size_t l = 0; l < lanes; l++) {
-                    const double f = sqrt((1.0 - s[0][i + l]) / s[1][i + l]);
-                    const double sign = x[3][i + l] < 0.0 ? -1.0 : 1.0;
-                    q[l][0] = sign * x[0][i + l];
-                    q[l][1] = sign * x[1][i + l];
-                    q[l][2] = sign * (x[2][i + l] * f);
-                    q[l][3] = sign * (x[3][i + l] * f);
-                }
             for (size_t l = 0; l < lanes; l++)
-                T_FN(store_quat)(out + (start + i + l) * 4 * sizeof(T_SCALAR), q[l]);
+                for (int k = 0; k < 4; k++) {
+                    const T_SCALAR v = (T_SCALAR)q[l][k];
+                    memcpy(record + (l * 4 + (size_t)k) * sizeof(T_SCALAR), &v, sizeof v);
+                }
         }
     }
 }
-#undef RANDOM_CHUNK
