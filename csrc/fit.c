@@ -286,6 +286,11 @@ static void minimal_rotation(const double a[3], const double b[3], double q[4]) 
    margin for the rounding of lambda1 - lambda2 = 2 (s2 + s3)). */
 #define DEGENERATE_GAP 0x1p-40
 
+/* align_vectors takes rssd^2 = S - 2 lambda1 (S the weighted sum of squares) from its first pass
+   when it is at least this fraction of S (at most 4 bits lost to the subtraction), and sums it
+   directly otherwise. */
+#define RSSD_CANCELLATION_LIMIT 0x1p-4
+
 /*
  * The words of random_quats' stream: word j of the stream keyed by `key` is SplitMix64's
  * output for the counter key + (j + 1) * gamma (Steele, Lea and Flood 2014, the mixer of

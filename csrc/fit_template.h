@@ -205,20 +205,21 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
 
 /* The sums of one align_vectors set with a, b and the weights scaled by 2^-ea, 2^-eb, 2^-ew
    (exact unless subnormal): B = sum w a b^T over the items other than `skip` (the infinite
-   weight, or none: -1), and the largest |component| of a, b and the largest weight. */
+   weight, or none: -1), the largest |component| of a, b and the largest weight, and
+   *squares = sum w (|a|^2 + |b|^2) (the rssd's other terms: see jm_align_vectors). */
 static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip, int ea, int eb,
-                             int ew, double bm[3][3], double *max_a, double *max_b, double *max_w) {
+                             int ew, double bm[3][3], double *max_a, double *max_b, double *max_w, double *squares) {
     double sa[2], sb[2], sw[2];
     power_of_two_factors(ea, sa);
     power_of_two_factors(eb, sb);
     power_of_two_factors(ew, sw);
     const int scaled = ea | eb | ew;
     double b00 = 0, b01 = 0, b02 = 0, b10 = 0, b11 = 0, b12 = 0, b20 = 0, b21 = 0, b22 = 0;
-    double la = 0.0, lb = 0.0, lw = 0.0;
+    double la = 0.0, lb = 0.0, lw = 0.0, sq = 0.0;
     size_t i = 0;
     if (skip < 0 && !scaled) { /* the common case: JM_WD items per vector, lane sums added at the end */
-        vd acc[9], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
-        for (int c = 0; c < 9; c++)
+        vd acc[10], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
+        for (int c = 0; c < 10; c++)
             acc[c] = vd_set1(0.0);
         for (; i + JM_WD <= n; i += JM_WD) {
             vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
@@ -240,11 +241,15 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
             acc[6] = vd_add(acc[6], vd_mul(wa2, bx));
             acc[7] = vd_add(acc[7], vd_mul(wa2, by));
             acc[8] = vd_add(acc[8], vd_mul(wa2, bz));
+            const vd a2 = vd_add(vd_add(vd_mul(ax, ax), vd_mul(ay, ay)), vd_mul(az, az));
+            const vd b2 = vd_add(vd_add(vd_mul(bx, bx), vd_mul(by, by)), vd_mul(bz, bz));
+            acc[9] = vd_add(acc[9], vd_mul(weight, vd_add(a2, b2)));
         }
         double sums[12] = {0}, maxima[JM_WD][4];
         T_FN(add_lanes)(acc[0], acc[1], acc[2], acc[3], sums);
         T_FN(add_lanes)(acc[4], acc[5], acc[6], acc[7], sums + 4);
-        T_FN(add_lanes)(acc[8], vd_set1(0.0), vd_set1(0.0), vd_set1(0.0), sums + 8);
+        T_FN(add_lanes)(acc[8], acc[9], vd_set1(0.0), vd_set1(0.0), sums + 8);
+        sq = sums[9];
         b00 = sums[0], b01 = sums[1], b02 = sums[2], b10 = sums[3], b11 = sums[4], b12 = sums[5];
         b20 = sums[6], b21 = sums[7], b22 = sums[8];
         vd_store_quads((char *)maxima, sizeof maxima[0], max_a_lanes, max_b_lanes, max_w_lanes, vd_set1(0.0));
@@ -273,6 +278,7 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
             weight = weight * sw[0] * sw[1];
         }
         const double wa0 = weight * va[0], wa1 = weight * va[1], wa2 = weight * va[2];
+        sq += weight * ((va[0] * va[0] + va[1] * va[1] + va[2] * va[2]) + (vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2]));
         b00 += wa0 * vb[0];
         b01 += wa0 * vb[1];
         b02 += wa0 * vb[2];
@@ -289,6 +295,7 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
     *max_a = la;
     *max_b = lb;
     *max_w = lw;
+    *squares = sq;
 }
 
 /* sqrt(sum w |a - C b|^2) over the items other than `skip`, a, b scaled by 2^-e and the weights
@@ -348,8 +355,10 @@ static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size
 /*
  * align_vectors: for each set, the rotation C minimising sum_i w_i |a_i - C b_i|^2 (scipy's
  * Rotation.align_vectors(a, b, weights): C maps b onto a), as a unit quaternion with w >= 0, and
- * rssd = sqrt(sum_i w_i |a_i - C b_i|^2) summed directly (not from the eigenvalue, which cancels
- * when the fit is close). As scipy:
+ * rssd = sqrt(sum_i w_i |a_i - C b_i|^2): from the eigenvalue, sum w (|a|^2 + |b|^2) - 2 lambda1,
+ * in the same pass as B when that loses at most 4 bits to cancellation (RSSD_CANCELLATION_LIMIT),
+ * else (a close fit, where it cancels; scaled inputs; the one-pair and infinite-weight cases)
+ * summed directly by a second pass. As scipy:
  *   - one pair (n_items 1), or one infinite weight: the primary pair (that one) is aligned
  *     exactly by the rotation of least angle (minimal_rotation), then the others by the best
  *     rotation about the primary a (atan2 of their weighted sine and cosine sums); rssd leaves
@@ -383,7 +392,8 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
                 primary_infinite = 1;
             }
         }
-        double q[4], rssd;
+        double q[4], rssd = 0.0;
+        int have_rssd = 0;
         if (primary >= 0 && error == JM_FIT_OK) {
             double pa[3], pb[3], ua[3], ub[3];
             T_FN(load_doubles)(a + (size_t)primary * 3 * sizeof(T_SCALAR), pa, 3);
@@ -435,16 +445,27 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
             const double q_about[4] = {half_sin * ua[0], half_sin * ua[1], half_sin * ua[2], cos(0.5 * phi)};
             quat_product(q_about, q_primary, q);
         } else if (error == JM_FIT_OK) {
-            double bm[3][3], max_a, max_b, max_w;
-            T_FN(align_sums)(a, b, w, n, -1, 0, 0, 0, bm, &max_a, &max_b, &max_w);
-            if (out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w))
+            double bm[3][3], max_a, max_b, max_w, squares;
+            int scaled = 0;
+            T_FN(align_sums)(a, b, w, n, -1, 0, 0, 0, bm, &max_a, &max_b, &max_w, &squares);
+            if (out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w)) {
                 T_FN(align_sums)(a, b, w, n, -1, exponent_of(max_a), exponent_of(max_b), exponent_of(max_w), bm,
-                                 &max_a, &max_b, &max_w);
+                                 &max_a, &max_b, &max_w, &squares);
+                scaled = 1;
+            }
             double k[4][4], lambda1, lambda2;
             davenport_matrix(bm, k);
             dominant_eigenvector(k, q, &lambda1, &lambda2);
             if (lambda1 - lambda2 < DEGENERATE_GAP * (fabs(lambda1) + fabs(lambda2)))
                 job->n_degenerate++;
+            /* rssd^2 = sum w (|a|^2 + |b|^2) - 2 lambda1 (lambda1 = max tr(C^T B)): taken from the first
+               pass when the subtraction loses at most 4 bits (its error is then within 16 times that of the
+               sums), else summed directly by a second pass (a close fit, where it cancels) */
+            const double rssd2 = squares - 2.0 * lambda1;
+            if (!scaled && rssd2 >= squares * RSSD_CANCELLATION_LIMIT) {
+                have_rssd = 1;
+                rssd = sqrt(rssd2);
+            }
         }
         if (error != JM_FIT_OK) {
             job->error = error;
@@ -452,7 +473,7 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
             return;
         }
         canonical_sign(q);
-        {
+        if (!have_rssd) {
             double cm[3][3], max_ab = 0.0, max_w = 0.0;
             quat_matrix(q, cm);
             const ptrdiff_t skip = primary_infinite ? primary : -1;
