@@ -34,6 +34,19 @@ JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, v
     vd_load_quads((const char *)wide, sizeof wide[0], x, y, z, &fourth);
 }
 
+/* count values of T_SCALAR at src as doubles to dst: one loop, which the compiler turns into
+   vector conversions (float records are widened a chunk of WIDEN_CHUNK records at a time, then
+   read as doubles: a widening per record, or per block of JM_WD records read straight back,
+   stalls on the reload of the values just stored). */
+#define WIDEN_CHUNK 256
+JM_INLINE void T_FN(widen)(const char *src, size_t count, double *dst) {
+    for (size_t k = 0; k < count; k++) {
+        T_SCALAR t;
+        memcpy(&t, src + k * sizeof(T_SCALAR), sizeof t);
+        dst[k] = (double)t;
+    }
+}
+
 static inline void T_FN(store_quat)(char *record, const double q[4]) {
     T_SCALAR t[4] = {(T_SCALAR)q[0], (T_SCALAR)q[1], (T_SCALAR)q[2], (T_SCALAR)q[3]};
     memcpy(record, t, sizeof t);
@@ -87,14 +100,25 @@ static void T_FN(mean_sums)(const char *q, ptrdiff_t q_stride, const char *w, pt
     double tail_k[10] = {0}, tail_weights = 0.0;
     int tail_bad = 0;
     size_t i = 0;
+#if T_IS_FLOAT
+    double wide[WIDEN_CHUNK][4];
+    size_t chunk_start = 0, chunk_end = 0; /* the records widened into `wide` */
+#endif
     for (; i + JM_WD <= n; i += JM_WD) {
         vd x, y, z, qw, weight = vd_set1(1.0);
         const char *block = q + (ptrdiff_t)i * q_stride;
-#if T_IS_FLOAT /* float records: widened to doubles first */
-        double wide[JM_WD][4];
-        for (int l = 0; l < JM_WD; l++)
-            T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
-        vd_load_quads((const char *)wide, sizeof wide[0], &x, &y, &z, &qw);
+#if T_IS_FLOAT /* float records: widened to doubles a chunk at a time (i is a multiple of JM_WD) */
+        if (i >= chunk_end) {
+            const size_t m = n - i < WIDEN_CHUNK ? n - i : WIDEN_CHUNK;
+            if (q_stride == 4 * (ptrdiff_t)sizeof(T_SCALAR))
+                T_FN(widen)(block, 4 * m, wide[0]);
+            else
+                for (size_t r = 0; r < m; r++)
+                    T_FN(widen)(block + (ptrdiff_t)r * q_stride, 4, wide[r]);
+            chunk_start = i;
+            chunk_end = i + m;
+        }
+        vd_load_quads((const char *)wide[i - chunk_start], sizeof wide[0], &x, &y, &z, &qw);
 #else
         vd_load_quads(block, q_stride, &x, &y, &z, &qw);
 #endif
@@ -221,10 +245,28 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
         vd acc[10], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
         for (int c = 0; c < 10; c++)
             acc[c] = vd_set1(0.0);
+#if T_IS_FLOAT
+        double wide_a[3 * WIDEN_CHUNK + 1], wide_b[3 * WIDEN_CHUNK + 1]; /* + 1: the last quad's fourth */
+        size_t chunk_start = 0, chunk_end = 0; /* the records widened into wide_a, wide_b */
+#endif
         for (; i + JM_WD <= n; i += JM_WD) {
             vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
+#if T_IS_FLOAT /* float records: widened to doubles a chunk at a time (i is a multiple of JM_WD) */
+            if (i >= chunk_end) {
+                const size_t m = n - i < WIDEN_CHUNK ? n - i : WIDEN_CHUNK;
+                T_FN(widen)(a + i * 3 * sizeof(T_SCALAR), 3 * m, wide_a);
+                T_FN(widen)(b + i * 3 * sizeof(T_SCALAR), 3 * m, wide_b);
+                wide_a[3 * m] = wide_b[3 * m] = 0.0;
+                chunk_start = i;
+                chunk_end = i + m;
+            }
+            vd fourth;
+            vd_load_quads((const char *)&wide_a[3 * (i - chunk_start)], 3 * sizeof(double), &ax, &ay, &az, &fourth);
+            vd_load_quads((const char *)&wide_b[3 * (i - chunk_start)], 3 * sizeof(double), &bx, &by, &bz, &fourth);
+#else
             T_FN(load_vectors)(a, i, n, &ax, &ay, &az);
             T_FN(load_vectors)(b, i, n, &bx, &by, &bz);
+#endif
             if (w) {
                 weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
                 max_w_lanes = vd_max(max_w_lanes, weight);
