@@ -426,3 +426,17 @@ def test_gil_released_on_large_calls_only():
         before = _core._gil_releases()
         one()
         assert _core._gil_releases() == before
+
+
+@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1000, 2051])
+def test_float32_sets_sum_as_their_exact_float64_values(rng, n):
+    """float32 records are widened to doubles (exactly) in chunks: a float32 set of any length and
+    layout gives the float64 call's result on the same values, rounded once to float32."""
+    q = (rng.standard_normal((2 * n, 4)) * [0.2, 0.2, 0.2, 1]).astype(np.float32)
+    for variant in (q[:n], q[::2]):  # contiguous records, records two apart
+        np.testing.assert_array_equal(jm.quat_mean(variant), jm.quat_mean(variant.astype(np.float64)).astype(np.float32))
+    a, b = rng.standard_normal((2, n, 3)).astype(np.float32)
+    q32, rssd32 = jm.align_vectors(a, b)
+    q64, rssd64 = jm.align_vectors(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_array_equal(q32, q64.astype(np.float32))
+    assert rssd32 == np.float32(rssd64)
