@@ -193,7 +193,7 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
         double k_lanes[4][4][JM_WD];
         for (size_t l = 0; l < JM_WD; l++) {
             const size_t s = first + l;
-            double k[10] = {1, 0, 0, 0, 1, 0, 0, 1, 0, 1}; /* lanes past the last set: the identity */
+            double k[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}; /* lanes past the last set: e_w e_w^T */
             if (l < sets) {
                 const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_batch_stride : NULL;
                 double weight_sum;
@@ -220,8 +220,23 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
                         m[i][j] = k_lanes[i][j][l];
                 dominant_eigenvector(m, mean[l], &lambda1[l], &lambda2[l]);
             }
-        else
-            dominant_eigenvectors_lanes((const double(*)[4][JM_WD])k_lanes, mean, lambda1, lambda2);
+        else {
+            const unsigned certified = dominant_eigenvectors_by_powers((const double(*)[4][JM_WD])k_lanes, mean);
+            size_t failed = 0;
+            for (size_t l = 0; l < sets; l++)
+                failed += !(certified >> l & 1u);
+            if (failed * 4 > JM_WD) /* the sets the powers could not certify: Jacobi, in the lanes when many */
+                dominant_eigenvectors_lanes((const double(*)[4][JM_WD])k_lanes, mean, lambda1, lambda2);
+            else
+                for (size_t l = 0; l < sets; l++) /* else one by one */
+                    if (!(certified >> l & 1u)) {
+                        double m[4][4];
+                        for (int i = 0; i < 4; i++)
+                            for (int j = 0; j < 4; j++)
+                                m[i][j] = k_lanes[i][j][l];
+                        dominant_eigenvector(m, mean[l], &lambda1[l], &lambda2[l]);
+                    }
+        }
         for (size_t l = 0; l < sets; l++)
             T_FN(store_quat)(job->out + (first + l) * 4 * sizeof(T_SCALAR), mean[l]);
     }
