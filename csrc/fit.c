@@ -313,8 +313,11 @@ static int exponent_of(double largest) {
 /* 2^-e as two factors f[0] f[1] that are normal doubles for any e of exponent_of (|e| <= 1074):
    x * f[0] * f[1] is x * 2^-e, exact unless the result is subnormal (then rounded, as ldexp). */
 static void power_of_two_factors(int e, double f[2]) {
-    f[0] = ldexp(1.0, -e / 2);
-    f[1] = ldexp(1.0, -e - (-e / 2));
+    const int k[2] = {-e / 2, -e - (-e / 2)}; /* |k| <= 537: normal */
+    for (int i = 0; i < 2; i++) { /* 2^k from its bits: ldexp is a libm call per set */
+        const uint64_t bits = (uint64_t)(k[i] + 1023) << 52;
+        memcpy(&f[i], &bits, sizeof bits);
+    }
 }
 
 /* v / |v| for a double[3] of any finite non-zero scale (scaled by a power of two first); 0 for
