@@ -4,10 +4,11 @@
  * distributed random rotations (jointmath.random_quats).
  *
  * Compiled once per ISA (see simd/common.h). The two fits reduce each set to a symmetric 4x4
- * matrix K accumulated in double and take K's dominant eigenvector (cyclic Jacobi sweeps in
- * double); the per-set work is a pass over the set's items, scalar code on every path: a set's
- * items are summed one after another, and the eigen solve is a few hundred flops per set.
- * float32 and float64 come from one template, fit_template.h, included twice below.
+ * matrix K accumulated in double (JM_WD items per vector) and take K's dominant eigenvector in
+ * double: batched means by certified matrix powers, JM_WD sets per vector, the rest by cyclic
+ * Jacobi sweeps (docs/design/fitting.md). random_quats is Shoemake's method on a counter-based
+ * stream, JM_WD rotations per vector. float32 and float64 come from one template,
+ * fit_template.h, included twice below.
  */
 #include <float.h>
 #include <math.h>
