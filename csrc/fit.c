@@ -473,6 +473,96 @@ static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4
         c[k] = vd_xor(c[k], sign);
 }
 
+/* The float32 rotations of random_quats: the same method in float lanes (JM_W per vector, twice
+   JM_WD, with float square roots), two stream words per quaternion. */
+
+/* sin and cos of x, |x| <= pi/4, in float: the minimax polynomials of Cephes' sinf.c and cosf.c
+   (within about 1 ulp of float), plain multiplies and adds. */
+static inline void sincos_quarter_float(vf x, vf *s, vf *c) {
+    const vf x2 = v_mul(x, x);
+    vf p = v_set1(-0x1.9943f2p-13f);
+    p = v_add(v_mul(p, x2), v_set1(0x1.11073cp-7f));
+    p = v_add(v_mul(p, x2), v_set1(-0x1.555546p-3f));
+    *s = v_add(x, v_mul(v_mul(p, x2), x));
+    vf r = v_set1(0x1.99eb9cp-16f);
+    r = v_add(v_mul(r, x2), v_set1(-0x1.6c0c34p-10f));
+    r = v_add(v_mul(r, x2), v_set1(0x1.55554ap-5f));
+    *c = v_add(v_sub(v_set1(1.0f), v_mul(v_set1(0.5f), x2)), v_mul(v_mul(r, x2), x2));
+}
+
+/* quarter_angle for float, from 32 bits: k from bits 30..31, x = 2 pi times an odd multiple of
+   2^-26 in (-1/8, 1/8) from bits 7..29 (exact in float before the one rounding of the product). */
+static inline void quarter_angle_float(uint32_t bits, float *x, float *swap, float *sin_sign, float *cos_sign) {
+    const int32_t m = (int32_t)((bits >> 7) & ((1u << 23) - 1));
+    *x = (float)(2 * m + 1 - (1 << 23)) * 0x1.921fb6p-24f; /* float(2 pi) 2^-26 */
+    const uint32_t k1 = bits >> 31, k0 = (bits >> 30) & 1u;
+    const uint32_t sin_bits = k1 << 31, cos_bits = (k1 ^ k0) << 31;
+    *swap = (float)(int32_t)k0;
+    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
+    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+}
+
+/* The inputs of up to RANDOM_CHUNK float quaternions (see random_quat_lanes_float), one array per
+   quantity, entry s for the quaternion at offset[s] of the chunk (random_lane_offsets). */
+typedef struct {
+    float u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
+        cos_sign[2][RANDOM_CHUNK];
+    uint64_t offset[RANDOM_CHUNK];
+} random_chunk_float;
+
+/* offset[s] = the record at which v_store_quads writes lane s % JM_W of the block s / JM_W (lanes
+   and records need not match: on some paths the layer stores a block's lanes transposed), read
+   once from the layer itself: a block of lane numbers stored and looked up. */
+static void random_lane_offsets(random_chunk_float *chunk) {
+    float lanes[JM_W], stored[JM_W][4];
+    for (int l = 0; l < JM_W; l++)
+        lanes[l] = (float)l;
+    const vf lane = v_loadu(lanes);
+    v_store_quads((char *)stored, sizeof stored[0], lane, lane, lane, lane);
+    for (size_t s = 0; s < RANDOM_CHUNK; s++) {
+        const size_t block = s / JM_W * JM_W;
+        for (int r = 0; r < JM_W; r++)
+            if (stored[r][0] == (float)(s - block))
+                chunk->offset[s] = block + (size_t)r;
+    }
+}
+
+/* Float quaternions first + offset[s] for the entries s < m rounded up to JM_W, from the stream
+   keyed by `key` (the entries whose quaternion lies past m are computed and not stored): stream
+   words 2i and 2i + 1 give u (an odd multiple of 2^-24 in (0, 1) from the top 23 bits of the
+   first: 1 - u exact in float), t1 (the first's low 32 bits) and t2 (the second's high 32 bits). */
+static void random_chunk_fill_float(uint64_t key, uint64_t first, size_t m, random_chunk_float *chunk) {
+    const size_t padded = (m + JM_W - 1) / JM_W * JM_W;
+    for (size_t l = 0; l < padded; l++) {
+        const uint64_t j = 2 * (first + chunk->offset[l]);
+        const uint64_t w0 = stream_word(key, j), w1 = stream_word(key, j + 1);
+        chunk->u[l] = (float)(2 * (int32_t)(w0 >> 41) + 1) * 0x1p-24f;
+        quarter_angle_float((uint32_t)w0, &chunk->x[0][l], &chunk->swap[0][l], &chunk->sin_sign[0][l],
+                            &chunk->cos_sign[0][l]);
+        quarter_angle_float((uint32_t)(w1 >> 32), &chunk->x[1][l], &chunk->swap[1][l], &chunk->sin_sign[1][l],
+                            &chunk->cos_sign[1][l]);
+    }
+}
+
+/* random_quat_lanes in float for entries i .. i + JM_W - 1 of a chunk (lanes in v_store_quads'
+   arrangement, see random_lane_offsets). */
+static inline void random_quat_lanes_float(const random_chunk_float *chunk, size_t i, vf c[4]) {
+    const vf uv = v_loadu(&chunk->u[i]), zero = v_set1(0.0f);
+    const vf radius[2] = {v_sqrt(v_sub(v_set1(1.0f), uv)), v_sqrt(uv)};
+    for (int a = 0; a < 2; a++) {
+        vf s, cosine_x;
+        sincos_quarter_float(v_loadu(&chunk->x[a][i]), &s, &cosine_x);
+        const vmask swapped = v_gt(v_loadu(&chunk->swap[a][i]), zero);
+        const vf sine = v_xor(v_select(swapped, cosine_x, s), v_loadu(&chunk->sin_sign[a][i]));
+        const vf cosine = v_xor(v_select(swapped, s, cosine_x), v_loadu(&chunk->cos_sign[a][i]));
+        c[2 * a] = v_mul(radius[a], sine);
+        c[2 * a + 1] = v_mul(radius[a], cosine);
+    }
+    const vf sign = v_and(c[3], v_set1(-0.0f));
+    for (int k = 0; k < 4; k++)
+        c[k] = v_xor(c[k], sign);
+}
+
 /* Whether a largest magnitude is outside the range where the products of the sums neither
    overflow nor lose bits to underflow (zero is in range: it contributes nothing). */
 static inline int out_of_range(double largest) { return largest != 0.0 && !(largest >= 0x1p-240 && largest <= 0x1p240); }

@@ -562,15 +562,36 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
 
 /*
  * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
- * uniformly on SO(3)), by Shoemake's method (random_quat_lanes in fit.c) on three words of
- * stream_word per quaternion, keyed by one word of the caller's stream; computed in double and
- * rounded once to T_SCALAR. The same key gives the same bits on every path (the same IEEE
- * operations, no FMA, in every lane and for the last records).
+ * uniformly on SO(3)), by Shoemake's method on stream_word's counter-based stream keyed by one
+ * word of the caller's stream: float64 in double lanes from three words per quaternion
+ * (random_quat_lanes), float32 in float lanes from two (random_quat_lanes_float: float32 needs 24
+ * bits per uniform, and float lanes are twice as many). The same key gives the same bits on
+ * every path (the same IEEE operations, no FMA, in every lane and for the last records).
  */
 void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
     if (n == 0)
         return;
     const uint64_t key = next(state);
+#if T_IS_FLOAT
+    random_chunk_float chunk;
+    random_lane_offsets(&chunk);
+    for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
+        const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
+        random_chunk_fill_float(key, start, m, &chunk);
+        for (size_t i = 0; i < m; i += JM_W) {
+            vf c[4];
+            random_quat_lanes_float(&chunk, i, c);
+            char *record = out + (start + i) * 4 * sizeof(float);
+            if (i + JM_W <= m) {
+                v_store_quads(record, 4 * sizeof(float), c[0], c[1], c[2], c[3]);
+                continue;
+            }
+            float q[JM_W][4];
+            v_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
+            memcpy(record, q, (m - i) * sizeof q[0]);
+        }
+    }
+#else
     random_chunk chunk;
     for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
         const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
@@ -578,21 +599,15 @@ void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *o
         for (size_t i = 0; i < m; i += JM_WD) {
             vd c[4];
             random_quat_lanes(&chunk, i, c);
-            char *record = out + (start + i) * 4 * sizeof(T_SCALAR);
-#if !T_IS_FLOAT
+            char *record = out + (start + i) * 4 * sizeof(double);
             if (i + JM_WD <= m) {
                 vd_store_quads(record, 4 * sizeof(double), c[0], c[1], c[2], c[3]);
                 continue;
             }
-#endif
             double q[JM_WD][4];
             vd_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
-            const size_t lanes = m - i < JM_WD ? m - i : JM_WD;
-            for (size_t l = 0; l < lanes; l++)
-                for (int k = 0; k < 4; k++) {
-                    const T_SCALAR v = (T_SCALAR)q[l][k];
-                    memcpy(record + (l * 4 + (size_t)k) * sizeof(T_SCALAR), &v, sizeof v);
-                }
+            memcpy(record, q, (m - i) * sizeof q[0]);
         }
     }
+#endif
 }

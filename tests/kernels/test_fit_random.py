@@ -27,11 +27,51 @@ def stream_words(key, count):
     return z ^ (z >> np.uint64(31))
 
 
+SIN_P_FLOAT = [float.fromhex(h) for h in ("-0x1.9943f2p-13", "0x1.11073cp-7", "-0x1.555546p-3")]
+COS_Q_FLOAT = [float.fromhex(h) for h in ("0x1.99eb9cp-16", "-0x1.6c0c34p-10", "0x1.55554ap-5")]
+
+
+def quarter_turns(word, x, sin_x, cos_x, top):
+    """(sin, cos) of x plus k quarter turns, k the two bits of `word` from bit `top` down."""
+    k1 = ((word >> np.uint64(top)) & np.uint64(1)).astype(bool)
+    k0 = ((word >> np.uint64(top - 1)) & np.uint64(1)).astype(bool)
+    sine, cosine = np.where(k0, cos_x, sin_x), np.where(k0, sin_x, cos_x)
+    return np.where(k1, -sine, sine), np.where(k1 ^ k0, -cosine, cosine)
+
+
+def shoemake_float32_oracle(key, n):
+    """The float32 kernel: two words per quaternion, every operation in float32."""
+    f32 = np.float32
+    words = stream_words(key, 2 * n).reshape(n, 2)
+    u = (2 * (words[:, 0] >> np.uint64(41)).astype(np.int32) + 1).astype(f32) * f32(2.0**-24)
+    radius = [np.sqrt(f32(1) - u), np.sqrt(u)]
+    columns = []
+    for a, bits in enumerate([words[:, 0] & np.uint64(0xFFFFFFFF), words[:, 1] >> np.uint64(32)]):
+        m = ((bits >> np.uint64(7)) & np.uint64(2**23 - 1)).astype(np.int32)
+        x = (2 * m + 1 - 2**23).astype(f32) * f32(float.fromhex("0x1.921fb6p-24"))
+        x2 = x * x
+        p = np.full_like(x, f32(SIN_P_FLOAT[0]))
+        for c in SIN_P_FLOAT[1:]:
+            p = p * x2 + f32(c)
+        s = x + p * x2 * x
+        r = np.full_like(x, f32(COS_Q_FLOAT[0]))
+        for c in COS_Q_FLOAT[1:]:
+            r = r * x2 + f32(c)
+        cos_x = (f32(1) - f32(0.5) * x2) + r * x2 * x2
+        sine, cosine = quarter_turns(bits, x, s, cos_x, 31)
+        columns += [radius[a] * sine, radius[a] * cosine]
+    q = np.stack(columns, axis=-1)
+    q[q[:, 3] < 0] *= -1
+    return q
+
+
 def shoemake_oracle(seed, n, dtype):
     """Shoemake's method on the counter-based stream keyed by the first word of PCG64(seed), as
-    csrc/fit.c documents it, in NumPy float64 (the same IEEE operations in the same order, so the
-    same bits)."""
+    csrc/fit.c documents it, in NumPy float64 (float32: in float32) with the same IEEE operations
+    in the same order, so the same bits."""
     key = int(np.random.PCG64(seed).random_raw())
+    if dtype == np.float32:
+        return shoemake_float32_oracle(key, n)
     words = stream_words(key, 3 * n).reshape(n, 3)
     u = (2 * (words[:, 0] >> np.uint64(12)).astype(np.int64) + 1).astype(np.float64) * 2.0**-53
     radius = [np.sqrt(1.0 - u), np.sqrt(u)]
@@ -49,10 +89,7 @@ def shoemake_oracle(seed, n, dtype):
         for c in COS_Q[1:]:
             r = r * x2 + c
         cos_x = (1.0 - 0.5 * x2) + r * x2 * x2
-        k1, k0 = (word >> np.uint64(63)).astype(bool), ((word >> np.uint64(62)) & np.uint64(1)).astype(bool)
-        sine, cosine = np.where(k0, cos_x, s), np.where(k0, s, cos_x)
-        sine = np.where(k1, -sine, sine)
-        cosine = np.where(k1 ^ k0, -cosine, cosine)
+        sine, cosine = quarter_turns(word, x, s, cos_x, 63)
         columns += [radius[a] * sine, radius[a] * cosine]
     q = np.stack(columns, axis=-1)
     q[q[:, 3] < 0] *= -1
