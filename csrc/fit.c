@@ -4,10 +4,11 @@
  * distributed random rotations (jointmath.random_quats).
  *
  * Compiled once per ISA (see simd/common.h). The two fits reduce each set to a symmetric 4x4
- * matrix K accumulated in double and take K's dominant eigenvector (cyclic Jacobi sweeps in
- * double); the per-set work is a pass over the set's items, scalar code on every path: a set's
- * items are summed one after another, and the eigen solve is a few hundred flops per set.
- * float32 and float64 come from one template, fit_template.h, included twice below.
+ * matrix K accumulated in double (JM_WD items per vector) and take K's dominant eigenvector in
+ * double: batched means by certified matrix powers, JM_WD sets per vector, the rest by cyclic
+ * Jacobi sweeps (docs/design/fitting.md). random_quats is Shoemake's method on a counter-based
+ * stream, JM_WD rotations per vector. float32 and float64 come from one template,
+ * fit_template.h, included twice below.
  */
 #include <float.h>
 #include <math.h>
@@ -184,6 +185,85 @@ static void dominant_eigenvectors_lanes(const double k_in[4][4][JM_WD], double q
     }
 }
 
+/*
+ * The dominant eigenvectors of JM_WD positive semidefinite 4x4 matrices (matrix l in lane l, both
+ * triangles), by powers: P = K^32 from five squarings (each scaled by its trace), v the column of
+ * P with the largest diagonal element, then v <- P v twice (normalised): the other eigenvectors'
+ * parts shrink by (lambda2 / lambda1)^96. A lane is kept (its bit set in the returned mask, its
+ * unit eigenvector with w >= 0 in q[l]) only when its residual certifies it: with
+ * lambda = v^T K v and r = K v - lambda v, the angle to the exact eigenvector is at most
+ * (|r| + its rounding, about 2^-50 trace K) / (lambda1 - lambda2), and
+ * lambda1 - lambda2 >= 2 lambda - trace K (lambda <= lambda1, and lambda2 <= trace - lambda1 as
+ * the eigenvalues are >= 0); kept when |r| <= 2^-48 (2 lambda - trace K), so within about
+ * 2^-48 + 2^-50 trace K / (lambda1 - lambda2) rad, the Jacobi sweeps' bound in form. The other
+ * lanes (eigenvalues close, NaN, infinities: a few sets in a hundred of a typical mean) are
+ * left to Jacobi. No division or square root per rotation: several times cheaper than the sweeps.
+ */
+static unsigned dominant_eigenvectors_by_powers(const double k_in[4][4][JM_WD], double q[JM_WD][4]) {
+    vd k[4][4], p[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            p[i][j] = k[i][j] = vd_loadu(k_in[i][j]);
+    const vd one = vd_set1(1.0);
+    for (int squaring = 0; squaring < 5; squaring++) {
+        const vd scale = vd_div(one, vd_add(vd_add(p[0][0], p[1][1]), vd_add(p[2][2], p[3][3])));
+        vd s[4][4];
+        for (int i = 0; i < 4; i++)
+            for (int j = i; j < 4; j++) {
+                const vd e = vd_add(vd_add(vd_mul(p[i][0], p[0][j]), vd_mul(p[i][1], p[1][j])),
+                                    vd_add(vd_mul(p[i][2], p[2][j]), vd_mul(p[i][3], p[3][j])));
+                s[i][j] = s[j][i] = vd_mul(e, vd_mul(scale, scale));
+            }
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++)
+                p[i][j] = s[i][j];
+    }
+    vd v[4], best = p[0][0];
+    for (int i = 0; i < 4; i++)
+        v[i] = p[i][0];
+    for (int j = 1; j < 4; j++) {
+        const vdmask larger_diagonal = vd_gt(p[j][j], best);
+        best = vd_select(larger_diagonal, p[j][j], best);
+        for (int i = 0; i < 4; i++)
+            v[i] = vd_select(larger_diagonal, p[i][j], v[i]);
+    }
+    for (int step = 0; step < 3; step++) { /* step 0 only normalises the column */
+        vd u[4];
+        for (int i = 0; i < 4; i++)
+            u[i] = step == 0 ? v[i]
+                             : vd_add(vd_add(vd_mul(p[i][0], v[0]), vd_mul(p[i][1], v[1])),
+                                      vd_add(vd_mul(p[i][2], v[2]), vd_mul(p[i][3], v[3])));
+        const vd inverse_norm = vd_div(one, vd_sqrt(vd_add(vd_add(vd_mul(u[0], u[0]), vd_mul(u[1], u[1])),
+                                                           vd_add(vd_mul(u[2], u[2]), vd_mul(u[3], u[3])))));
+        for (int i = 0; i < 4; i++)
+            v[i] = vd_mul(u[i], inverse_norm);
+    }
+    vd kv[4];
+    for (int i = 0; i < 4; i++)
+        kv[i] = vd_add(vd_add(vd_mul(k[i][0], v[0]), vd_mul(k[i][1], v[1])),
+                       vd_add(vd_mul(k[i][2], v[2]), vd_mul(k[i][3], v[3])));
+    const vd lambda = vd_add(vd_add(vd_mul(v[0], kv[0]), vd_mul(v[1], kv[1])), vd_add(vd_mul(v[2], kv[2]), vd_mul(v[3], kv[3])));
+    vd residual2 = vd_set1(0.0);
+    for (int i = 0; i < 4; i++) {
+        const vd r = vd_sub(kv[i], vd_mul(lambda, v[i]));
+        residual2 = vd_add(residual2, vd_mul(r, r));
+    }
+    const vd trace = vd_add(vd_add(k[0][0], k[1][1]), vd_add(k[2][2], k[3][3]));
+    const vd gap_bound = vd_mul(vd_sub(vd_add(lambda, lambda), trace), vd_set1(0x1p-48));
+    const vdmask certified = md_and(vd_gt(gap_bound, vd_set1(0.0)), vd_ge(vd_mul(gap_bound, gap_bound), residual2));
+    double certified_lanes[JM_WD];
+    vd_store_quads((char *)q, sizeof q[0], v[0], v[1], v[2], v[3]);
+    const vd flags = vd_select(certified, one, vd_set1(0.0));
+    memcpy(certified_lanes, &flags, sizeof certified_lanes);
+    unsigned mask = 0;
+    for (int l = 0; l < JM_WD; l++)
+        if (certified_lanes[l] == 1.0) {
+            canonical_sign(q[l]);
+            mask |= 1u << l;
+        }
+    return mask;
+}
+
 /* K of the weighted sum B = sum w a b^T (Davenport's q-method, the active rotation a = C b):
    the eigenvector of K's largest eigenvalue is the quaternion of the C maximising tr(C^T B). */
 static void davenport_matrix(const double bm[3][3], double k[4][4]) {
@@ -234,8 +314,11 @@ static int exponent_of(double largest) {
 /* 2^-e as two factors f[0] f[1] that are normal doubles for any e of exponent_of (|e| <= 1074):
    x * f[0] * f[1] is x * 2^-e, exact unless the result is subnormal (then rounded, as ldexp). */
 static void power_of_two_factors(int e, double f[2]) {
-    f[0] = ldexp(1.0, -e / 2);
-    f[1] = ldexp(1.0, -e - (-e / 2));
+    const int k[2] = {-e / 2, -e - (-e / 2)}; /* |k| <= 537: normal */
+    for (int i = 0; i < 2; i++) { /* 2^k from its bits: ldexp is a libm call per set */
+        const uint64_t bits = (uint64_t)(k[i] + 1023) << 52;
+        memcpy(&f[i], &bits, sizeof bits);
+    }
 }
 
 /* v / |v| for a double[3] of any finite non-zero scale (scaled by a power of two first); 0 for
@@ -286,11 +369,198 @@ static void minimal_rotation(const double a[3], const double b[3], double q[4]) 
    margin for the rounding of lambda1 - lambda2 = 2 (s2 + s3)). */
 #define DEGENERATE_GAP 0x1p-40
 
-/* A uniform number in (-1, 1) from a `bits`-bit integer u (bits <= 52; range = 2^bits):
-   (2u + 1 - 2^bits) / 2^bits, the odd multiples of 2^-bits, symmetric about 0 and never 0
-   (exact in double). */
-static inline double symmetric_uniform(uint64_t u, double range) {
-    return ((double)(2 * (int64_t)u + 1) - range) / range;
+/* align_vectors takes rssd^2 = S - 2 lambda1 (S the weighted sum of squares) from its first pass
+   when it is at least this fraction of S (at most 4 bits lost to the subtraction), and sums it
+   directly otherwise. */
+#define RSSD_CANCELLATION_LIMIT 0x1p-4
+
+/*
+ * The words of random_quats' stream: word j of the stream keyed by `key` is SplitMix64's
+ * output for the counter key + (j + 1) * gamma (Steele, Lea and Flood 2014, the mixer of
+ * Stafford's variant 13: passes BigCrush). Counter-based, so any block of quaternions is
+ * computed on its own, in any lanes, with the same bits; one word of the caller's Generator
+ * keys a call (its stream advances by one word), where drawing every word from the Generator
+ * would cost more than scipy's whole per-rotation budget allows (docs/design/fitting.md).
+ */
+#define STREAM_GAMMA 0x9e3779b97f4a7c15u
+static inline uint64_t stream_word(uint64_t key, uint64_t j) {
+    uint64_t z = key + (j + 1) * STREAM_GAMMA;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* sin and cos of x, |x| <= pi/4: the minimax polynomials of Cephes' sin.c and cos.c (Moshier),
+   x + x^3 P(x^2) and 1 - x^2/2 + x^4 Q(x^2), within about 1 ulp; plain multiplies and adds (no
+   FMA: the same bits on every path). */
+static inline void sincos_quarter(vd x, vd *s, vd *c) {
+    const vd x2 = vd_mul(x, x);
+    vd p = vd_set1(1.58962301576546568060e-10);
+    p = vd_add(vd_mul(p, x2), vd_set1(-2.50507477628578072866e-8));
+    p = vd_add(vd_mul(p, x2), vd_set1(2.75573136213857245213e-6));
+    p = vd_add(vd_mul(p, x2), vd_set1(-1.98412698295895385996e-4));
+    p = vd_add(vd_mul(p, x2), vd_set1(8.33333333332211858878e-3));
+    p = vd_add(vd_mul(p, x2), vd_set1(-1.66666666666666307295e-1));
+    *s = vd_add(x, vd_mul(vd_mul(p, x2), x));
+    vd r = vd_set1(-1.13585365213876817300e-11);
+    r = vd_add(vd_mul(r, x2), vd_set1(2.08757008419747316778e-9));
+    r = vd_add(vd_mul(r, x2), vd_set1(-2.75573141792967388112e-7));
+    r = vd_add(vd_mul(r, x2), vd_set1(2.48015872888517045348e-5));
+    r = vd_add(vd_mul(r, x2), vd_set1(-1.38888888888730564116e-3));
+    r = vd_add(vd_mul(r, x2), vd_set1(4.16666666666665929218e-2));
+    *c = vd_add(vd_sub(vd_set1(1.0), vd_mul(vd_set1(0.5), x2)), vd_mul(vd_mul(r, x2), x2));
+}
+
+/* From one stream word: an angle uniform on the circle as x in (-pi/4, pi/4) (2 pi times an odd
+   multiple of 2^-55 in (-1/8, 1/8), from bits 10..61) plus k quarter turns (bits 62..63), with
+   the swap flag and sign masks that turn (sin x, cos x) into (sin, cos) of x + k pi/2. */
+static inline void quarter_angle(uint64_t word, double *x, double *swap, double *sin_sign, double *cos_sign) {
+    const int64_t m = (int64_t)((word >> 10) & (((uint64_t)1 << 52) - 1));
+    *x = (double)(2 * m + 1 - ((int64_t)1 << 52)) * 0x1.921fb54442d18p-53; /* 2 pi 2^-55, one rounding */
+    /* k = 2 k1 + k0: sin negated for k 2, 3 (k1), cos for k 1, 2 (k1 xor k0); built from the bits
+       rather than by a comparison, which compiles to a branch that mispredicts half the time */
+    const uint64_t k1 = word >> 63, k0 = (word >> 62) & 1u;
+    const uint64_t sin_bits = k1 << 63, cos_bits = (k1 ^ k0) << 63;
+    *swap = (double)(int64_t)k0;
+    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
+    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+}
+
+/* Quaternions per chunk of random_quats: the stream words and their conversions first (integer
+   work, independent across quaternions), then the chunk's quaternions JM_WD at a time. */
+#define RANDOM_CHUNK 64
+
+/* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes). */
+typedef struct {
+    double u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
+        cos_sign[2][RANDOM_CHUNK];
+} random_chunk;
+
+/* Quaternions first .. first + m - 1 of the stream keyed by `key` into chunk (m <= RANDOM_CHUNK,
+   entries m .. rounded up to JM_WD filled too). */
+static void random_chunk_fill(uint64_t key, uint64_t first, size_t m, random_chunk *chunk) {
+    const size_t padded = (m + JM_WD - 1) / JM_WD * JM_WD;
+    for (size_t l = 0; l < padded; l++) {
+        const uint64_t j = 3 * (first + (uint64_t)l);
+        chunk->u[l] = (double)(2 * (int64_t)(stream_word(key, j) >> 12) + 1) * 0x1p-53;
+        for (int a = 0; a < 2; a++)
+            quarter_angle(stream_word(key, j + 1 + (uint64_t)a), &chunk->x[a][l], &chunk->swap[a][l],
+                          &chunk->sin_sign[a][l], &chunk->cos_sign[a][l]);
+    }
+}
+
+/*
+ * Shoemake's method (1992) for quaternions i .. i + JM_WD - 1 of a chunk: u in (0, 1) (an odd
+ * multiple of 2^-53: 1 - u exact) and two angles t1, t2 uniform on the circle give
+ * q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) cos t2), negated when w < 0
+ * (q and -q are one rotation: uniform on SO(3) still; w is never 0). Rejection-free, so every lane
+ * does the same work. The x, y, z, w lanes to c[0..3].
+ */
+static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4]) {
+    const vd uv = vd_loadu(&chunk->u[i]), zero = vd_set1(0.0);
+    const vd radius[2] = {vd_sqrt(vd_sub(vd_set1(1.0), uv)), vd_sqrt(uv)};
+    for (int a = 0; a < 2; a++) {
+        vd s, cosine_x;
+        sincos_quarter(vd_loadu(&chunk->x[a][i]), &s, &cosine_x);
+        const vdmask swapped = vd_gt(vd_loadu(&chunk->swap[a][i]), zero);
+        const vd sine = vd_xor(vd_select(swapped, cosine_x, s), vd_loadu(&chunk->sin_sign[a][i]));
+        const vd cosine = vd_xor(vd_select(swapped, s, cosine_x), vd_loadu(&chunk->cos_sign[a][i]));
+        c[2 * a] = vd_mul(radius[a], sine);
+        c[2 * a + 1] = vd_mul(radius[a], cosine);
+    }
+    const vd sign = vd_and(c[3], vd_set1(-0.0));
+    for (int k = 0; k < 4; k++)
+        c[k] = vd_xor(c[k], sign);
+}
+
+/* The float32 rotations of random_quats: the same method in float lanes (JM_W per vector, twice
+   JM_WD, with float square roots), two stream words per quaternion. */
+
+/* sin and cos of x, |x| <= pi/4, in float: the minimax polynomials of Cephes' sinf.c and cosf.c
+   (within about 1 ulp of float), plain multiplies and adds. */
+static inline void sincos_quarter_float(vf x, vf *s, vf *c) {
+    const vf x2 = v_mul(x, x);
+    vf p = v_set1(-0x1.9943f2p-13f);
+    p = v_add(v_mul(p, x2), v_set1(0x1.11073cp-7f));
+    p = v_add(v_mul(p, x2), v_set1(-0x1.555546p-3f));
+    *s = v_add(x, v_mul(v_mul(p, x2), x));
+    vf r = v_set1(0x1.99eb9cp-16f);
+    r = v_add(v_mul(r, x2), v_set1(-0x1.6c0c34p-10f));
+    r = v_add(v_mul(r, x2), v_set1(0x1.55554ap-5f));
+    *c = v_add(v_sub(v_set1(1.0f), v_mul(v_set1(0.5f), x2)), v_mul(v_mul(r, x2), x2));
+}
+
+/* quarter_angle for float, from 32 bits: k from bits 30..31, x = 2 pi times an odd multiple of
+   2^-26 in (-1/8, 1/8) from bits 7..29 (exact in float before the one rounding of the product). */
+static inline void quarter_angle_float(uint32_t bits, float *x, float *swap, float *sin_sign, float *cos_sign) {
+    const int32_t m = (int32_t)((bits >> 7) & ((1u << 23) - 1));
+    *x = (float)(2 * m + 1 - (1 << 23)) * 0x1.921fb6p-24f; /* float(2 pi) 2^-26 */
+    const uint32_t k1 = bits >> 31, k0 = (bits >> 30) & 1u;
+    const uint32_t sin_bits = k1 << 31, cos_bits = (k1 ^ k0) << 31;
+    *swap = (float)(int32_t)k0;
+    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
+    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+}
+
+/* The inputs of up to RANDOM_CHUNK float quaternions (see random_quat_lanes_float), one array per
+   quantity, entry s for the quaternion at offset[s] of the chunk (random_lane_offsets). */
+typedef struct {
+    float u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
+        cos_sign[2][RANDOM_CHUNK];
+    uint64_t offset[RANDOM_CHUNK];
+} random_chunk_float;
+
+/* offset[s] = the record at which v_store_quads writes lane s % JM_W of the block s / JM_W (lanes
+   and records need not match: on some paths the layer stores a block's lanes transposed), read
+   once from the layer itself: a block of lane numbers stored and looked up. */
+static void random_lane_offsets(random_chunk_float *chunk) {
+    float lanes[JM_W], stored[JM_W][4];
+    for (int l = 0; l < JM_W; l++)
+        lanes[l] = (float)l;
+    const vf lane = v_loadu(lanes);
+    v_store_quads((char *)stored, sizeof stored[0], lane, lane, lane, lane);
+    for (size_t s = 0; s < RANDOM_CHUNK; s++) {
+        const size_t block = s / JM_W * JM_W;
+        for (int r = 0; r < JM_W; r++)
+            if (stored[r][0] == (float)(s - block))
+                chunk->offset[s] = block + (size_t)r;
+    }
+}
+
+/* Float quaternions first + offset[s] for the entries s < m rounded up to JM_W, from the stream
+   keyed by `key` (the entries whose quaternion lies past m are computed and not stored): stream
+   words 2i and 2i + 1 give u (an odd multiple of 2^-24 in (0, 1) from the top 23 bits of the
+   first: 1 - u exact in float), t1 (the first's low 32 bits) and t2 (the second's high 32 bits). */
+static void random_chunk_fill_float(uint64_t key, uint64_t first, size_t m, random_chunk_float *chunk) {
+    const size_t padded = (m + JM_W - 1) / JM_W * JM_W;
+    for (size_t l = 0; l < padded; l++) {
+        const uint64_t j = 2 * (first + chunk->offset[l]);
+        const uint64_t w0 = stream_word(key, j), w1 = stream_word(key, j + 1);
+        chunk->u[l] = (float)(2 * (int32_t)(w0 >> 41) + 1) * 0x1p-24f;
+        quarter_angle_float((uint32_t)w0, &chunk->x[0][l], &chunk->swap[0][l], &chunk->sin_sign[0][l],
+                            &chunk->cos_sign[0][l]);
+        quarter_angle_float((uint32_t)(w1 >> 32), &chunk->x[1][l], &chunk->swap[1][l], &chunk->sin_sign[1][l],
+                            &chunk->cos_sign[1][l]);
+    }
+}
+
+/* random_quat_lanes in float for entries i .. i + JM_W - 1 of a chunk (lanes in v_store_quads'
+   arrangement, see random_lane_offsets). */
+static inline void random_quat_lanes_float(const random_chunk_float *chunk, size_t i, vf c[4]) {
+    const vf uv = v_loadu(&chunk->u[i]), zero = v_set1(0.0f);
+    const vf radius[2] = {v_sqrt(v_sub(v_set1(1.0f), uv)), v_sqrt(uv)};
+    for (int a = 0; a < 2; a++) {
+        vf s, cosine_x;
+        sincos_quarter_float(v_loadu(&chunk->x[a][i]), &s, &cosine_x);
+        const vmask swapped = v_gt(v_loadu(&chunk->swap[a][i]), zero);
+        const vf sine = v_xor(v_select(swapped, cosine_x, s), v_loadu(&chunk->sin_sign[a][i]));
+        const vf cosine = v_xor(v_select(swapped, s, cosine_x), v_loadu(&chunk->cos_sign[a][i]));
+        c[2 * a] = v_mul(radius[a], sine);
+        c[2 * a + 1] = v_mul(radius[a], cosine);
+    }
+    const vf sign = v_and(c[3], v_set1(-0.0f));
+    for (int k = 0; k < 4; k++)
+        c[k] = v_xor(c[k], sign);
 }
 
 /* Whether a largest magnitude is outside the range where the products of the sums neither
@@ -299,16 +569,16 @@ static inline int out_of_range(double largest) { return largest != 0.0 && !(larg
 
 #define T_SCALAR float
 #define T_FN(name) name
-#define T_UNIFORM_BITS 32
+#define T_IS_FLOAT 1
 #include "fit_template.h"
 #undef T_SCALAR
 #undef T_FN
-#undef T_UNIFORM_BITS
+#undef T_IS_FLOAT
 
 #define T_SCALAR double
 #define T_FN(name) name##_f64
-#define T_UNIFORM_BITS 52
+#define T_IS_FLOAT 0
 #include "fit_template.h"
 #undef T_SCALAR
 #undef T_FN
-#undef T_UNIFORM_BITS
+#undef T_IS_FLOAT

@@ -1,8 +1,7 @@
 /*
  * fit_template.h - the fitting kernels for one float type, included by fit.c once per type:
  * T_SCALAR (float or double: the records' type), T_FN(name) (the kernel's name for that type),
- * T_UNIFORM_BITS (the bits of a uniform number random_quats draws: 32 for float, two from a
- * word; 52 for double, one from a word). Every sum is taken in double.
+ * T_IS_FLOAT (1 for float, 0 for double). Every sum is taken in double.
  */
 
 /* One record of n components (3 or 4) as doubles. JM_INLINE: n is then a constant, and the
@@ -19,7 +18,7 @@ JM_INLINE void T_FN(load_doubles)(const char *record, double *v, int n) {
    quad is the next record's first: inside the array); the others through a widened copy. */
 JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, vd *y, vd *z) {
     vd fourth;
-#if T_UNIFORM_BITS != 32
+#if !T_IS_FLOAT
     if (i + JM_WD < n) {
         vd_load_quads(base + i * 3 * sizeof(double), 3 * sizeof(double), x, y, z, &fourth);
         return;
@@ -33,6 +32,19 @@ JM_INLINE void T_FN(load_vectors)(const char *base, size_t i, size_t n, vd *x, v
         wide[l][3] = 0.0;
     }
     vd_load_quads((const char *)wide, sizeof wide[0], x, y, z, &fourth);
+}
+
+/* count values of T_SCALAR at src as doubles to dst: one loop, which the compiler turns into
+   vector conversions (float records are widened a chunk of WIDEN_CHUNK records at a time, then
+   read as doubles: a widening per record, or per block of JM_WD records read straight back,
+   stalls on the reload of the values just stored). */
+#define WIDEN_CHUNK 256
+JM_INLINE void T_FN(widen)(const char *src, size_t count, double *dst) {
+    for (size_t k = 0; k < count; k++) {
+        T_SCALAR t;
+        memcpy(&t, src + k * sizeof(T_SCALAR), sizeof t);
+        dst[k] = (double)t;
+    }
 }
 
 static inline void T_FN(store_quat)(char *record, const double q[4]) {
@@ -88,14 +100,25 @@ static void T_FN(mean_sums)(const char *q, ptrdiff_t q_stride, const char *w, pt
     double tail_k[10] = {0}, tail_weights = 0.0;
     int tail_bad = 0;
     size_t i = 0;
+#if T_IS_FLOAT
+    double wide[WIDEN_CHUNK][4];
+    size_t chunk_start = 0, chunk_end = 0; /* the records widened into `wide` */
+#endif
     for (; i + JM_WD <= n; i += JM_WD) {
         vd x, y, z, qw, weight = vd_set1(1.0);
         const char *block = q + (ptrdiff_t)i * q_stride;
-#if T_UNIFORM_BITS == 32 /* float records: widened to doubles first */
-        double wide[JM_WD][4];
-        for (int l = 0; l < JM_WD; l++)
-            T_FN(load_doubles)(block + l * q_stride, wide[l], 4);
-        vd_load_quads((const char *)wide, sizeof wide[0], &x, &y, &z, &qw);
+#if T_IS_FLOAT /* float records: widened to doubles a chunk at a time (i is a multiple of JM_WD) */
+        if (i >= chunk_end) {
+            const size_t m = n - i < WIDEN_CHUNK ? n - i : WIDEN_CHUNK;
+            if (q_stride == 4 * (ptrdiff_t)sizeof(T_SCALAR))
+                T_FN(widen)(block, 4 * m, wide[0]);
+            else
+                for (size_t r = 0; r < m; r++)
+                    T_FN(widen)(block + (ptrdiff_t)r * q_stride, 4, wide[r]);
+            chunk_start = i;
+            chunk_end = i + m;
+        }
+        vd_load_quads((const char *)wide[i - chunk_start], sizeof wide[0], &x, &y, &z, &qw);
 #else
         vd_load_quads(block, q_stride, &x, &y, &z, &qw);
 #endif
@@ -170,7 +193,7 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
         double k_lanes[4][4][JM_WD];
         for (size_t l = 0; l < JM_WD; l++) {
             const size_t s = first + l;
-            double k[10] = {1, 0, 0, 0, 1, 0, 0, 1, 0, 1}; /* lanes past the last set: the identity */
+            double k[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1}; /* lanes past the last set: e_w e_w^T */
             if (l < sets) {
                 const char *w = job->weights ? job->weights + (ptrdiff_t)s * job->w_batch_stride : NULL;
                 double weight_sum;
@@ -197,8 +220,23 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
                         m[i][j] = k_lanes[i][j][l];
                 dominant_eigenvector(m, mean[l], &lambda1[l], &lambda2[l]);
             }
-        else
-            dominant_eigenvectors_lanes((const double(*)[4][JM_WD])k_lanes, mean, lambda1, lambda2);
+        else {
+            const unsigned certified = dominant_eigenvectors_by_powers((const double(*)[4][JM_WD])k_lanes, mean);
+            size_t failed = 0;
+            for (size_t l = 0; l < sets; l++)
+                failed += !(certified >> l & 1u);
+            if (failed * 4 > JM_WD) /* the sets the powers could not certify: Jacobi, in the lanes when many */
+                dominant_eigenvectors_lanes((const double(*)[4][JM_WD])k_lanes, mean, lambda1, lambda2);
+            else
+                for (size_t l = 0; l < sets; l++) /* else one by one */
+                    if (!(certified >> l & 1u)) {
+                        double m[4][4];
+                        for (int i = 0; i < 4; i++)
+                            for (int j = 0; j < 4; j++)
+                                m[i][j] = k_lanes[i][j][l];
+                        dominant_eigenvector(m, mean[l], &lambda1[l], &lambda2[l]);
+                    }
+        }
         for (size_t l = 0; l < sets; l++)
             T_FN(store_quat)(job->out + (first + l) * 4 * sizeof(T_SCALAR), mean[l]);
     }
@@ -206,25 +244,44 @@ void JM_FN(T_FN(jm_quat_mean))(jm_mean_job *job) {
 
 /* The sums of one align_vectors set with a, b and the weights scaled by 2^-ea, 2^-eb, 2^-ew
    (exact unless subnormal): B = sum w a b^T over the items other than `skip` (the infinite
-   weight, or none: -1), and the largest |component| of a, b and the largest weight. */
+   weight, or none: -1), the largest |component| of a, b and the largest weight, and
+   *squares = sum w (|a|^2 + |b|^2) (the rssd's other terms: see jm_align_vectors). */
 static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t n, ptrdiff_t skip, int ea, int eb,
-                             int ew, double bm[3][3], double *max_a, double *max_b, double *max_w) {
+                             int ew, double bm[3][3], double *max_a, double *max_b, double *max_w, double *squares) {
     double sa[2], sb[2], sw[2];
     power_of_two_factors(ea, sa);
     power_of_two_factors(eb, sb);
     power_of_two_factors(ew, sw);
     const int scaled = ea | eb | ew;
     double b00 = 0, b01 = 0, b02 = 0, b10 = 0, b11 = 0, b12 = 0, b20 = 0, b21 = 0, b22 = 0;
-    double la = 0.0, lb = 0.0, lw = 0.0;
+    double la = 0.0, lb = 0.0, lw = 0.0, sq = 0.0;
     size_t i = 0;
     if (skip < 0 && !scaled) { /* the common case: JM_WD items per vector, lane sums added at the end */
-        vd acc[9], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
-        for (int c = 0; c < 9; c++)
+        vd acc[10], max_a_lanes = vd_set1(0.0), max_b_lanes = vd_set1(0.0), max_w_lanes = vd_set1(0.0);
+        for (int c = 0; c < 10; c++)
             acc[c] = vd_set1(0.0);
+#if T_IS_FLOAT
+        double wide_a[3 * WIDEN_CHUNK + 1], wide_b[3 * WIDEN_CHUNK + 1]; /* + 1: the last quad's fourth */
+        size_t chunk_start = 0, chunk_end = 0; /* the records widened into wide_a, wide_b */
+#endif
         for (; i + JM_WD <= n; i += JM_WD) {
             vd ax, ay, az, bx, by, bz, weight = vd_set1(1.0);
+#if T_IS_FLOAT /* float records: widened to doubles a chunk at a time (i is a multiple of JM_WD) */
+            if (i >= chunk_end) {
+                const size_t m = n - i < WIDEN_CHUNK ? n - i : WIDEN_CHUNK;
+                T_FN(widen)(a + i * 3 * sizeof(T_SCALAR), 3 * m, wide_a);
+                T_FN(widen)(b + i * 3 * sizeof(T_SCALAR), 3 * m, wide_b);
+                wide_a[3 * m] = wide_b[3 * m] = 0.0;
+                chunk_start = i;
+                chunk_end = i + m;
+            }
+            vd fourth;
+            vd_load_quads((const char *)&wide_a[3 * (i - chunk_start)], 3 * sizeof(double), &ax, &ay, &az, &fourth);
+            vd_load_quads((const char *)&wide_b[3 * (i - chunk_start)], 3 * sizeof(double), &bx, &by, &bz, &fourth);
+#else
             T_FN(load_vectors)(a, i, n, &ax, &ay, &az);
             T_FN(load_vectors)(b, i, n, &bx, &by, &bz);
+#endif
             if (w) {
                 weight = vd_loadu((const double *)(const void *)(w + i * sizeof(double)));
                 max_w_lanes = vd_max(max_w_lanes, weight);
@@ -241,11 +298,15 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
             acc[6] = vd_add(acc[6], vd_mul(wa2, bx));
             acc[7] = vd_add(acc[7], vd_mul(wa2, by));
             acc[8] = vd_add(acc[8], vd_mul(wa2, bz));
+            const vd a2 = vd_add(vd_add(vd_mul(ax, ax), vd_mul(ay, ay)), vd_mul(az, az));
+            const vd b2 = vd_add(vd_add(vd_mul(bx, bx), vd_mul(by, by)), vd_mul(bz, bz));
+            acc[9] = vd_add(acc[9], vd_mul(weight, vd_add(a2, b2)));
         }
         double sums[12] = {0}, maxima[JM_WD][4];
         T_FN(add_lanes)(acc[0], acc[1], acc[2], acc[3], sums);
         T_FN(add_lanes)(acc[4], acc[5], acc[6], acc[7], sums + 4);
-        T_FN(add_lanes)(acc[8], vd_set1(0.0), vd_set1(0.0), vd_set1(0.0), sums + 8);
+        T_FN(add_lanes)(acc[8], acc[9], vd_set1(0.0), vd_set1(0.0), sums + 8);
+        sq = sums[9];
         b00 = sums[0], b01 = sums[1], b02 = sums[2], b10 = sums[3], b11 = sums[4], b12 = sums[5];
         b20 = sums[6], b21 = sums[7], b22 = sums[8];
         vd_store_quads((char *)maxima, sizeof maxima[0], max_a_lanes, max_b_lanes, max_w_lanes, vd_set1(0.0));
@@ -274,6 +335,7 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
             weight = weight * sw[0] * sw[1];
         }
         const double wa0 = weight * va[0], wa1 = weight * va[1], wa2 = weight * va[2];
+        sq += weight * ((va[0] * va[0] + va[1] * va[1] + va[2] * va[2]) + (vb[0] * vb[0] + vb[1] * vb[1] + vb[2] * vb[2]));
         b00 += wa0 * vb[0];
         b01 += wa0 * vb[1];
         b02 += wa0 * vb[2];
@@ -290,6 +352,7 @@ static void T_FN(align_sums)(const char *a, const char *b, const char *w, size_t
     *max_a = la;
     *max_b = lb;
     *max_w = lw;
+    *squares = sq;
 }
 
 /* sqrt(sum w |a - C b|^2) over the items other than `skip`, a, b scaled by 2^-e and the weights
@@ -349,8 +412,10 @@ static double T_FN(align_rssd)(const char *a, const char *b, const char *w, size
 /*
  * align_vectors: for each set, the rotation C minimising sum_i w_i |a_i - C b_i|^2 (scipy's
  * Rotation.align_vectors(a, b, weights): C maps b onto a), as a unit quaternion with w >= 0, and
- * rssd = sqrt(sum_i w_i |a_i - C b_i|^2) summed directly (not from the eigenvalue, which cancels
- * when the fit is close). As scipy:
+ * rssd = sqrt(sum_i w_i |a_i - C b_i|^2): from the eigenvalue, sum w (|a|^2 + |b|^2) - 2 lambda1,
+ * in the same pass as B when that loses at most 4 bits to cancellation (RSSD_CANCELLATION_LIMIT),
+ * else (a close fit, where it cancels; scaled inputs; the one-pair and infinite-weight cases)
+ * summed directly by a second pass. As scipy:
  *   - one pair (n_items 1), or one infinite weight: the primary pair (that one) is aligned
  *     exactly by the rotation of least angle (minimal_rotation), then the others by the best
  *     rotation about the primary a (atan2 of their weighted sine and cosine sums); rssd leaves
@@ -384,7 +449,8 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
                 primary_infinite = 1;
             }
         }
-        double q[4], rssd;
+        double q[4], rssd = 0.0;
+        int have_rssd = 0;
         if (primary >= 0 && error == JM_FIT_OK) {
             double pa[3], pb[3], ua[3], ub[3];
             T_FN(load_doubles)(a + (size_t)primary * 3 * sizeof(T_SCALAR), pa, 3);
@@ -436,16 +502,27 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
             const double q_about[4] = {half_sin * ua[0], half_sin * ua[1], half_sin * ua[2], cos(0.5 * phi)};
             quat_product(q_about, q_primary, q);
         } else if (error == JM_FIT_OK) {
-            double bm[3][3], max_a, max_b, max_w;
-            T_FN(align_sums)(a, b, w, n, -1, 0, 0, 0, bm, &max_a, &max_b, &max_w);
-            if (out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w))
+            double bm[3][3], max_a, max_b, max_w, squares;
+            int scaled = 0;
+            T_FN(align_sums)(a, b, w, n, -1, 0, 0, 0, bm, &max_a, &max_b, &max_w, &squares);
+            if (out_of_range(max_a) || out_of_range(max_b) || out_of_range(max_w)) {
                 T_FN(align_sums)(a, b, w, n, -1, exponent_of(max_a), exponent_of(max_b), exponent_of(max_w), bm,
-                                 &max_a, &max_b, &max_w);
+                                 &max_a, &max_b, &max_w, &squares);
+                scaled = 1;
+            }
             double k[4][4], lambda1, lambda2;
             davenport_matrix(bm, k);
             dominant_eigenvector(k, q, &lambda1, &lambda2);
             if (lambda1 - lambda2 < DEGENERATE_GAP * (fabs(lambda1) + fabs(lambda2)))
                 job->n_degenerate++;
+            /* rssd^2 = sum w (|a|^2 + |b|^2) - 2 lambda1 (lambda1 = max tr(C^T B)): taken from the first
+               pass when the subtraction loses at most 4 bits (its error is then within 16 times that of the
+               sums), else summed directly by a second pass (a close fit, where it cancels) */
+            const double rssd2 = squares - 2.0 * lambda1;
+            if (!scaled && rssd2 >= squares * RSSD_CANCELLATION_LIMIT) {
+                have_rssd = 1;
+                rssd = sqrt(rssd2);
+            }
         }
         if (error != JM_FIT_OK) {
             job->error = error;
@@ -453,7 +530,7 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
             return;
         }
         canonical_sign(q);
-        {
+        if (!have_rssd) {
             double cm[3][3], max_ab = 0.0, max_w = 0.0;
             quat_matrix(q, cm);
             const ptrdiff_t skip = primary_infinite ? primary : -1;
@@ -485,71 +562,52 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
 
 /*
  * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
- * uniformly on SO(3)), by Marsaglia's method (1972): (x1, x2) and (x3, x4) uniform in the unit
- * disk (rejection), q = (x1, x2, x3 f, x4 f) with f = sqrt((1 - s1) / s2), s = x^2 + y^2.
- * Coordinates are odd multiples of 2^-T_UNIFORM_BITS in (-1, 1); the result is computed in
- * double and rounded once to T_SCALAR, then flipped to w >= 0 (q and -q are one rotation:
- * uniform on SO(3) still). About 2.55 (float) or 5.1 (double) words per quaternion. The draws
- * of a chunk come first (only the generator's calls and the rejection test in that loop, so
- * they run back to back), then the chunk's quaternions, JM_WD at a time.
+ * uniformly on SO(3)), by Shoemake's method on stream_word's counter-based stream keyed by one
+ * word of the caller's stream: float64 in double lanes from three words per quaternion
+ * (random_quat_lanes), float32 in float lanes from two (random_quat_lanes_float: float32 needs 24
+ * bits per uniform, and float lanes are twice as many). The same key gives the same bits on
+ * every path (the same IEEE operations, no FMA, in every lane and for the last records).
  */
-#define RANDOM_CHUNK 256
 void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
-    const double range = (double)((uint64_t)1 << T_UNIFORM_BITS);
-    /* the disk points of a chunk, point 2i and 2i + 1 for quaternion i (one slot more: a rejected
-       candidate is written and then overwritten) */
-    double pu[2 * RANDOM_CHUNK + 1], pv[2 * RANDOM_CHUNK + 1], ps[2 * RANDOM_CHUNK + 1];
-    double x[4][RANDOM_CHUNK], s[2][RANDOM_CHUNK];
+    if (n == 0)
+        return;
+    const uint64_t key = next(state);
+#if T_IS_FLOAT
+    random_chunk_float chunk;
+    random_lane_offsets(&chunk);
     for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
         const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
-        /* rejection without a branch on the outcome (which goes either way unpredictably): every
-           candidate is stored at slot k, and k advances when it lies inside the disk */
-        for (size_t k = 0; k < 2 * m;) {
-            double u, v;
-#if T_UNIFORM_BITS == 32
-            const uint64_t word = next(state);
-            u = symmetric_uniform(word >> 32, range);
-            v = symmetric_uniform(word & 0xffffffffu, range);
-#else
-            u = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
-            v = symmetric_uniform(next(state) >> (64 - T_UNIFORM_BITS), range);
-#endif
-            const double ss = u * u + v * v;
-            pu[k] = u;
-            pv[k] = v;
-            ps[k] = ss;
-            k += ss < 1.0;
-        }
-        for (size_t i = 0; i < m; i++) {
-            x[0][i] = pu[2 * i];
-            x[1][i] = pv[2 * i];
-            x[2][i] = pu[2 * i + 1];
-            x[3][i] = pv[2 * i + 1];
-            s[0][i] = ps[2 * i];
-            s[1][i] = ps[2 * i + 1];
-        }
-        double q[JM_WD][4]; /* one block of results, records of four doubles */
-        for (size_t i = 0; i < m; i += JM_WD) {
-            const size_t lanes = m - i < JM_WD ? m - i : JM_WD;
-            if (lanes == JM_WD) {
-                const vd f = vd_sqrt(vd_div(vd_sub(vd_set1(1.0), vd_loadu(&s[0][i])), vd_loadu(&s[1][i])));
-                const vd x3 = vd_loadu(&x[3][i]);
-                const vd sign = vd_and(x3, vd_set1(-0.0)); /* x is never 0; w = x4 f has x4's sign */
-                vd_store_quads((char *)q, sizeof q[0], vd_xor(vd_loadu(&x[0][i]), sign),
-                               vd_xor(vd_loadu(&x[1][i]), sign), vd_xor(vd_mul(vd_loadu(&x[2][i]), f), sign),
-                               vd_xor(vd_mul(x3, f), sign));
-            } else
-                for (size_t l = 0; l < lanes; l++) {
-                    const double f = sqrt((1.0 - s[0][i + l]) / s[1][i + l]);
-                    const double sign = x[3][i + l] < 0.0 ? -1.0 : 1.0;
-                    q[l][0] = sign * x[0][i + l];
-                    q[l][1] = sign * x[1][i + l];
-                    q[l][2] = sign * (x[2][i + l] * f);
-                    q[l][3] = sign * (x[3][i + l] * f);
-                }
-            for (size_t l = 0; l < lanes; l++)
-                T_FN(store_quat)(out + (start + i + l) * 4 * sizeof(T_SCALAR), q[l]);
+        random_chunk_fill_float(key, start, m, &chunk);
+        for (size_t i = 0; i < m; i += JM_W) {
+            vf c[4];
+            random_quat_lanes_float(&chunk, i, c);
+            char *record = out + (start + i) * 4 * sizeof(float);
+            if (i + JM_W <= m) {
+                v_store_quads(record, 4 * sizeof(float), c[0], c[1], c[2], c[3]);
+                continue;
+            }
+            float q[JM_W][4];
+            v_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
+            memcpy(record, q, (m - i) * sizeof q[0]);
         }
     }
+#else
+    random_chunk chunk;
+    for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
+        const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
+        random_chunk_fill(key, start, m, &chunk);
+        for (size_t i = 0; i < m; i += JM_WD) {
+            vd c[4];
+            random_quat_lanes(&chunk, i, c);
+            char *record = out + (start + i) * 4 * sizeof(double);
+            if (i + JM_WD <= m) {
+                vd_store_quads(record, 4 * sizeof(double), c[0], c[1], c[2], c[3]);
+                continue;
+            }
+            double q[JM_WD][4];
+            vd_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
+            memcpy(record, q, (m - i) * sizeof q[0]);
+        }
+    }
+#endif
 }
-#undef RANDOM_CHUNK

@@ -426,3 +426,40 @@ def test_gil_released_on_large_calls_only():
         before = _core._gil_releases()
         one()
         assert _core._gil_releases() == before
+
+
+@pytest.mark.parametrize("n", [1, 7, 255, 256, 257, 1000, 2051])
+def test_float32_sets_sum_as_their_exact_float64_values(rng, n):
+    """float32 records are widened to doubles (exactly) in chunks: a float32 set of any length and
+    layout gives the float64 call's result on the same values, rounded once to float32."""
+    q = (rng.standard_normal((2 * n, 4)) * [0.2, 0.2, 0.2, 1]).astype(np.float32)
+    for variant in (q[:n], q[::2]):  # contiguous records, records two apart
+        np.testing.assert_array_equal(jm.quat_mean(variant), jm.quat_mean(variant.astype(np.float64)).astype(np.float32))
+    a, b = rng.standard_normal((2, n, 3)).astype(np.float32)
+    q32, rssd32 = jm.align_vectors(a, b)
+    q64, rssd64 = jm.align_vectors(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_array_equal(q32, q64.astype(np.float32))
+    assert rssd32 == np.float32(rssd64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_mean_sets_solved_by_powers_or_jacobi_match_scipy(rng, dtype):
+    """Batched means take the eigenvector by matrix powers when its residual certifies it, by Jacobi
+    sweeps otherwise: well-separated sets (powers), spread ones (eigenvalues within a few percent:
+    Jacobi) and sets of two or three rotations (a repeated or zero eigenvalue), mixed in one call
+    so that every lane pattern of a block occurs, all match scipy's one-set means."""
+    n_sets, n = 64, 16
+    q = spread_quats(rng, (n_sets, n), spread=0.3)
+    spread = rng.random(n_sets) < 0.3
+    q[spread] = rng.standard_normal((int(spread.sum()), n, 4))  # nearly uniform: close eigenvalues
+    few = rng.random(n_sets) < 0.15
+    q[few, :, :] = q[few, :1, :] * rng.uniform(0.5, 2, (int(few.sum()), n, 1))  # one rotation, scaled
+    q = q.astype(dtype)
+    got = jm.quat_mean(q, axis=1)
+    for s in range(n_sets):
+        k = np.einsum("ni,nj->ij", *(2 * [q[s].astype(np.float64) / np.linalg.norm(q[s].astype(np.float64), axis=1,
+                                                                                 keepdims=True)]))
+        eig = np.linalg.eigvalsh(k)
+        conditioning = n / (eig[-1] - eig[-2])  # the bound scales as trace / gap
+        expected = Rotation.from_quat(q[s].astype(np.float64)).mean().as_quat()
+        assert angle(got[s], expected) <= BOUND[dtype] * max(1.0, conditioning / 4), s
