@@ -17,7 +17,7 @@ BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(encoding="utf-8")
 def test_readme_is_short_and_has_its_quick_start():
     """The README is for users: at most 150 lines, the rest lives in the docs site (docs/)."""
     assert len(README.read_text(encoding="utf-8").splitlines()) <= 150
-    assert BLOCKS and "jm.slerp_joints" in BLOCKS[0] and "jm.pack_joints" in BLOCKS[0]
+    assert BLOCKS and "jm.slerp_joints" in BLOCKS[0] and "jm.compress" in BLOCKS[0]
 
 
 @pytest.mark.parametrize("number", range(len(BLOCKS)), ids=lambda n: f"block{n + 1}")
