@@ -63,13 +63,31 @@
  * Accuracy, float32, rotation input: angle error <= 1e-6 rad, | |q| - 1 | <= 1e-6, including
  * case boundaries and 180-degree rotations.
  */
+/* v_scale_pow2(e, 4), bit for bit, with a short path for blocks whose largest |e[i]| is normal in
+   every lane (every rotation matrix): there v_scale_pow2's lift is 1 and its cap never binds, so
+   the scale is the flipped exponent halved. Why: the full step cost as much as the rest of the
+   conversion */
+JM_INLINE void scale_pow2_entries(vf e[4]) {
+    vf largest = v_abs(e[0]); /* in v_scale_pow2's order, so that a NaN is kept or dropped alike */
+    for (int i = 1; i < 4; i++)
+        largest = v_max(largest, v_abs(e[i]));
+    if (JM_UNLIKELY(m_any(m_not(v_ge(largest, v_set1(FLT_MIN)))))) { /* zero, subnormal or NaN */
+        v_scale_pow2(e, 4);
+        return;
+    }
+    const vf exponent_bits = v_set1(jm_float_from_bits(0x7f800000u));
+    vf scale = v_mul(v_xor(v_and(largest, exponent_bits), exponent_bits), v_set1(0.5f));
+    for (int i = 0; i < 4; i++)
+        e[i] = v_mul(e[i], scale);
+}
+
 JM_INLINE void rotation_to_quat(const vf r[9], vf *qx, vf *qy, vf *qz, vf *qw) {
     vf e[4];
     (void)divisor_entries(r, e);
     /* every entry is 4 * component * (divisor component): normalised after an exact power-of-two
        scaling. Why: squaring the entries of a matrix with elements near 1e20 overflowed, and
        rsqrt(inf) gave 0 (a zero quaternion) on some paths and NaN on others */
-    v_scale_pow2(e, 4);
+    scale_pow2_entries(e);
     vf x = e[0], y = e[1], z = e[2], w = e[3];
     vf inv_norm = v_rsqrt(v_fmadd(x, x, v_fmadd(y, y, v_fmadd(z, z, v_mul(w, w)))));
     *qx = v_mul(x, inv_norm);

@@ -49,6 +49,18 @@ JM_INLINE vmask all_below(const vf q[4], vf limit) {
                  m_and(v_lt(v_abs(q[2]), limit), v_lt(v_abs(q[3]), limit)));
 }
 
+/* a cheap sufficient test for all_below(a, limit) and all_below(b, limit): the sum of the squares
+   of the eight components below limit2 = limit^2 (NaN: false). A component at or beyond the limit
+   has a square of at least limit^2 (a power of two, or inf), and rounding is monotone, so a sum
+   below it means every component is below the limit. Why: eight multiply-adds instead of eight
+   abs, eight compares and seven ands; the exact test runs only for blocks where this one fails */
+JM_INLINE vmask squares_below(const vf a[4], const vf b[4], vf limit2) {
+    vf sa = v_fmadd(a[1], a[1], v_mul(a[0], a[0])), sb = v_fmadd(b[1], b[1], v_mul(b[0], b[0]));
+    sa = v_fmadd(a[3], a[3], v_fmadd(a[2], a[2], sa));
+    sb = v_fmadd(b[3], b[3], v_fmadd(b[2], b[2], sb));
+    return v_lt(v_add(sa, sb), limit2);
+}
+
 /* slerp's domain in float32: components below 2^62, so that |a . b| < 2^126 and w0 a + w1 b stay
    finite on every path; nlerp's: finite components */
 #define SLERP_COMPONENT_LIMIT 0x1p62f
@@ -258,10 +270,17 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
        sign is + and the result NaN between the ends, on every path. Why: whether a . b came out
        inf, NaN or finite there depended on the path's fused multiply-adds, and with it the arc
        sign and the weights (min with NaN) */
-    const vf limit = v_set1(mode == NLERP ? INFINITY : SLERP_COMPONENT_LIMIT);
-    EACH(g, groups, inside[g] = m_and(all_below(a[g], limit), all_below(b[g], limit)));
+    const float limit = mode == NLERP ? INFINITY : SLERP_COMPONENT_LIMIT;
+    EACH(g, groups, inside[g] = squares_below(a[g], b[g], v_set1(limit * limit)));
+    vmask surely_inside = inside[0];
+    for (int g = 1; g < groups; g++)
+        surely_inside = m_and(surely_inside, inside[g]);
+    const int some_outside = m_any(m_not(surely_inside)); /* rare: then the exact test and selects */
+    if (JM_UNLIKELY(some_outside))
+        EACH(g, groups, inside[g] = m_and(all_below(a[g], v_set1(limit)), all_below(b[g], v_set1(limit))));
     EACH(g, groups, d[g] = dot4(a[g][0], a[g][1], a[g][2], a[g][3], b[g][0], b[g][1], b[g][2], b[g][3]));
-    EACH(g, groups, d[g] = v_select(inside[g], d[g], v_set1(0.0f)));
+    if (JM_UNLIKELY(some_outside))
+        EACH(g, groups, d[g] = v_select(inside[g], d[g], v_set1(0.0f)));
     EACH(g, groups, sign[g] = arc_sign(d[g]));
     if (mode == SLERP)
         slerp_weights(groups, d, sign, t, w0, w1);
@@ -284,8 +303,9 @@ JM_INLINE void blend_lanes(int mode, int groups, const vf *t, const fixed_t *ft,
                 nlerp_redo_in_double(m_and(redo, inside[g]), t[g], a[g], b[g], out[g], &sign[g]);
         }
     }
-    for (int k = 0; k < 4; k++)
-        EACH(g, groups, out[g][k] = v_select(inside[g], out[g][k], v_set1(NAN)));
+    if (JM_UNLIKELY(some_outside))
+        for (int k = 0; k < 4; k++)
+            EACH(g, groups, out[g][k] = v_select(inside[g], out[g][k], v_set1(NAN)));
 }
 
 #endif /* JM_SLERP_LANES_H */
