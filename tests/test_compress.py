@@ -62,8 +62,11 @@ def test_one_frame_and_constant_clips():
 
 
 def _run(code, isa, *args):
-    env = dict(os.environ, JOINTMATH_ISA=isa)
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, check=True)
+    # the interpreter imports the jointmath under test (an installed wheel or an in-place build),
+    # not the unbuilt folder of the checkout it runs in (-P: no current folder on sys.path)
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(jm.__file__)))
+    env = dict(os.environ, JOINTMATH_ISA=isa, PYTHONPATH=package_root)
+    out = subprocess.run([sys.executable, "-P", "-c", code, *args], env=env, capture_output=True, text=True, check=True)
     return out.stdout.split()
 
 
