@@ -383,12 +383,12 @@ static void minimal_rotation(const double a[3], const double b[3], double q[4]) 
  * would cost more than scipy's whole per-rotation budget allows (docs/design/fitting.md).
  */
 #define STREAM_GAMMA 0x9e3779b97f4a7c15u
-static inline uint64_t stream_word(uint64_t key, uint64_t j) {
-    uint64_t z = key + (j + 1) * STREAM_GAMMA;
+static inline uint64_t stream_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
     return z ^ (z >> 31);
 }
+static inline uint64_t stream_word(uint64_t key, uint64_t j) { return stream_mix(key + (j + 1) * STREAM_GAMMA); }
 
 /* sin and cos of x, |x| <= pi/4: the minimax polynomials of Cephes' sin.c and cos.c (Moshier),
    x + x^3 P(x^2) and 1 - x^2/2 + x^4 Q(x^2), within about 1 ulp; plain multiplies and adds (no
@@ -411,19 +411,37 @@ static inline void sincos_quarter(vd x, vd *s, vd *c) {
     *c = vd_add(vd_sub(vd_set1(1.0), vd_mul(vd_set1(0.5), x2)), vd_mul(vd_mul(r, x2), x2));
 }
 
+/* The double whose IEEE bits are `bits`. */
+static inline double double_from_bits(uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* (2 m + 1) 2^-53 for the 52-bit m, in (0, 1), exactly: 1 + m 2^-52 built from its bits, less 1
+   (exact, Sterbenz), plus 2^-53 (exact: an odd integer below 2^53 times 2^-53). The bits rather
+   than an int64 conversion, which SSE and AVX2 lack (the compiler emulates it). */
+static inline double odd_multiple(uint64_t m) {
+    return (double_from_bits(0x3ff0000000000000u | m) - 1.0) + 0x1p-53;
+}
+
 /* From one stream word: an angle uniform on the circle as x in (-pi/4, pi/4) (2 pi times an odd
    multiple of 2^-55 in (-1/8, 1/8), from bits 10..61) plus k quarter turns (bits 62..63), with
-   the swap flag and sign masks that turn (sin x, cos x) into (sin, cos) of x + k pi/2. */
+   the swap flag (2.0 or 0.0) and sign masks that turn (sin x, cos x) into (sin, cos) of
+   x + k pi/2. */
 static inline void quarter_angle(uint64_t word, double *x, double *swap, double *sin_sign, double *cos_sign) {
-    const int64_t m = (int64_t)((word >> 10) & (((uint64_t)1 << 52) - 1));
-    *x = (double)(2 * m + 1 - ((int64_t)1 << 52)) * 0x1.921fb54442d18p-53; /* 2 pi 2^-55, one rounding */
-    /* k = 2 k1 + k0: sin negated for k 2, 3 (k1), cos for k 1, 2 (k1 xor k0); built from the bits
-       rather than by a comparison, which compiles to a branch that mispredicts half the time */
-    const uint64_t k1 = word >> 63, k0 = (word >> 62) & 1u;
-    const uint64_t sin_bits = k1 << 63, cos_bits = (k1 ^ k0) << 63;
-    *swap = (double)(int64_t)k0;
-    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
-    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+    /* (2 m + 1 - 2^52) 2^-53 exactly: 1 + m 2^-52 from its bits, less 3/2 (exact, Sterbenz), plus
+       2^-53 (exact: an odd integer below 2^52 times 2^-53); times pi/2 (double(2 pi) / 4): one
+       rounding, the same as (2 m + 1 - 2^52) times 2 pi 2^-55 */
+    const uint64_t m = (word >> 10) & (((uint64_t)1 << 52) - 1);
+    *x = ((double_from_bits(0x3ff0000000000000u | m) - 1.5) + 0x1p-53) * 0x1.921fb54442d18p+0;
+    /* k = 2 k1 + k0: sin negated for k 2, 3 (k1, bit 63), cos for k 1, 2 (k1 xor k0); the swap
+       flag is bit 62 read as a double. Bits rather than comparisons, which compile to branches
+       that mispredict half the time */
+    const uint64_t top = (uint64_t)1 << 63;
+    *swap = double_from_bits(word & (top >> 1));
+    *sin_sign = double_from_bits(word & top);
+    *cos_sign = double_from_bits((word ^ (word << 1)) & top);
 }
 
 /* Quaternions per chunk of random_quats: the stream words and their conversions first (integer
@@ -440,11 +458,13 @@ typedef struct {
    entries m .. rounded up to JM_WD filled too). */
 static void random_chunk_fill(uint64_t key, uint64_t first, size_t m, random_chunk *chunk) {
     const size_t padded = (m + JM_WD - 1) / JM_WD * JM_WD;
-    for (size_t l = 0; l < padded; l++) {
-        const uint64_t j = 3 * (first + (uint64_t)l);
-        chunk->u[l] = (double)(2 * (int64_t)(stream_word(key, j) >> 12) + 1) * 0x1p-53;
+    /* the counter of word 3 (first + l), stepped by an add (the compiler keeps it in the lanes)
+       rather than multiplied out per word */
+    uint64_t counter = key + (3 * first + 1) * STREAM_GAMMA;
+    for (size_t l = 0; l < padded; l++, counter += 3 * STREAM_GAMMA) {
+        chunk->u[l] = odd_multiple(stream_mix(counter) >> 12);
         for (int a = 0; a < 2; a++)
-            quarter_angle(stream_word(key, j + 1 + (uint64_t)a), &chunk->x[a][l], &chunk->swap[a][l],
+            quarter_angle(stream_mix(counter + (uint64_t)(a + 1) * STREAM_GAMMA), &chunk->x[a][l], &chunk->swap[a][l],
                           &chunk->sin_sign[a][l], &chunk->cos_sign[a][l]);
     }
 }
