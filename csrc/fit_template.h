@@ -560,54 +560,58 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
     }
 }
 
+/* random_quats' lanes for this type: float rotations in float lanes, double in double lanes. */
+#if T_IS_FLOAT
+#define RANDOM_LANES JM_W
+#define random_vec vf
+#define random_chunk_type random_chunk_float
+#define random_chunk_start random_lane_offsets
+#define random_fill random_chunk_fill_float
+#define random_lanes random_quat_lanes_float
+#define random_store_quads v_store_quads
+#else
+#define RANDOM_LANES JM_WD
+#define random_vec vd
+#define random_chunk_type random_chunk
+#define random_chunk_start(chunk) ((void)(chunk))
+#define random_fill random_chunk_fill
+#define random_lanes random_quat_lanes
+#define random_store_quads vd_store_quads
+#endif
+
 /*
  * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
- * uniformly on SO(3)), by Shoemake's method on stream_word's counter-based stream keyed by one
- * word of the caller's stream: float64 in double lanes from three words per quaternion
+ * uniformly on SO(3)), by Shoemake's method on stream_word's counter-based stream keyed by `key`
+ * (one word of the caller's stream): float64 in double lanes from three words per quaternion
  * (random_quat_lanes), float32 in float lanes from two (random_quat_lanes_float: float32 needs 24
  * bits per uniform, and float lanes are twice as many). The same key gives the same bits on
  * every path (the same IEEE operations, no FMA, in every lane and for the last records).
  */
-void JM_FN(T_FN(jm_random_quats))(uint64_t (*next)(void *), void *state, char *out, size_t n) {
-    if (n == 0)
-        return;
-    const uint64_t key = next(state);
-#if T_IS_FLOAT
-    random_chunk_float chunk;
-    random_lane_offsets(&chunk);
+void JM_FN(T_FN(jm_random_quats))(uint64_t key, char *out, size_t n) {
+    random_chunk_type chunk;
+    random_chunk_start(&chunk);
     for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
         const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
-        random_chunk_fill_float(key, start, m, &chunk);
-        for (size_t i = 0; i < m; i += JM_W) {
-            vf c[4];
-            random_quat_lanes_float(&chunk, i, c);
-            char *record = out + (start + i) * 4 * sizeof(float);
-            if (i + JM_W <= m) {
-                v_store_quads(record, 4 * sizeof(float), c[0], c[1], c[2], c[3]);
+        random_fill(key, start, m, &chunk);
+        for (size_t i = 0; i < m; i += RANDOM_LANES) {
+            random_vec c[4];
+            random_lanes(&chunk, i, c);
+            char *record = out + (start + i) * sizeof(T_SCALAR[4]);
+            if (i + RANDOM_LANES <= m) {
+                random_store_quads(record, sizeof(T_SCALAR[4]), c[0], c[1], c[2], c[3]);
                 continue;
             }
-            float q[JM_W][4];
-            v_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
+            T_SCALAR q[RANDOM_LANES][4];
+            random_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
             memcpy(record, q, (m - i) * sizeof q[0]);
         }
     }
-#else
-    random_chunk chunk;
-    for (size_t start = 0; start < n; start += RANDOM_CHUNK) {
-        const size_t m = n - start < RANDOM_CHUNK ? n - start : RANDOM_CHUNK;
-        random_chunk_fill(key, start, m, &chunk);
-        for (size_t i = 0; i < m; i += JM_WD) {
-            vd c[4];
-            random_quat_lanes(&chunk, i, c);
-            char *record = out + (start + i) * 4 * sizeof(double);
-            if (i + JM_WD <= m) {
-                vd_store_quads(record, 4 * sizeof(double), c[0], c[1], c[2], c[3]);
-                continue;
-            }
-            double q[JM_WD][4];
-            vd_store_quads((char *)q, sizeof q[0], c[0], c[1], c[2], c[3]);
-            memcpy(record, q, (m - i) * sizeof q[0]);
-        }
-    }
-#endif
 }
+
+#undef RANDOM_LANES
+#undef random_vec
+#undef random_chunk_type
+#undef random_chunk_start
+#undef random_fill
+#undef random_lanes
+#undef random_store_quads

@@ -179,8 +179,8 @@ typedef void jm_align_fn(jm_align_job *job);
 typedef jm_align_fn *jm_align_kernel;
 
 /* n uniformly distributed unit quaternions (float[4] or double[4] per kernel, packed, w >= 0)
-   from a stream of uniform 64-bit words next(state) (NumPy's bitgen_t.next_uint64). */
-typedef void jm_random_quats_fn(uint64_t (*next)(void *), void *state, char *out, size_t n);
+   from the counter-based stream keyed by one uniform 64-bit word (the caller's bit generator's). */
+typedef void jm_random_quats_fn(uint64_t key, char *out, size_t n);
 typedef jm_random_quats_fn *jm_random_quats_kernel;
 /* The compressed-clip decoder (codec.c, formats in codec_types.h): up to JM_CODEC_LANES Rice streams
    to their n values each (0 or a JM_CODEC_* error), and a clip's tracks from their integers to records. */

@@ -473,24 +473,41 @@ done:
     return result;
 }
 
-/* numpy.random.Generator and numpy.random.default_rng, imported on first use. */
+/* numpy.random.Generator and numpy.random.default_rng, imported on first use, and the names
+   random_quats looks up on every call, interned once (constants, no state). */
 static PyObject *generator_type, *default_rng;
+static PyObject *name_bit_generator, *name_capsule, *name_lock, *name_acquire, *name_release;
+
+static int import_generator(void) {
+    if (generator_type)
+        return 0;
+    const struct {
+        PyObject **name;
+        const char *text;
+    } names[] = {{&name_bit_generator, "bit_generator"}, {&name_capsule, "capsule"}, {&name_lock, "lock"},
+                 {&name_acquire, "acquire"}, {&name_release, "release"}};
+    for (size_t i = 0; i < JM_COUNT(names); i++)
+        if (!*names[i].name && !(*names[i].name = PyUnicode_InternFromString(names[i].text)))
+            return -1;
+    PyObject *module = PyImport_ImportModule("numpy.random");
+    if (!module)
+        return -1;
+    PyObject *type = PyObject_GetAttrString(module, "Generator");
+    default_rng = PyObject_GetAttrString(module, "default_rng");
+    Py_DECREF(module);
+    if (!type || !default_rng) {
+        Py_XDECREF(type);
+        Py_CLEAR(default_rng);
+        return -1;
+    }
+    generator_type = type;
+    return 0;
+}
 
 /* `rng` as numpy.random.default_rng takes it, as a new reference to a Generator. */
 static PyObject *as_generator(PyObject *rng) {
-    if (!generator_type) {
-        PyObject *module = PyImport_ImportModule("numpy.random");
-        if (!module)
-            return NULL;
-        generator_type = PyObject_GetAttrString(module, "Generator");
-        default_rng = PyObject_GetAttrString(module, "default_rng");
-        Py_DECREF(module);
-        if (!generator_type || !default_rng) {
-            Py_CLEAR(generator_type);
-            Py_CLEAR(default_rng);
-            return NULL;
-        }
-    }
+    if (import_generator() < 0)
+        return NULL;
     if (rng && PyObject_TypeCheck(rng, (PyTypeObject *)generator_type)) {
         Py_INCREF(rng);
         return rng;
@@ -500,6 +517,50 @@ static PyObject *as_generator(PyObject *rng) {
         return NULL;
     }
     return PyObject_CallOneArg(default_rng, rng ? rng : Py_None);
+}
+
+/* random_quats' dtype argument: NPY_FLOAT32 or NPY_FLOAT64, or -1 with a TypeError. NumPy's
+   scalar types are recognised before asking NumPy to read a dtype (the common spellings). */
+static int random_dtype(PyObject *dtype) {
+    if (!dtype || dtype == Py_None || dtype == (PyObject *)&PyFloatArrType_Type)
+        return NPY_FLOAT32;
+    if (dtype == (PyObject *)&PyDoubleArrType_Type || dtype == (PyObject *)&PyFloat_Type)
+        return NPY_FLOAT64;
+    PyArray_Descr *descr = NULL;
+    if (!PyArray_DescrConverter2(dtype, &descr))
+        return -1;
+    const int type = descr ? descr->type_num : NPY_FLOAT32;
+    const int native = descr ? PyArray_ISNBO(descr->byteorder) : 1;
+    Py_XDECREF(descr);
+    if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !native) {
+        PyErr_Format(PyExc_TypeError, "dtype must be float32 or float64, got %R", dtype);
+        return -1;
+    }
+    return type;
+}
+
+/* One word of the Generator's stream (its bit generator's next_uint64 under its lock, as NumPy's
+   own draws take it) to *key; 0, or -1 with an error set. */
+static int generator_word(PyObject *generator, uint64_t *key) {
+    PyObject *bit_generator = PyObject_GetAttr(generator, name_bit_generator), *capsule = NULL, *lock = NULL;
+    int status = -1;
+    bitgen_t *bitgen;
+    if (bit_generator && (capsule = PyObject_GetAttr(bit_generator, name_capsule)) &&
+        (lock = PyObject_GetAttr(bit_generator, name_lock)) &&
+        (bitgen = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator"))) {
+        PyObject *locked = PyObject_CallMethodNoArgs(lock, name_acquire);
+        if (locked) {
+            Py_DECREF(locked);
+            *key = bitgen->next_uint64(bitgen->state);
+            PyObject *released = PyObject_CallMethodNoArgs(lock, name_release);
+            status = released ? 0 : -1;
+            Py_XDECREF(released);
+        }
+    }
+    Py_XDECREF(bit_generator);
+    Py_XDECREF(capsule);
+    Py_XDECREF(lock);
+    return status;
 }
 
 PyDoc_STRVAR(random_quats_doc,
@@ -552,7 +613,7 @@ PyDoc_STRVAR(random_quats_doc,
              "True");
 
 JM_FASTCALL_FUNCTION(random_quats) {
-    static const char *const names[] = {"shape", "rng", "dtype"};
+    static const char *const names[] = {"shape", "rng", "dtype", "out"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("random_quats", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
         return NULL;
@@ -576,48 +637,29 @@ JM_FASTCALL_FUNCTION(random_quats) {
             return PyErr_Format(PyExc_ValueError, "shape must not hold negative dims, got %zd", v);
         shape[ndim++] = (npy_intp)v;
     }
-    shape[ndim] = 4;
-    int type = NPY_FLOAT32;
-    if (slots[2] && slots[2] != Py_None) {
-        PyArray_Descr *descr = NULL;
-        if (!PyArray_DescrConverter2(slots[2], &descr))
-            return NULL;
-        type = descr ? descr->type_num : NPY_FLOAT32;
-        const int native = descr ? PyArray_ISNBO(descr->byteorder) : 1;
-        Py_XDECREF(descr);
-        if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !native)
-            return PyErr_Format(PyExc_TypeError, "dtype must be float32 or float64, got %R", slots[2]);
-    }
+    shape[ndim++] = 4;
+    const int type = random_dtype(slots[2]);
+    PyArrayObject *out;
+    if (type < 0 || jm_float_out(slots[3], type, ndim, shape, &out) < 0)
+        return NULL;
+    /* written in out itself when it is C-contiguous and aligned (the kernel writes packed
+       records), else into a new array copied into out after */
+    const int direct = out && PyArray_IS_C_CONTIGUOUS(out) && PyArray_ISALIGNED(out);
     PyObject *generator = as_generator(slots[1]);
     if (!generator)
         return NULL;
-    PyObject *bit_generator = PyObject_GetAttrString(generator, "bit_generator"), *capsule = NULL, *lock = NULL;
-    PyArrayObject *result = NULL;
-    bitgen_t *bitgen;
-    if (!bit_generator || !(capsule = PyObject_GetAttrString(bit_generator, "capsule")) ||
-        !(lock = PyObject_GetAttrString(bit_generator, "lock")) ||
-        !(bitgen = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator")) ||
-        !(result = jm_new_array(ndim + 1, shape, type)))
-        goto done;
-    const size_t n = (size_t)(PyArray_SIZE(result) / 4);
-    PyObject *locked = PyObject_CallMethod(lock, "acquire", NULL);
-    if (!locked) {
-        Py_CLEAR(result);
-        goto done;
-    }
-    Py_DECREF(locked);
-    jm_random_quats_kernel kernel = type == NPY_FLOAT32 ? jm_active->random_quats : jm_active->random_quats_f64;
-    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, kernel(bitgen->next_uint64, bitgen->state, PyArray_BYTES(result), n));
-    PyObject *released = PyObject_CallMethod(lock, "release", NULL);
-    if (!released)
-        Py_CLEAR(result);
-    Py_XDECREF(released);
-done:
+    uint64_t key;
+    const int drawn = generator_word(generator, &key);
     Py_DECREF(generator);
-    Py_XDECREF(bit_generator);
-    Py_XDECREF(capsule);
-    Py_XDECREF(lock);
-    return (PyObject *)result;
+    if (drawn < 0)
+        return NULL;
+    PyArrayObject *result = direct ? (Py_INCREF(out), out) : jm_new_array(ndim, shape, type);
+    if (!result)
+        return NULL;
+    const size_t n = (size_t)(PyArray_SIZE(result) / 4);
+    jm_random_quats_kernel kernel = type == NPY_FLOAT32 ? jm_active->random_quats : jm_active->random_quats_f64;
+    JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, kernel(key, PyArray_BYTES(result), n));
+    return direct ? (PyObject *)result : jm_result_in_out(out, result);
 }
 
 PyMethodDef jm_fit_methods[] = {
