@@ -411,37 +411,31 @@ static inline void sincos_quarter(vd x, vd *s, vd *c) {
     *c = vd_add(vd_sub(vd_set1(1.0), vd_mul(vd_set1(0.5), x2)), vd_mul(vd_mul(r, x2), x2));
 }
 
-/* The double whose IEEE bits are `bits`. */
-static inline double double_from_bits(uint64_t bits) {
-    double d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* (2 m + 1) 2^-53 for the 52-bit m, in (0, 1), exactly: 1 + m 2^-52 built from its bits, less 1
    (exact, Sterbenz), plus 2^-53 (exact: an odd integer below 2^53 times 2^-53). The bits rather
    than an int64 conversion, which SSE and AVX2 lack (the compiler emulates it). */
 static inline double odd_multiple(uint64_t m) {
-    return (double_from_bits(0x3ff0000000000000u | m) - 1.0) + 0x1p-53;
+    return (jm_double_from_bits(0x3ff0000000000000u | m) - 1.0) + 0x1p-53;
 }
 
 /* From one stream word: an angle uniform on the circle as x in (-pi/4, pi/4) (2 pi times an odd
    multiple of 2^-55 in (-1/8, 1/8), from bits 10..61) plus k quarter turns (bits 62..63), with
-   the swap flag (2.0 or 0.0) and sign masks that turn (sin x, cos x) into (sin, cos) of
-   x + k pi/2. */
+   the swap flag (2.0 or 0.0) and the sign masks that turn (sin x, cos x) into (sin, cos) of
+   x + k pi/2 (cos_sign: NULL when the cosine's sign is not needed). */
 static inline void quarter_angle(uint64_t word, double *x, double *swap, double *sin_sign, double *cos_sign) {
     /* (2 m + 1 - 2^52) 2^-53 exactly: 1 + m 2^-52 from its bits, less 3/2 (exact, Sterbenz), plus
        2^-53 (exact: an odd integer below 2^52 times 2^-53); times pi/2 (double(2 pi) / 4): one
        rounding, the same as (2 m + 1 - 2^52) times 2 pi 2^-55 */
     const uint64_t m = (word >> 10) & (((uint64_t)1 << 52) - 1);
-    *x = ((double_from_bits(0x3ff0000000000000u | m) - 1.5) + 0x1p-53) * 0x1.921fb54442d18p+0;
+    *x = ((jm_double_from_bits(0x3ff0000000000000u | m) - 1.5) + 0x1p-53) * 0x1.921fb54442d18p+0;
     /* k = 2 k1 + k0: sin negated for k 2, 3 (k1, bit 63), cos for k 1, 2 (k1 xor k0); the swap
        flag is bit 62 read as a double. Bits rather than comparisons, which compile to branches
        that mispredict half the time */
     const uint64_t top = (uint64_t)1 << 63;
-    *swap = double_from_bits(word & (top >> 1));
-    *sin_sign = double_from_bits(word & top);
-    *cos_sign = double_from_bits((word ^ (word << 1)) & top);
+    *swap = jm_double_from_bits(word & (top >> 1));
+    *sin_sign = jm_double_from_bits(word & top);
+    if (cos_sign)
+        *cos_sign = jm_double_from_bits((word ^ (word << 1)) & top);
 }
 
 /* Quaternions per chunk of random_quats: the stream words and their conversions first (integer
@@ -451,7 +445,7 @@ static inline void quarter_angle(uint64_t word, double *x, double *swap, double 
 /* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes). */
 typedef struct {
     double u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
-        cos_sign[2][RANDOM_CHUNK];
+        cos_sign[RANDOM_CHUNK]; /* the first angle's: the second's cosine gives |w| */
 } random_chunk;
 
 /* Quaternions first .. first + m - 1 of the stream keyed by `key` into chunk (m <= RANDOM_CHUNK,
@@ -465,16 +459,17 @@ static void random_chunk_fill(uint64_t key, uint64_t first, size_t m, random_chu
         chunk->u[l] = odd_multiple(stream_mix(counter) >> 12);
         for (int a = 0; a < 2; a++)
             quarter_angle(stream_mix(counter + (uint64_t)(a + 1) * STREAM_GAMMA), &chunk->x[a][l], &chunk->swap[a][l],
-                          &chunk->sin_sign[a][l], &chunk->cos_sign[a][l]);
+                          &chunk->sin_sign[a][l], a == 0 ? &chunk->cos_sign[l] : NULL);
     }
 }
 
 /*
  * Shoemake's method (1992) for quaternions i .. i + JM_WD - 1 of a chunk: u in (0, 1) (an odd
  * multiple of 2^-53: 1 - u exact) and two angles t1, t2 uniform on the circle give
- * q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) cos t2), negated when w < 0
- * (q and -q are one rotation: uniform on SO(3) still; w is never 0). Rejection-free, so every lane
- * does the same work. The x, y, z, w lanes to c[0..3].
+ * q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) |cos t2|): uniform on the
+ * half of the 3-sphere with w >= 0, since reflecting w keeps the sphere's measure (q and -q are one
+ * rotation: uniform on SO(3) still; w is never 0). One AND where negating q when w < 0 took five
+ * operations. Rejection-free, so every lane does the same work. The x, y, z, w lanes to c[0..3].
  */
 static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4]) {
     const vd uv = vd_loadu(&chunk->u[i]), zero = vd_set1(0.0);
@@ -484,13 +479,10 @@ static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4
         sincos_quarter(vd_loadu(&chunk->x[a][i]), &s, &cosine_x);
         const vdmask swapped = vd_gt(vd_loadu(&chunk->swap[a][i]), zero);
         const vd sine = vd_xor(vd_select(swapped, cosine_x, s), vd_loadu(&chunk->sin_sign[a][i]));
-        const vd cosine = vd_xor(vd_select(swapped, s, cosine_x), vd_loadu(&chunk->cos_sign[a][i]));
+        const vd cosine = vd_select(swapped, s, cosine_x);
         c[2 * a] = vd_mul(radius[a], sine);
-        c[2 * a + 1] = vd_mul(radius[a], cosine);
+        c[2 * a + 1] = vd_mul(radius[a], a == 0 ? vd_xor(cosine, vd_loadu(&chunk->cos_sign[i])) : vd_abs(cosine));
     }
-    const vd sign = vd_and(c[3], vd_set1(-0.0));
-    for (int k = 0; k < 4; k++)
-        c[k] = vd_xor(c[k], sign);
 }
 
 /* The float32 rotations of random_quats: the same method in float lanes (JM_W per vector, twice
@@ -515,18 +507,18 @@ static inline void sincos_quarter_float(vf x, vf *s, vf *c) {
 static inline void quarter_angle_float(uint32_t bits, float *x, float *swap, float *sin_sign, float *cos_sign) {
     const int32_t m = (int32_t)((bits >> 7) & ((1u << 23) - 1));
     *x = (float)(2 * m + 1 - (1 << 23)) * 0x1.921fb6p-24f; /* float(2 pi) 2^-26 */
-    const uint32_t k1 = bits >> 31, k0 = (bits >> 30) & 1u;
-    const uint32_t sin_bits = k1 << 31, cos_bits = (k1 ^ k0) << 31;
-    *swap = (float)(int32_t)k0;
-    memcpy(sin_sign, &sin_bits, sizeof sin_bits);
-    memcpy(cos_sign, &cos_bits, sizeof cos_bits);
+    const uint32_t top = 1u << 31;
+    *swap = jm_float_from_bits(bits & (top >> 1)); /* 2.0f or 0.0f */
+    *sin_sign = jm_float_from_bits(bits & top);
+    if (cos_sign)
+        *cos_sign = jm_float_from_bits((bits ^ (bits << 1)) & top);
 }
 
 /* The inputs of up to RANDOM_CHUNK float quaternions (see random_quat_lanes_float), one array per
    quantity, entry s for the quaternion at offset[s] of the chunk (random_lane_offsets). */
 typedef struct {
     float u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
-        cos_sign[2][RANDOM_CHUNK];
+        cos_sign[RANDOM_CHUNK];
     uint64_t offset[RANDOM_CHUNK];
 } random_chunk_float;
 
@@ -558,9 +550,8 @@ static void random_chunk_fill_float(uint64_t key, uint64_t first, size_t m, rand
         const uint64_t w0 = stream_word(key, j), w1 = stream_word(key, j + 1);
         chunk->u[l] = (float)(2 * (int32_t)(w0 >> 41) + 1) * 0x1p-24f;
         quarter_angle_float((uint32_t)w0, &chunk->x[0][l], &chunk->swap[0][l], &chunk->sin_sign[0][l],
-                            &chunk->cos_sign[0][l]);
-        quarter_angle_float((uint32_t)(w1 >> 32), &chunk->x[1][l], &chunk->swap[1][l], &chunk->sin_sign[1][l],
-                            &chunk->cos_sign[1][l]);
+                            &chunk->cos_sign[l]);
+        quarter_angle_float((uint32_t)(w1 >> 32), &chunk->x[1][l], &chunk->swap[1][l], &chunk->sin_sign[1][l], NULL);
     }
 }
 
@@ -574,13 +565,10 @@ static inline void random_quat_lanes_float(const random_chunk_float *chunk, size
         sincos_quarter_float(v_loadu(&chunk->x[a][i]), &s, &cosine_x);
         const vmask swapped = v_gt(v_loadu(&chunk->swap[a][i]), zero);
         const vf sine = v_xor(v_select(swapped, cosine_x, s), v_loadu(&chunk->sin_sign[a][i]));
-        const vf cosine = v_xor(v_select(swapped, s, cosine_x), v_loadu(&chunk->cos_sign[a][i]));
+        const vf cosine = v_select(swapped, s, cosine_x);
         c[2 * a] = v_mul(radius[a], sine);
-        c[2 * a + 1] = v_mul(radius[a], cosine);
+        c[2 * a + 1] = v_mul(radius[a], a == 0 ? v_xor(cosine, v_loadu(&chunk->cos_sign[i])) : v_abs(cosine));
     }
-    const vf sign = v_and(c[3], v_set1(-0.0f));
-    for (int k = 0; k < 4; k++)
-        c[k] = v_xor(c[k], sign);
 }
 
 /* Whether a largest magnitude is outside the range where the products of the sums neither

@@ -61,7 +61,7 @@ def shoemake_float32_oracle(key, n):
         sine, cosine = quarter_turns(bits, x, s, cos_x, 31)
         columns += [radius[a] * sine, radius[a] * cosine]
     q = np.stack(columns, axis=-1)
-    q[q[:, 3] < 0] *= -1
+    q[:, 3] = np.abs(q[:, 3])  # w >= 0 by reflecting w alone
     return q
 
 
@@ -92,7 +92,7 @@ def shoemake_oracle(seed, n, dtype):
         sine, cosine = quarter_turns(word, x, s, cos_x, 63)
         columns += [radius[a] * sine, radius[a] * cosine]
     q = np.stack(columns, axis=-1)
-    q[q[:, 3] < 0] *= -1
+    q[:, 3] = np.abs(q[:, 3])  # w >= 0 by reflecting w alone
     return q.astype(dtype)
 
 
