@@ -168,3 +168,48 @@ def test_random_quats_arguments():
         jm.random_quats(2, rng="seed")
     with pytest.raises(ValueError, match="allocate|large|bytes"):
         jm.random_quats((2**40, 2**20))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_random_quats_into_out(dtype):
+    """out= receives the same quaternions as a fresh result, the Generator advancing alike; a
+    C-ordered out is written in place, any other layout through a copy."""
+    fresh_generator, out_generator = np.random.default_rng(8), np.random.default_rng(8)
+    expected = jm.random_quats((3, 5), rng=fresh_generator, dtype=dtype)
+    out = np.full((3, 5, 4), np.nan, dtype)
+    assert jm.random_quats((3, 5), rng=out_generator, dtype=dtype, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(jm.random_quats(2, rng=out_generator, dtype=dtype),
+                                  jm.random_quats(2, rng=fresh_generator, dtype=dtype))
+    strided = np.full((3, 5, 8), np.nan, dtype)[..., ::2]
+    transposed = np.full((5, 3, 4), np.nan, dtype).transpose(1, 0, 2)
+    for layout in (strided, transposed):
+        assert jm.random_quats((3, 5), rng=8, dtype=dtype, out=layout) is layout
+        np.testing.assert_array_equal(layout, expected)
+    single = np.full(4, np.nan, dtype)
+    assert jm.random_quats((), rng=8, dtype=dtype, out=single) is single
+    np.testing.assert_array_equal(single, expected[0, 0])
+    empty = np.empty((0, 4), dtype)
+    assert jm.random_quats(0, rng=8, dtype=dtype, out=empty) is empty
+
+
+def test_random_quats_out_errors_name_out():
+    with pytest.raises(ValueError, match="out"):
+        jm.random_quats(3, rng=1, out=np.empty((4, 4), np.float32))
+    with pytest.raises(ValueError, match="out"):
+        jm.random_quats(3, rng=1, out=np.empty((3, 3), np.float32))
+    with pytest.raises(TypeError, match="out.*float32"):
+        jm.random_quats(3, rng=1, out=np.empty((3, 4)))  # dtype says float32 (the default)
+    with pytest.raises(TypeError, match="out.*float64"):
+        jm.random_quats(3, rng=1, dtype=np.float64, out=np.empty((3, 4), np.float32))
+    with pytest.raises(TypeError, match="out"):
+        jm.random_quats(3, rng=1, out=[[0.0] * 4] * 3)
+    read_only = np.zeros((3, 4), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="out.*writeable"):
+        jm.random_quats(3, rng=1, out=read_only)
+    assert not read_only.any()
+    generator = np.random.default_rng(5)
+    with pytest.raises(ValueError, match="out"):
+        jm.random_quats(3, rng=generator, out=np.empty((2, 4), np.float32))
+    np.testing.assert_array_equal(jm.random_quats(3, rng=generator), jm.random_quats(3, rng=5))  # not advanced
