@@ -166,7 +166,7 @@ static PyArrayObject *weights_operand(PyObject *obj) {
 }
 
 PyDoc_STRVAR(quat_mean_doc,
-             "quat_mean(q, weights=None, axis=None)\n--\n\n"
+             "quat_mean(q, weights=None, axis=None, out=None)\n--\n\n"
              "The weighted mean rotation of quaternions, sign-invariant.\n\n"
              "The unit quaternion maximising ``sum_i w_i (q . q_i / |q_i|)**2``: the eigenvector of the\n"
              "largest eigenvalue of ``K = sum_i w_i q_i q_i^T / |q_i|^2`` (Markley et al. 2007, as\n"
@@ -184,20 +184,24 @@ PyDoc_STRVAR(quat_mean_doc,
              "    The leading dims of ``q`` (``q.shape[:-1]``, never the component axis) to reduce, as a\n"
              "    NumPy reduction's ``axis``: ``None`` (the default, as scipy) reduces all of them to one\n"
              "    quaternion; ``axis=0`` on ``(frames, joints, 4)`` gives each joint's mean over the\n"
-             "    frames, ``(joints, 4)``; ``axis=()`` normalises each quaternion.\n\n"
+             "    frames, ``(joints, 4)``; ``axis=()`` normalises each quaternion.\n"
+             "out : ndarray, optional\n"
+             "    Where to write the result: its shape, the result's dtype, writeable (as the element-wise\n"
+             "    functions' ``out``; it may share memory with ``q``).\n\n"
              "Returns\n"
              "-------\n"
              "ndarray, shape (kept leading dims..., 4)\n"
              "    Unit quaternions with ``w >= 0`` (``w = 0``: the first non-zero component positive).\n"
-             "    A set holding a zero, NaN or infinite quaternion gives NaN.\n\n"
+             "    A set holding a zero, NaN or infinite quaternion gives NaN. ``out`` when given.\n\n"
              "Raises\n"
              "------\n"
              "TypeError\n"
              "    For complex, object or string ``q`` or ``weights``, an ``axis`` that is no int or\n"
-             "    tuple of ints (a bool included).\n"
+             "    tuple of ints (a bool included), an ``out`` that is no ndarray of the result's dtype.\n"
              "ValueError\n"
              "    For a shape not ending in 4, ``axis`` out of range or repeated, an empty set,\n"
-             "    ``weights`` that do not broadcast, negative, NaN or infinite, or all zero in a set.\n\n"
+             "    ``weights`` that do not broadcast, negative, NaN or infinite, or all zero in a set, an\n"
+             "    ``out`` of another shape or read-only.\n\n"
              "See Also\n"
              "--------\n"
              "align_vectors, random_quats, scipy.spatial.transform.Rotation.mean\n\n"
@@ -225,14 +229,14 @@ PyDoc_STRVAR(quat_mean_doc,
              "(31, 4)");
 
 JM_FASTCALL_FUNCTION(quat_mean) {
-    static const char *const names[] = {"q", "weights", "axis"};
+    static const char *const names[] = {"q", "weights", "axis", "out"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("quat_mean", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
         return NULL;
     PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core);
     if (!q)
         return NULL;
-    PyArrayObject *w = NULL, *q_owner = NULL, *w_owner = NULL, *result = NULL;
+    PyArrayObject *w = NULL, *q_owner = NULL, *w_owner = NULL, *result = NULL, *out = NULL;
     const int type = PyArray_TYPE(q), n_lead = PyArray_NDIM(q) - 1;
     const npy_intp *lead = PyArray_DIMS(q);
     int reduce[NPY_MAXDIMS], perm[NPY_MAXDIMS], n_kept = 0;
@@ -258,7 +262,18 @@ JM_FASTCALL_FUNCTION(quat_mean) {
         PyErr_SetString(PyExc_ValueError, "q: the mean of an empty set of quaternions is undefined");
         goto done;
     }
-    if (!(result = jm_new_array(n_kept + 1, shape, type)) || n_batch == 0)
+    if (jm_float_out(slots[3], type, n_kept + 1, shape, &out) < 0)
+        goto done;
+    /* the means go to out itself when it is C-ordered and shares no memory with q or the weights
+       (the kernel reads later sets after writing earlier means), else to a new array copied into
+       out at the end */
+    if (out && PyArray_IS_C_CONTIGUOUS(out) && PyArray_ISALIGNED(out) && !jm_may_overlap(out, q) &&
+        !(w && jm_may_overlap(out, w))) {
+        Py_INCREF(out);
+        result = out;
+    } else if (!(result = jm_new_array(n_kept + 1, shape, type)))
+        goto done;
+    if (n_batch == 0)
         goto done;
     jm_mean_job job = {0};
     char *q_base, *w_base = NULL;
@@ -301,7 +316,7 @@ done:
     Py_XDECREF(w);
     Py_XDECREF(q_owner);
     Py_XDECREF(w_owner);
-    return (PyObject *)result;
+    return result ? jm_result_in_out(out, result) : NULL;
 }
 
 PyDoc_STRVAR(align_vectors_doc,
