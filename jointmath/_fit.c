@@ -320,7 +320,7 @@ done:
 }
 
 PyDoc_STRVAR(align_vectors_doc,
-             "align_vectors(a, b, weights=None)\n--\n\n"
+             "align_vectors(a, b, weights=None, out=None)\n--\n\n"
              "The rotation that best maps vectors ``b`` onto vectors ``a``, batched.\n\n"
              "For each set, the rotation ``C`` minimising ``sum_i w_i |a_i - C b_i|**2`` (Wahba's problem,\n"
              "scipy's ``Rotation.align_vectors(a, b, weights)``: ``a`` is the target, ``C`` applied to ``b``),\n"
@@ -334,7 +334,10 @@ PyDoc_STRVAR(align_vectors_doc,
              "    float64; sums are taken in float64 either way. Any finite scale.\n"
              "weights : array_like, optional\n"
              "    Non-negative weights broadcast to ``(..., N)``; all 1 by default. One infinite weight\n"
-             "    per set marks its primary pair, aligned exactly (as scipy).\n\n"
+             "    per set marks its primary pair, aligned exactly (as scipy).\n"
+             "out : tuple of two ndarrays, optional\n"
+             "    ``(quats, rssd)`` to fill: writeable arrays of the result dtype, shapes ``(..., 4)`` and\n"
+             "    ``(...)`` (0-d for a single set); they are returned (``rssd`` then as the array).\n\n"
              "Returns\n"
              "-------\n"
              "quats : ndarray, shape (..., 4)\n"
@@ -346,11 +349,12 @@ PyDoc_STRVAR(align_vectors_doc,
              "Raises\n"
              "------\n"
              "TypeError\n"
-             "    For complex, object or string arrays (naming the argument).\n"
+             "    For complex, object or string arrays (naming the argument), an ``out`` that is no tuple of\n"
+             "    two ndarrays of the result dtype.\n"
              "ValueError\n"
              "    For shapes that are not (..., N, 3) or do not broadcast, different N, ``weights``\n"
              "    negative or NaN or not broadcasting, more than one infinite weight in a set, a zero\n"
-             "    primary vector (as scipy).\n\n"
+             "    primary vector (as scipy), an ``out`` array of another shape or read-only.\n\n"
              "Warns\n"
              "-----\n"
              "UserWarning\n"
@@ -382,11 +386,16 @@ PyDoc_STRVAR(align_vectors_doc,
              "((5, 4), (5,))");
 
 JM_FASTCALL_FUNCTION(align_vectors) {
-    static const char *const names[] = {"a", "b", "weights"};
+    static const char *const names[] = {"a", "b", "weights", "out"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("align_vectors", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
         return NULL;
-    PyArrayObject *arrays[2] = {NULL, NULL}, *w = NULL, *wfull = NULL, *quats = NULL, *rssd = NULL;
+    PyObject *out_obj = slots[3] && slots[3] != Py_None ? slots[3] : NULL;
+    if (out_obj && !(PyTuple_Check(out_obj) && PyTuple_GET_SIZE(out_obj) == 2 && PyArray_Check(PyTuple_GET_ITEM(out_obj, 0)) &&
+                     PyArray_Check(PyTuple_GET_ITEM(out_obj, 1))))
+        return PyErr_Format(PyExc_TypeError, "out must be a tuple of two arrays (quats, rssd), got %s",
+                            jm_type_name(out_obj));
+    PyArrayObject *arrays[2] = {NULL, NULL}, *w = NULL, *wfull = NULL, *quats = NULL, *rssd = NULL, *outs[2] = {NULL, NULL};
     jm_walk wa = {NULL, NULL, 0}, wb = {NULL, NULL, 0};
     PyObject *result = NULL;
     const char *arg_names[2] = {"a", "b"};
@@ -437,8 +446,24 @@ JM_FASTCALL_FUNCTION(align_vectors) {
         jm_walk_operand(b, type, 2, record, batch_ndim, batch, JM_WALK_REPEAT, &wb) < 0)
         goto done;
     full[batch_ndim] = 4;
-    if (!(quats = jm_new_array(batch_ndim + 1, full, type)) || !(rssd = jm_new_array(batch_ndim, batch, type)))
-        goto done;
+    if (out_obj) { /* both checked before either is written */
+        if (jm_float_out(PyTuple_GET_ITEM(out_obj, 0), type, batch_ndim + 1, full, &outs[0]) < 0 ||
+            jm_float_out(PyTuple_GET_ITEM(out_obj, 1), type, batch_ndim, batch, &outs[1]) < 0)
+            goto done;
+    }
+    /* each result to its out itself when that is C-ordered and apart from a, b and the other out
+       (the kernel reads later sets after writing earlier results), else to a new array copied
+       into it at the end */
+    PyArrayObject **results[2] = {&quats, &rssd};
+    for (int k = 0; k < 2; k++) {
+        PyArrayObject *o = outs[k];
+        if (o && PyArray_IS_C_CONTIGUOUS(o) && PyArray_ISALIGNED(o) && !jm_may_overlap(o, wa.array) &&
+            !jm_may_overlap(o, wb.array) && !jm_may_overlap(o, outs[1 - k])) {
+            Py_INCREF(o);
+            *results[k] = o;
+        } else if (!(*results[k] = k ? jm_new_array(batch_ndim, batch, type) : jm_new_array(batch_ndim + 1, full, type)))
+            goto done;
+    }
     const npy_intp n_batch = PyArray_MultiplyList(batch, batch_ndim);
     jm_align_job job = {0};
     job.a = wa.base;
@@ -474,6 +499,20 @@ JM_FASTCALL_FUNCTION(align_vectors) {
                          "Optimal rotation is not uniquely or poorly defined for the given sets of vectors (%zu of %zd "
                          "sets)", job.n_degenerate, (Py_ssize_t)n_batch) < 0)
         goto done;
+    if (out_obj) {
+        PyObject *filled[2] = {jm_result_in_out(outs[0], quats), NULL};
+        quats = NULL;
+        if (filled[0])
+            filled[1] = jm_result_in_out(outs[1], rssd);
+        else
+            Py_DECREF(rssd);
+        rssd = NULL;
+        if (filled[1])
+            result = PyTuple_Pack(2, filled[0], filled[1]);
+        Py_XDECREF(filled[0]);
+        Py_XDECREF(filled[1]);
+        goto done;
+    }
     result = Py_BuildValue("(NN)", (PyObject *)quats, PyArray_Return(rssd));
     quats = rssd = NULL;
 done:
