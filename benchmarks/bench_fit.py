@@ -11,6 +11,8 @@ Cases (elements = quaternions, vector pairs or rotations drawn):
                                      has no batch): timed over the first 64 sets and extrapolated
                                      to all of them (a full loop would take minutes)
   random_quats                       against Rotation.random(n, rng)
+  random_quats, out= reused          the same into one array reused from call to call (no page
+                                     faults of a fresh result), against Rotation.random(n, rng)
 scipy computes in float64 from float64 input; the float32 rows give jointmath float32 input.
 Times are the calling thread's CPU time (timing.py's cpu=True): on a machine with more runnable
 work than cores, the time a call waits for a core counts on neither side. Work scipy hands to
@@ -42,6 +44,7 @@ def cases(rng, n):
     a8, b8 = a.reshape(-1, 8, 3), b.reshape(-1, 8, 3)
     a8_32, b8_32 = a32.reshape(-1, 8, 3), b32.reshape(-1, 8, 3)
     generator = np.random.default_rng(1)
+    reused = {dtype: np.zeros((n, 4), dtype) for dtype in (np.float32, np.float64)}
 
     def scipy_loop():
         for i in range(SUBSET):
@@ -71,6 +74,10 @@ def cases(rng, n):
          scipy_loop, len(a8) / SUBSET),
         ("random_quats", {np.float32: lambda: jm.random_quats(n, generator),
                           np.float64: lambda: jm.random_quats(n, generator, np.float64)},
+         lambda: Rotation.random(n, generator), 1.0),
+        ("random_quats, out= reused", {
+            np.float32: lambda: jm.random_quats(n, generator, out=reused[np.float32]),
+            np.float64: lambda: jm.random_quats(n, generator, np.float64, out=reused[np.float64])},
          lambda: Rotation.random(n, generator), 1.0),
     ]
 
