@@ -439,7 +439,7 @@ static inline void quarter_angle(uint64_t word, double *x, double *swap, double 
 }
 
 /* Quaternions per chunk of random_quats: the stream words and their conversions first (integer
-   work, independent across quaternions), then the chunk's quaternions JM_WD at a time. */
+   work, independent across quaternions), then the chunk's quaternions a vector of lanes at a time. */
 #define RANDOM_CHUNK 64
 
 /* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes). */
