@@ -86,6 +86,30 @@ JM_INLINE int block_surely_inside(const char *a, const char *b) {
     return !m_any(m_not(v_lt(v_add(v_add(s[0], s[1]), v_add(s[2], s[3])), v_set1(0x1p120f / JM_W))));
 }
 
+#if JM_COMPOSE_ROWS
+/*
+ * compose_rows_block: compose_block's products for a block inside the domain, row by row: row i
+ * of JM_W / 4 records at a time, one record's row per 128-bit quad (jm_load_4_quads),
+ * c_ij = a_i0 b_0j + a_i1 b_1j + a_i2 b_2j, + a_i3 for j = 3, in compose_lanes' order of operations:
+ * bit for bit its results (and so forward_kinematics'). Why: where JM_COMPOSE_ROWS is set, moving
+ * the records into lanes and back costs more than the products; here each term takes a splat.
+ */
+JM_INLINE void compose_rows_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
+    const vf minus_zero = v_set1(-0.0f); /* c + -0 is c, -0 included: lanes 0-2 add nothing */
+    for (int k = 0; k < 4; k++) {
+        const vf b0 = jm_load_4_quads(b, bs, k), b1 = jm_load_4_quads(b + 16, bs, k);
+        const vf b2 = jm_load_4_quads(b + 32, bs, k);
+        for (int i = 0; i < 3; i++) {
+            const vf row = jm_load_4_quads(a + 16 * i, as, k);
+            vf c = v_mul(jm_quad_splat(row, 0), b0);
+            c = v_fmadd(jm_quad_splat(row, 1), b1, c);
+            c = v_fmadd(jm_quad_splat(row, 2), b2, c);
+            jm_store_4_quads(out + 16 * i, os, k, v_add(c, jm_quad_last(minus_zero, row)));
+        }
+    }
+}
+#endif
+
 /*
  * compose_block: JM_W products, each inside compose's domain or NaN. Domain: sum|a| * sum|b| below
  * FLT_MAX / 4 (over each record's 12 elements), so that no product or partial sum can overflow.
@@ -101,6 +125,12 @@ JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff
         compose_block_checked(a, as, b, bs, out, os);
         return;
     }
+#if JM_COMPOSE_ROWS
+    if (packed) {
+        compose_rows_block(a, as, b, bs, out, os);
+        return;
+    }
+#endif
     vf m[12], n[12], c[12];
     v_load_records(a, as, 3, m);
     v_load_records(b, bs, 3, n);
