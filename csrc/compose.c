@@ -54,22 +54,91 @@ JM_INLINE vmask surely_inside(const vf m[12], const vf n[12]) {
 }
 
 /*
- * compose_block: JM_W products, each inside compose's domain or NaN. Domain: sum|a| * sum|b| below
- * FLT_MAX / 4 (over each record's 12 elements), so that no product or partial sum can overflow.
- * Outside it (NaN or inf in a record, or elements large enough to overflow) all 12 elements are
- * NaN. Why: there a fused multiply-add gave inf or a finite sum where separate multiplies and
- * adds gave NaN or inf, so the paths disagreed.
+ * compose_block_checked: compose_block for a block where surely_inside failed in some lane: the
+ * exact domain test, sum|a| * sum|b| below FLT_MAX / 4, and NaN in the lanes outside it. Out of line
+ * and from memory again: the common path keeps its registers for the products.
  */
-JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
+JM_COLD static void compose_block_checked(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out,
+                                          ptrdiff_t os) {
     vf m[12], n[12], c[12];
     v_load_records(a, as, 3, m);
     v_load_records(b, bs, 3, n);
     compose_lanes(m, n, c);
-    if (JM_UNLIKELY(m_any(m_not(surely_inside(m, n))))) {
-        vmask inside = v_lt(v_mul(abs_sum12(m), abs_sum12(n)), v_set1(FLT_MAX / 4)); /* NaN: false */
-        for (int i = 0; i < 12; i++)
-            c[i] = v_select(inside, c[i], v_set1(NAN));
+    vmask inside = v_lt(v_mul(abs_sum12(m), abs_sum12(n)), v_set1(FLT_MAX / 4)); /* NaN: false */
+    for (int i = 0; i < 12; i++)
+        c[i] = v_select(inside, c[i], v_set1(NAN));
+    v_store_records(out, os, 3, c);
+}
+
+/*
+ * block_surely_inside: surely_inside for a whole block whose records are packed (48 bytes apart)
+ * at both a and b, read from memory as 12 plain vectors each: no transposition to wait for. Each
+ * lane's sum of squares (elements of several records) below 2^120 / JM_W: the sum over all lanes,
+ * which bounds every record's, is below 2^120 (NaN or inf: false).
+ */
+JM_INLINE int block_surely_inside(const char *a, const char *b) {
+    vf s[4] = {v_set1(0.0f), v_set1(0.0f), v_set1(0.0f), v_set1(0.0f)};
+    for (int i = 0; i < 12; i++) {
+        const vf x = v_loadu((const float *)a + i * JM_W), y = v_loadu((const float *)b + i * JM_W);
+        s[i % 2] = v_fmadd(x, x, s[i % 2]);
+        s[2 + i % 2] = v_fmadd(y, y, s[2 + i % 2]);
     }
+    return !m_any(m_not(v_lt(v_add(v_add(s[0], s[1]), v_add(s[2], s[3])), v_set1(0x1p120f / JM_W))));
+}
+
+#if JM_COMPOSE_ROWS
+/*
+ * compose_rows_block: compose_block's products for a block inside the domain, row by row: row i
+ * of JM_W / 4 records at a time, one record's row per 128-bit quad (jm_load_4_quads),
+ * c_ij = a_i0 b_0j + a_i1 b_1j + a_i2 b_2j, + a_i3 for j = 3, in compose_lanes' order of operations:
+ * bit for bit its results (and so forward_kinematics'). Why: where JM_COMPOSE_ROWS is set, moving
+ * the records into lanes and back costs more than the products; here each term takes a splat.
+ */
+JM_INLINE void compose_rows_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
+    const vf minus_zero = v_set1(-0.0f); /* c + -0 is c, -0 included: lanes 0-2 add nothing */
+    for (int k = 0; k < 4; k++) {
+        const vf b0 = jm_load_4_quads(b, bs, k), b1 = jm_load_4_quads(b + 16, bs, k);
+        const vf b2 = jm_load_4_quads(b + 32, bs, k);
+        for (int i = 0; i < 3; i++) {
+            const vf row = jm_load_4_quads(a + 16 * i, as, k);
+            vf c = v_mul(jm_quad_splat(row, 0), b0);
+            c = v_fmadd(jm_quad_splat(row, 1), b1, c);
+            c = v_fmadd(jm_quad_splat(row, 2), b2, c);
+            jm_store_4_quads(out + 16 * i, os, k, v_add(c, jm_quad_last(minus_zero, row)));
+        }
+    }
+}
+#endif
+
+/*
+ * compose_block: JM_W products, each inside compose's domain or NaN. Domain: sum|a| * sum|b| below
+ * FLT_MAX / 4 (over each record's 12 elements), so that no product or partial sum can overflow.
+ * Outside it (NaN or inf in a record, or elements large enough to overflow) all 12 elements are
+ * NaN. Why: there a fused multiply-add gave inf or a finite sum where separate multiplies and
+ * adds gave NaN or inf, so the paths disagreed. The cheap test comes before the products (from
+ * memory for packed records, else from the transposed ones), so that no input stays live past
+ * them, and the exact test is out of line (compose_block_checked).
+ */
+JM_INLINE void compose_block(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *out, ptrdiff_t os) {
+    const int packed = as == 48 && bs == 48;
+    if (JM_UNLIKELY(packed && !block_surely_inside(a, b))) {
+        compose_block_checked(a, as, b, bs, out, os);
+        return;
+    }
+#if JM_COMPOSE_ROWS
+    if (packed) {
+        compose_rows_block(a, as, b, bs, out, os);
+        return;
+    }
+#endif
+    vf m[12], n[12], c[12];
+    v_load_records(a, as, 3, m);
+    v_load_records(b, bs, 3, n);
+    if (JM_UNLIKELY(!packed && m_any(m_not(surely_inside(m, n))))) {
+        compose_block_checked(a, as, b, bs, out, os);
+        return;
+    }
+    compose_lanes(m, n, c);
     v_store_records(out, os, 3, c);
 }
 

@@ -225,15 +225,19 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
     resampled and decoded from the packed or compressed form). Each is written atomically (a temporary file in the same
     folder, then renamed). Never raises for a bad file or a failed write: returns
     {"file": path, "error": reason, "outputs": what was written} instead. Warnings of the reader
-    (BVHWarning) are returned under "warnings", not printed. progress(stage) as in process_clip.
+    (BVHWarning) are returned under "warnings", not printed, and the clip's notes (Clip.notes,
+    such as the position channels read as whole translations) under "notes", failed or not.
+    progress(stage) as in process_clip.
     """
     path = str(path)
     caught = []
+    notes = []
     written = {}
     try:
         start = time.perf_counter()
         clip = bvh._read(path, caught)  # the warnings as text: no global state, safe in threads
         load_seconds = time.perf_counter() - start
+        notes = list(clip.notes)
         if progress is not None:
             progress("load")
         if format == "jmc":
@@ -275,7 +279,7 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
                 progress("write " + kind)
     except Exception as exc:  # noqa: BLE001 - one clip's failure, whatever it is, must not stop the others
         return {"file": path, "error": f"{type(exc).__name__}: {exc}", "outputs": written,
-                "warnings": caught}
+                "warnings": caught, "notes": notes}
     result["seconds"] = {"load": load_seconds, **result["seconds"]}
     result["stage_frames"] = {"load": result["source_frames"], **result["stage_frames"]}
     result["frames_per_second"] = {"load": result["source_frames"] / load_seconds if load_seconds > 0 else None,
@@ -283,4 +287,5 @@ def process_file(path, bits=10, fps=None, outputs=None, check=False, progress=No
     result["file"] = path
     result["outputs"] = written
     result["warnings"] = caught
+    result["notes"] = notes
     return result

@@ -102,8 +102,49 @@ PyDoc_STRVAR(pack_quats_doc,
              ">>> jm.pack_quats([0, 0, 0, 1], bits=20).dtype\n"
              "dtype('uint64')");
 
-JM_FASTCALL_FUNCTION(pack_quats) {
+/* The codes of the quaternions `obj` (array_like, shape (..., 4), the argument q) as the packing
+   functions return them: a new array of `code_type` and shape q.shape[:-1] (codes_per_quat 1) or
+   q.shape (4: a code per component), filled by `k32` from float32 quaternions or `k64` from float64
+   ones (k64 NULL: float32 only, a TypeError naming q for another dtype), the GIL released on large
+   inputs. NULL with a ValueError naming q for zero or non-finite quaternions (how many, the first's
+   index). A 0-d result is a NumPy scalar, as ufuncs return. */
+static PyObject *pack_quat_operand(PyObject *obj, int code_type, int codes_per_quat, jm_pack_kernel k32,
+                                   jm_pack_f64_kernel k64) {
     static const npy_intp quat_core[1] = {4};
+    PyArrayObject *q = jm_float_operand(obj, "q", 1, quat_core), *codes = NULL;
+    if (!q)
+        return NULL;
+    jm_walk src = {NULL, NULL, 0};
+    PyObject *result = NULL;
+    const int type = PyArray_TYPE(q), batch_ndim = PyArray_NDIM(q) - 1;
+    if (type != NPY_FLOAT32 && !k64) {
+        PyErr_Format(PyExc_TypeError, "q must be float32, got %S", (PyObject *)PyArray_DESCR(q));
+        goto done;
+    }
+    if (jm_walk_operand(q, type, 1, 4 * PyArray_ITEMSIZE(q), batch_ndim, PyArray_DIMS(q), JM_WALK_PACKED, &src) < 0 ||
+        !(codes = jm_new_array(codes_per_quat == 1 ? batch_ndim : batch_ndim + 1, PyArray_DIMS(q), code_type)))
+        goto done;
+    const size_t n = (size_t)PyArray_SIZE(codes) / (size_t)codes_per_quat;
+    size_t invalid = 0, first_invalid = n;
+    if (n)
+        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                         invalid = type == NPY_FLOAT32
+                                       ? k32((const float *)src.base, PyArray_DATA(codes), n, &first_invalid)
+                                       : k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid));
+    if (invalid) {
+        invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(q));
+        goto done;
+    }
+    result = PyArray_Return(codes);
+    codes = NULL;
+done:
+    jm_walk_release(&src);
+    Py_XDECREF(codes);
+    Py_DECREF(q);
+    return result;
+}
+
+JM_FASTCALL_FUNCTION(pack_quats) {
     static const char *const names[] = {"q", "bits"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("pack_quats", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
@@ -111,35 +152,9 @@ JM_FASTCALL_FUNCTION(pack_quats) {
     const int code_type = parse_bits(slots[1]);
     if (code_type < 0)
         return NULL;
-    PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core), *codes = NULL;
-    if (!q)
-        return NULL;
-    jm_walk src = {NULL, NULL, 0};
-    PyObject *result = NULL;
-    const int type = PyArray_TYPE(q), batch_ndim = PyArray_NDIM(q) - 1;
-    if (jm_walk_operand(q, type, 1, 4 * PyArray_ITEMSIZE(q), batch_ndim, PyArray_DIMS(q), JM_WALK_PACKED, &src) < 0 ||
-        !(codes = jm_new_array(batch_ndim, PyArray_DIMS(q), code_type)))
-        goto done;
-    const size_t n = (size_t)PyArray_SIZE(codes);
-    size_t invalid = 0, first_invalid = n;
-    jm_pack_kernel k32 = code_type == NPY_UINT32 ? jm_active->pack_quats32 : jm_active->pack_quats64;
-    jm_pack_f64_kernel k64 = code_type == NPY_UINT32 ? jm_active->pack_quats32_f64 : jm_active->pack_quats64_f64;
-    if (n)
-        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
-                         invalid = type == NPY_FLOAT32
-                                       ? k32((const float *)src.base, PyArray_DATA(codes), n, &first_invalid)
-                                       : k64((const double *)src.base, PyArray_DATA(codes), n, &first_invalid));
-    if (invalid) {
-        invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(codes));
-        goto done;
-    }
-    result = PyArray_Return(codes); /* one quaternion: a NumPy scalar, as ufuncs return */
-    codes = NULL;
-done:
-    jm_walk_release(&src);
-    Py_XDECREF(codes);
-    Py_DECREF(q);
-    return result;
+    return code_type == NPY_UINT32
+               ? pack_quat_operand(slots[0], code_type, 1, jm_active->pack_quats32, jm_active->pack_quats32_f64)
+               : pack_quat_operand(slots[0], code_type, 1, jm_active->pack_quats64, jm_active->pack_quats64_f64);
 }
 
 PyDoc_STRVAR(unpack_quats_doc,
@@ -469,41 +484,11 @@ PyDoc_STRVAR(_pack_snorm16_doc, "_pack_snorm16(q)\n--\n\n"
                                 "int16 codes round(f * 32767) of float32 unit quaternions (jointmath.gltf).");
 
 JM_FASTCALL_FUNCTION(_pack_snorm16) {
-    static const npy_intp quat_core[1] = {4};
     static const char *const names[] = {"q"};
     PyObject *slots[JM_COUNT(names)];
     if (jm_parse_args("_pack_snorm16", args, nargs, kwnames, names, JM_COUNT(names), 1, slots) < 0)
         return NULL;
-    PyArrayObject *q = jm_float_operand(slots[0], "q", 1, quat_core), *codes = NULL;
-    if (!q)
-        return NULL;
-    jm_walk src = {NULL, NULL, 0};
-    PyObject *result = NULL;
-    const int batch_ndim = PyArray_NDIM(q) - 1;
-    if (PyArray_TYPE(q) != NPY_FLOAT32) {
-        PyErr_Format(PyExc_TypeError, "q must be float32, got %S", (PyObject *)PyArray_DESCR(q));
-        goto done;
-    }
-    if (jm_walk_operand(q, NPY_FLOAT32, 1, 16, batch_ndim, PyArray_DIMS(q), JM_WALK_PACKED, &src) < 0 ||
-        !(codes = jm_new_array(PyArray_NDIM(q), PyArray_DIMS(q), NPY_INT16)))
-        goto done;
-    const size_t n = (size_t)(PyArray_SIZE(codes) / 4);
-    size_t invalid = 0, first_invalid = n;
-    if (n)
-        JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
-                         invalid = jm_active->pack_snorm16((const float *)src.base, PyArray_DATA(codes), n,
-                                                           &first_invalid));
-    if (invalid) {
-        invalid_error("q", invalid, first_invalid, batch_ndim, PyArray_DIMS(q));
-        goto done;
-    }
-    result = (PyObject *)codes;
-    codes = NULL;
-done:
-    jm_walk_release(&src);
-    Py_XDECREF(codes);
-    Py_DECREF(q);
-    return result;
+    return pack_quat_operand(slots[0], NPY_INT16, 4, jm_active->pack_snorm16, NULL);
 }
 
 PyMethodDef jm_pack_methods[] = {

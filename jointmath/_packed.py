@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 
 from . import bvh
-from ._bvh_format import FRAME_TIME_RANGE
+from ._bvh_format import FRAME_TIME_RANGE, POSITION_CONVENTIONS, checked_convention
 from ._bvh_write import _check_names, _check_offsets, _check_rotations, _check_translations
 from ._core import make_continuous, pack_joints, unpack_joints
 from ._files import write_atomic
@@ -33,13 +33,15 @@ def _members(clip, packed):
             "orders": np.array(clip.orders, dtype=str),
             "channels": np.array(json.dumps([list(c) for c in clip.channels])),
             "end_sites": np.asarray(clip.end_sites), "end_offsets": np.asarray(clip.end_offsets),
-            "frame_time": np.array(float(clip.frame_time))}
+            "frame_time": np.array(float(clip.frame_time)),
+            "position_channels": np.array(clip.position_channels, dtype=str)}
 
 
 def save_packed(clip, path, packed=None, bits=10):
     """Write a clip as a packed clip archive (.npz), which jointmath.load_packed reads back.
 
-    The archive holds the skeleton and every joint-sample packed with pack_joints (a 10- or
+    The archive holds the skeleton, the clip's ``position_channels`` (the BVH convention that
+    bvh.save writes it with) and every joint-sample packed with pack_joints (a 10- or
     20-bit-per-component rotation code and a float32 translation, 16 or 20 bytes), compressed
     with np.savez_compressed. The packing is lossy: load_packed returns the unpacked joints.
 
@@ -146,7 +148,9 @@ def load_packed(path):
     -------
     jointmath.bvh.Clip
         The skeleton and the unpacked frames, named after the file's stem as bvh.load names
-        clips. Clip.motion is computed from the joints, so the clip saves as BVH like any other.
+        clips, with the ``position_channels`` convention it was saved with ("offset+channel"
+        for an archive without that member, written before archives held it). Clip.motion is
+        computed from the joints, so the clip saves as BVH like any other.
 
     Raises
     ------
@@ -160,7 +164,8 @@ def load_packed(path):
         one written before packing fields became mid-tread, lists the members it lacks); a
         record size (``packed_dtype``) other than '16' and '20'; a member of another type or
         shape than save_packed writes, or one that does not fit the frames and joints of
-        ``packed``; ``orders`` that are not the rotation orders of ``channels``; a skeleton
+        ``packed``; ``orders`` that are not the rotation orders of ``channels``; a
+        ``position_channels`` that names no convention (bvh.POSITION_CONVENTIONS); a skeleton
         Clip() refuses; a clip bvh.save() would refuse (an empty joint name, a rotation or
         translation that its channels cannot hold, a frame_time outside FRAME_TIME_RANGE).
     FileNotFoundError
@@ -198,6 +203,9 @@ def load_packed(path):
 #: The members of a packed clip archive, as save_packed writes them.
 _REQUIRED = ("packed", "packed_dtype", "names", "parents", "offsets", "orders", "channels", "end_sites",
              "end_offsets", "frame_time")
+#: Members save_packed writes that an archive may lack: archives written before them load with
+#: the Clip field's default (position_channels "offset+channel", the only convention then).
+_OPTIONAL = ("position_channels",)
 
 #: What reading a truncated or corrupt archive raises: zipfile's and zlib's errors, an OSError
 #: from a seek before the start (a deleted byte shifts every offset), NumPy's ValueError for an
@@ -245,7 +253,7 @@ def _read_archive(file, where):
         missing = [n for n in _REQUIRED if n not in members]
         if missing:
             raise ValueError(f"path {where!r} is an incomplete packed clip archive: it lacks {', '.join(missing)}")
-        for n in _REQUIRED:
+        for n in _REQUIRED + tuple(n for n in _OPTIONAL if n in members):
             arrays[n] = _read_member(archive, members[n], where)
     return arrays
 
@@ -325,6 +333,11 @@ def _clip_from_members(arrays, name):
     end_offsets = _checked_member(arrays, "end_offsets", "f", 8, (len(end_sites), 3),
                                   f"({len(end_sites)}, 3) float64, one per End Site")
     frame_time = _checked_member(arrays, "frame_time", "f", 8, (), "a float64 (0-d) number of seconds")
+    position_channels = "offset+channel"  # an archive written before the member: the convention then
+    if "position_channels" in arrays:
+        position_channels = checked_convention(str(_checked_member(
+            arrays, "position_channels", "U", None, (), f"a str (0-d), one of {', '.join(POSITION_CONVENTIONS)}")),
+            "position_channels")
     try:
         channels = json.loads(str(channels))
     except RecursionError as exc:
@@ -337,7 +350,7 @@ def _clip_from_members(arrays, name):
     joints["q"] = make_continuous(joints["q"], 0)
     clip = bvh.Clip(names=[str(n) for n in names], parents=parents, offsets=offsets,
                     channels=[tuple(ch) for ch in channels], end_sites=end_sites, end_offsets=end_offsets,
-                    frame_time=frame_time, joints=joints, name=name)
+                    frame_time=frame_time, joints=joints, name=name, position_channels=position_channels)
     for j, (order, expected) in enumerate(zip(orders.tolist(), clip.orders)):
         if order != expected:
             raise ValueError(f"orders[{j}] = {order!r} is not the rotation order of joint {j}'s ({clip.names[j]!r}) "

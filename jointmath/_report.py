@@ -37,11 +37,21 @@ def _sizes_line(r):
             f"({r['ratio_xz9']:.3g}x this)")
 
 
+def _print_notes(r):
+    """The clip's notes (Clip.notes: what the reader decided, such as position channels read as
+    whole translations), a line each under the line naming the clip, without the file's name
+    that each note starts with."""
+    prefix = f"{r['file']}: "
+    for note in r.get("notes", ()):
+        print(f"  note: {note[len(prefix):] if note.startswith(prefix) else note}")
+
+
 def _print_compressed(r):
     """The table of a clip compressed with jointmath.compress (format jmc)."""
     print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
           + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
           + f", compressed to {r['bytes']:,} bytes (.jmc)")
+    _print_notes(r)
     print(f"  {'stage':20s} {'frames':>8s} {'seconds':>10s} {'frames/s':>12s}")
     for name, sec in r["seconds"].items():
         fps = r["frames_per_second"][name]
@@ -64,6 +74,7 @@ def _print_clip(r, unit_scale):
     print(f"\n{r['file']}: {r['frames']} frames x {r['joints']} joints"
           + (f" (resampled from {r['source_frames']})" if r["frames"] != r["source_frames"] else "")
           + f", compression {r['compression_ratio']:.2f}x ({r['bits']}-bit)")
+    _print_notes(r)
     unmeasured = _not_finite(r)
     if unmeasured:
         print(f"  warning: not measurable for this clip (not finite, e.g. positions beyond float32's range; null in "
@@ -195,6 +206,7 @@ def print_results(good, bad, notes, unit_scale):
         _print_clip(r, unit_scale)
     for r in bad:
         print(f"\nFAILED {r['file']}: {r['error']}")
+        _print_notes(r)
         for path in r["outputs"].values():
             print(f"  wrote {path}")
     frames = sum(r["frames"] for r in good)

@@ -3,6 +3,7 @@ file, whatever is wrong with it (a seeded mutation fuzz included)."""
 import dataclasses
 import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 import jointmath
 from jointmath import _job, _packed, bvh
 
+DATA = Path(__file__).resolve().parent / "data"
 
 @pytest.fixture
 def archive(tmp_path):
@@ -196,6 +198,58 @@ def test_load_packed_checks_every_member_against_the_others(archive, tmp_path):
     bvh.save(again, io.StringIO())
 
 
+def _position_values(clip):
+    """(F, k) the values of every position channel of `clip`, in file order."""
+    columns = [k for k, name in enumerate(c for ch in clip.channels for c in ch) if name.endswith("position")]
+    return clip.motion[:, columns]
+
+
+def test_load_packed_keeps_the_position_channel_convention(tmp_path):
+    # Blender's export: position channels below the root hold whole local translations (their OFFSETs)
+    clip = bvh.load(DATA / "01_01_blender.bvh")
+    assert clip.position_channels == "channel"
+    again = jointmath.load_packed(jointmath.save_packed(clip, str(tmp_path / "blender.npz"), bits=20))
+    assert again.position_channels == "channel"
+    # bvh.save writes the numbers the file held (within the 20-bit packing and float32), not
+    # translations less the OFFSETs (off by up to a bone's length)
+    np.testing.assert_allclose(_position_values(again), _position_values(clip), rtol=0, atol=1e-3)
+    text = io.StringIO()
+    bvh.save(again, text)
+    text.seek(0)
+    assert bvh.load(text, positions="auto").position_channels == "channel"
+    # and the default convention stays the default
+    sample = bvh.load(jointmath.data.sample_clip_path())
+    assert jointmath.load_packed(jointmath.save_packed(sample, str(tmp_path / "sample.npz"))).position_channels \
+        == "offset+channel"
+
+
+def test_load_packed_archive_without_position_channels_loads_with_the_default(archive, tmp_path):
+    # archives written before the member: their clips were saved as "offset+channel"
+    fields = _members(archive)
+    assert str(fields["position_channels"]) == "offset+channel"
+    del fields["position_channels"]
+    np.savez(tmp_path / "before.npz", **fields)
+    before = jointmath.load_packed(tmp_path / "before.npz")
+    assert before.position_channels == "offset+channel"
+    before.name = "clip"
+    assert before == jointmath.load_packed(archive)
+
+
+def test_load_packed_checks_position_channels(archive, tmp_path):
+    fields = _members(archive)
+    cases = {"unknown": (np.array("offset"), r"position_channels must be one of 'offset\+channel', 'channel', "
+                                             r"got 'offset'"),
+             "empty": (np.array(""), r"position_channels must be one of"),
+             "bytes": (np.array(b"channel"), r"position_channels must be a str \(0-d\)"),
+             "list": (np.array(["channel"]), r"position_channels must be a str \(0-d\)"),
+             "number": (np.array(1), r"position_channels must be a str \(0-d\)")}
+    for name, (member, message) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, **{**fields, "position_channels": member})
+        with pytest.raises(ValueError, match=rf"path '{path}' holds an inconsistent packed clip: {message}"):
+            jointmath.load_packed(path)
+
+
 # ------------------------------------------------------------------------------ mutation fuzz --
 
 def _same_clip(a, b):
@@ -227,7 +281,7 @@ def _byte_mutants(data, boundaries, rng, count_per_kind):
 
 def _member_edits(fields, rng):
     """(kind, members) mutants: one member of the archive edited (its names, channels, orders,
-    shape or dtype), the archive written again with np.savez."""
+    position_channels, shape or dtype), the archive written again with np.savez."""
     n_joints = len(fields["names"])
     channels = json.loads(str(fields["channels"]))
     rotation = ["Xrotation", "Yrotation", "Zrotation"]
@@ -299,7 +353,15 @@ def _member_edits(fields, rng):
         except (TypeError, ValueError):  # a string that is not a number
             return {name: np.zeros(array.shape, target)}
 
-    kinds = {"names": names, "channels": channel_edit, "orders": orders, "shape": shape, "dtype": dtype}
+    def position_channels():
+        # any other text than the two conventions (the other convention is another, valid clip;
+        # NumPy drops trailing NULs, so "channel\\x00" is "channel")
+        edited = ["", "Channel", "offset", "offset + channel", "channel ", "channels", "offset+channel+channel",
+                  "chan\x00nel", "positions"][int(rng.integers(0, 9))]
+        return {"position_channels": np.array(edited)}
+
+    kinds = {"names": names, "channels": channel_edit, "orders": orders, "shape": shape, "dtype": dtype,
+             "position_channels": position_channels}
     for kind, edit in kinds.items():
         for _ in range(60):
             yield f"member {kind}", {**fields, **edit()}
@@ -307,7 +369,7 @@ def _member_edits(fields, rng):
 
 def test_load_packed_mutants_load_identical_or_name_the_file(tmp_path):
     """Every mutant of a packed clip (bytes deleted, inserted, truncated or flipped; a member's
-    names, channels, orders, shape or dtype edited) loads the identical clip or is a ValueError
+    names, channels, orders, position_channels, shape or dtype edited) loads the identical clip or is a ValueError
     naming the file."""
     import collections
     import zipfile

@@ -284,6 +284,33 @@ def test_progress_bars_and_warnings_above_them(capsys):
     assert "\rwarning: " in err
 
 
+@pytest.mark.parametrize("format", ["packed", "jmc"])
+def test_clip_notes_are_printed_once_under_the_clip(format, tmp_path, capsys, monkeypatch):
+    """Clip.notes (here: "auto" read Blender's position channels as whole local translations)
+    are a line each under the clip's first line, without the file's name the note starts with,
+    once, on stdout with the table; report.json keeps them whole, failed clips too."""
+    data = copy_clips(tmp_path / "in", "01_01_blender.bvh", "01_01.bvh")
+    blender = str(data / "01_01_blender.bvh")
+    [note] = bvh.load(blender).notes
+    assert note.startswith(f"{blender}: position channels read as whole local translations")
+    out = tmp_path / "out"
+    assert command_main(["--format", format, str(data), "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    text = captured.out
+    assert text.count("note:") == 1 and note not in captured.err
+    table = text[text.index(f"\n{blender}: 120 frames x 31 joints"):].splitlines()
+    assert table[2] == "  note: " + note[len(blender) + 2:]
+    report = json.loads((out / "report.json").read_text())
+    assert {os.path.basename(r["file"]): r["notes"] for r in report["clips"]} == {"01_01.bvh": [],
+                                                                                  "01_01_blender.bvh": [note]}
+    # a clip that fails after it was read keeps its notes
+    monkeypatch.setattr(_job, "source_sizes", lambda path: 1 / 0)
+    assert command_main(["--format", format, blender]) == 1
+    text = capsys.readouterr().out
+    assert f"\nFAILED {blender}: ZeroDivisionError: division by zero\n  note: position channels read as" in text
+    assert text.count("note:") == 1
+
+
 def test_same_names_in_two_folders_keep_apart(tmp_path, capsys):
     for folder in ("a", "b"):
         copy_clips(tmp_path / "in" / folder, "zxy_extra_frame.bvh")

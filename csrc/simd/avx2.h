@@ -11,7 +11,7 @@
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
  *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
  *            records k, k + 4, ... of a block, one per 128-bit lane)
- *            jm_transpose_lanes jm_copy_record32
+ *            jm_transpose_lanes jm_copy_record32 jm_quad_splat jm_quad_last
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
  *            vd_store_u64_halves
@@ -19,7 +19,7 @@
  *   drecords vd_load_quads vd_store_quads
  * Overrides of common.h's generic helpers: the 32-byte record pairs (JM_OCT_RAW, voct,
  * v_load_octs, v_store_octs).
- * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE,
+ * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE, JM_COMPOSE_ROWS,
  * jm_copy_increasing.
  */
 #ifndef JM_SIMD_COMMON_H
@@ -131,6 +131,17 @@ JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, i
     _mm_storeu_ps((float *)JM_REC(b, s, idx, k), _mm256_castps256_ps128(v));
     _mm_storeu_ps((float *)JM_REC(b, s, idx, k + 4), _mm256_extractf128_ps(v, 1));
 }
+/* each quad's element e (0 .. 3, a constant) in its four lanes */
+JM_INLINE __m256 jm_quad_splat(__m256 v, int e) {
+    switch (e) {
+    case 0: return _mm256_permute_ps(v, 0x00);
+    case 1: return _mm256_permute_ps(v, 0x55);
+    case 2: return _mm256_permute_ps(v, 0xAA);
+    default: return _mm256_permute_ps(v, 0xFF);
+    }
+}
+/* each quad's lanes 0 .. 2 from filler, lane 3 from v */
+JM_INLINE __m256 jm_quad_last(__m256 filler, __m256 v) { return _mm256_blend_ps(filler, v, 0x88); }
 /* 4x4 transpose inside each 128-bit lane */
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
     __m256 t0 = _mm256_unpacklo_ps(*a, *b), t1 = _mm256_unpackhi_ps(*a, *b);
@@ -244,6 +255,7 @@ JM_INLINE void v_store_octs(char *base, ptrdiff_t stride, const intptr_t *idx, c
 }
 
 /* ---------------------------------------------------------- kernel overrides -- */
+#define JM_COMPOSE_ROWS 1 /* docs/design/domain-checks.md */
 /* the joint blends' far requests (csrc/joint_blocks.h, PREFETCH_FAR) and copies by halves */
 #define JM_PREFETCH_FAR_BYTES 256
 #define JM_RECORD32_SINGLE_MOVE 1

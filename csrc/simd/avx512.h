@@ -11,7 +11,7 @@
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
  *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
  *            records k, k + 4, ... of a block, one per 128-bit lane)
- *            jm_transpose_lanes jm_copy_record32
+ *            jm_transpose_lanes jm_copy_record32 jm_quad_splat jm_quad_last
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
  *            vd_store_u64_halves
@@ -21,8 +21,8 @@
  * v_load_octs, v_store_octs), packed records as whole vectors (jm_records_packed,
  * jm_load_records_packed, jm_store_records_packed) and double 3x3 matrices whole rows apart
  * (vd_mat3_packed, vd_load_mat3_packed).
- * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE, the hand-offs
- * to the AVX2 path (JM_HANDOFF_FN, JM_HANDOFF_QUATS_TO_MATRICES_F64,
+ * Kernel overrides (simd/common.h): JM_PREFETCH_FAR_BYTES, JM_RECORD32_SINGLE_MOVE, JM_COMPOSE_ROWS,
+ * the hand-offs to the AVX2 path (JM_HANDOFF_FN, JM_HANDOFF_QUATS_TO_MATRICES_F64,
  * JM_HANDOFF_SLERP_JOINTS_INDEXED), jm_copy_increasing.
  *
  * Lane order: v_load_quads (and the records loads built on it, v_load_u32, v_store_u32,
@@ -155,6 +155,17 @@ JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, i
     _mm_storeu_ps((float *)JM_REC(b, s, idx, k + 8), _mm512_extractf32x4_ps(v, 2));
     _mm_storeu_ps((float *)JM_REC(b, s, idx, k + 12), _mm512_extractf32x4_ps(v, 3));
 }
+/* each quad's element e (0 .. 3, a constant) in its four lanes */
+JM_INLINE __m512 jm_quad_splat(__m512 v, int e) {
+    switch (e) {
+    case 0: return _mm512_permute_ps(v, 0x00);
+    case 1: return _mm512_permute_ps(v, 0x55);
+    case 2: return _mm512_permute_ps(v, 0xAA);
+    default: return _mm512_permute_ps(v, 0xFF);
+    }
+}
+/* each quad's lanes 0 .. 2 from filler, lane 3 from v */
+JM_INLINE __m512 jm_quad_last(__m512 filler, __m512 v) { return _mm512_mask_blend_ps(0x8888, filler, v); }
 /* 4x4 transpose inside every 128-bit lane */
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) {
     __m512 t0 = _mm512_unpacklo_ps(*a, *b), t1 = _mm512_unpackhi_ps(*a, *b);
@@ -429,6 +440,7 @@ JM_INLINE void vd_load_mat3_packed(const char *base, ptrdiff_t stride, vd r[9]) 
 /* ---------------------------------------------------------- kernel overrides -- */
 #define JM_PREFETCH_FAR_BYTES 256 /* as AVX2 */
 #define JM_RECORD32_SINGLE_MOVE 1
+#define JM_COMPOSE_ROWS 1 /* docs/design/domain-checks.md */
 
 /*
  * Hand-offs to the AVX2 path (same results: the fixed-t slerp and the float64 conversion compute

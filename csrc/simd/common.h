@@ -450,6 +450,10 @@ JM_INLINE void vd_store_mat3(char *base, ptrdiff_t stride, const vd r[9]) {
  * JM_HANDOFF_SLERP_JOINTS_INDEXED(index, n): whether jm_slerp_joints_indexed hands off an index
  * of n joints. By default constants 0 (macros, not functions: the hand-off code is folded away
  * before the kernel is compiled, and leaves its object code as if it were not there).
+ * JM_COMPOSE_ROWS: 1 where jm_compose_mats computes the blocks of packed records inside its domain
+ * row by row, one record's row per 128-bit quad (jm_quad_splat, jm_quad_last), instead of moving
+ * the records into lanes and back (csrc/compose.c); 0: always in lanes (the scalar path has no
+ * quads).
  * jm_copy_increasing(index, copy, n): copies index[0..n) to copy[0..n) (copy may be index) and
  * returns 1 when the values copied are strictly increasing from 0 or more, each read once (the
  * check is made on the values as they were copied, never on a second read of index). It may
@@ -461,6 +465,9 @@ JM_INLINE void vd_store_mat3(char *base, ptrdiff_t stride, const vd r[9]) {
 #endif
 #ifndef JM_RECORD32_SINGLE_MOVE
 #define JM_RECORD32_SINGLE_MOVE 0
+#endif
+#ifndef JM_COMPOSE_ROWS
+#define JM_COMPOSE_ROWS 0
 #endif
 
 #ifndef JM_HANDOFF_FN

@@ -11,7 +11,7 @@
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
  *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
  *            records k, k + 4, ... of a block, one per 128-bit lane)
- *            jm_transpose_lanes jm_copy_record32
+ *            jm_transpose_lanes jm_copy_record32 jm_quad_splat jm_quad_last
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
  *            vd_store_u64_halves
@@ -19,7 +19,7 @@
  *   drecords vd_load_quads vd_store_quads
  * Overrides of common.h's generic helpers: packed quads by de-interleaving loads and stores
  * (jm_quads_packed, jm_load_quads_packed, jm_store_quads_packed).
- * Kernel overrides: none (simd/common.h's defaults).
+ * Kernel overrides (simd/common.h): JM_COMPOSE_ROWS.
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"
@@ -133,6 +133,17 @@ JM_INLINE float32x4_t jm_load_4_quads_idx(const char *b, ptrdiff_t s, const intp
 JM_INLINE void jm_store_4_quads_idx(char *b, ptrdiff_t s, const intptr_t *idx, int k, float32x4_t v) {
     vst1q_f32((float *)JM_REC(b, s, idx, k), v);
 }
+/* each quad's element e (0 .. 3, a constant) in its four lanes */
+JM_INLINE float32x4_t jm_quad_splat(float32x4_t v, int e) {
+    switch (e) {
+    case 0: return vdupq_laneq_f32(v, 0);
+    case 1: return vdupq_laneq_f32(v, 1);
+    case 2: return vdupq_laneq_f32(v, 2);
+    default: return vdupq_laneq_f32(v, 3);
+    }
+}
+/* each quad's lanes 0 .. 2 from filler, lane 3 from v */
+JM_INLINE float32x4_t jm_quad_last(float32x4_t filler, float32x4_t v) { return vcopyq_laneq_f32(filler, 3, v, 3); }
 /* 32-bit transposes of the pairs, then 64-bit ones: a = a0 b0 c0 d0, ..., d = a3 b3 c3 d3 */
 JM_INLINE float32x4_t jm_trn64(float32x4_t a, float32x4_t b, int second) {
     float64x2_t a64 = vreinterpretq_f64_f32(a), b64 = vreinterpretq_f64_f32(b);
@@ -225,3 +236,6 @@ JM_INLINE void jm_store_quads_packed(char *base, vf c0, vf c1, vf c2, vf c3) {
     float32x4x4_t v = {{c0, c1, c2, c3}};
     vst4q_f32((float *)base, v);
 }
+
+/* ---------------------------------------------------------- kernel overrides -- */
+#define JM_COMPOSE_ROWS 1 /* as SSE: 4 lanes, the same trade (docs/design/domain-checks.md) */

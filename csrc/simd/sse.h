@@ -11,13 +11,13 @@
  *            v_round_quotient v_load_u32 v_store_u32 v_store_u64
  *   records  jm_load_4_quads jm_store_4_quads jm_load_4_quads_idx jm_store_4_quads_idx (the quads of
  *            records k, k + 4, ... of a block, one per 128-bit lane)
- *            jm_transpose_lanes jm_copy_record32
+ *            jm_transpose_lanes jm_copy_record32 jm_quad_splat jm_quad_last
  *   float64  vd_set1 vd_add vd_sub vd_mul vd_div vd_min vd_max vd_sqrt vd_fmadd vd_fnmadd vd_round
  *            vd_xor vd_and vd_gt vd_ge vd_lt vd_eq vd_select vd_loadu vd_store_u32
  *            vd_store_u64_halves
  *   dmasks   md_and md_or md_not md_any
  *   drecords vd_load_quads vd_store_quads
- * Kernel overrides (simd/common.h): jm_copy_increasing.
+ * Kernel overrides (simd/common.h): jm_copy_increasing, JM_COMPOSE_ROWS.
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which selects this header"
@@ -121,6 +121,17 @@ JM_INLINE __m128 jm_load_4_quads_idx(const char *base, ptrdiff_t stride, const i
 JM_INLINE void jm_store_4_quads_idx(char *base, ptrdiff_t stride, const intptr_t *idx, int k, __m128 v) {
     _mm_storeu_ps((float *)JM_REC(base, stride, idx, k), v);
 }
+/* each quad's element e (0 .. 3, a constant) in its four lanes */
+JM_INLINE __m128 jm_quad_splat(__m128 v, int e) {
+    switch (e) {
+    case 0: return _mm_shuffle_ps(v, v, 0x00);
+    case 1: return _mm_shuffle_ps(v, v, 0x55);
+    case 2: return _mm_shuffle_ps(v, v, 0xAA);
+    default: return _mm_shuffle_ps(v, v, 0xFF);
+    }
+}
+/* each quad's lanes 0 .. 2 from filler, lane 3 from v */
+JM_INLINE __m128 jm_quad_last(__m128 filler, __m128 v) { return _mm_blend_ps(filler, v, 0x8); }
 JM_INLINE void jm_transpose_lanes(vf *a, vf *b, vf *c, vf *d) { _MM_TRANSPOSE4_PS(*a, *b, *c, *d); }
 JM_INLINE void jm_copy_record32(char *dst, const char *src) { memcpy(dst, src, 32); }
 
@@ -181,6 +192,8 @@ JM_INLINE void vd_store_quads(char *base, ptrdiff_t stride, vd c0, vd c1, vd c2,
 }
 
 /* ---------------------------------------------------------- kernel overrides -- */
+#define JM_COMPOSE_ROWS 1 /* docs/design/domain-checks.md */
+
 /*
  * jm_copy_increasing: four entries a step in two registers, checked as the generic version (no
  * 64-bit compare before SSE4.2: unsigned differences and the top two bits, simd/common.h).

@@ -42,6 +42,54 @@ def test_compose_single_record_layouts_and_out(rng):
     np.testing.assert_array_equal(in_place, expected)
 
 
+def test_compose_nan_exactly_outside_the_domain_in_any_lane_and_layout(rng):
+    """compose_mats' domain, sum|a| * sum|b| below FLT_MAX / 4 per record: all 12 elements NaN
+    outside it (NaN, inf, or finite products no sum overflows), the product inside it, also for
+    elements so large that the cheap per-block test fails (2^60) and the exact one decides; the
+    other records of the block as they are alone; packed records (the test from memory) and
+    strided ones (the test from the transposed records) alike, at any lane and in the tail."""
+    n = 53
+    a, b = random_mats(rng, n), random_mats(rng, n)
+    big = np.float32(2.0 ** 60)
+    fmax = np.finfo(np.float32).max
+    edge = np.float32(np.sqrt(1.05 * 2.0 ** 126 / 144))
+    cases = {  # (record of a, record of b, inside the domain): the rotation part 0 unless given
+        0: ({(0, 3): big}, {(0, 0): 1, (1, 1): 1, (2, 2): 1}, True),          # ~2^60 * 3
+        3: ({(1, 3): 2.0 ** 120}, {(0, 0): 1, (0, 3): 2.0 ** 10}, False),    # 2^130, no overflow
+        4: ({(2, 2): np.nan}, {(0, 0): 1}, False),
+        15: ({(0, 0): 1}, {(1, 3): np.inf}, False),
+        16: ({(0, 1): fmax / 64}, {(2, 0): 1}, True),                        # FLT_MAX / 64
+        17: ({(0, 1): fmax / 2}, {(1, 0): 4}, False),                        # 2 FLT_MAX
+        # every element x: sum|a| * sum|b| = 144 x^2 just above FLT_MAX / 4 while each element's
+        # square, x^2 = that / 144, is below 2^120 / 16: only the exact test sees it (the record
+        # alone in its block on every path)
+        40: (dict.fromkeys(np.ndindex(3, 4), edge), dict.fromkeys(np.ndindex(3, 4), -edge), False),
+        21: (dict.fromkeys(np.ndindex(3, 4), edge / 2), dict.fromkeys(np.ndindex(3, 4), edge), True),
+        31: ({(2, 3): -big}, {(1, 2): -big}, True),                          # 2^120
+        30: ({(2, 3): 2.0 ** 64}, {(1, 2): 2.0 ** 64}, False),               # 2^128
+        50: ({(1, 1): -np.inf}, {(1, 1): 0}, False),
+        52: ({(0, 0): big, (1, 1): big}, {(0, 3): big}, True),                # tail: 2^121
+    }
+    for r, (in_a, in_b, _) in cases.items():
+        a["m"][r], b["m"][r] = 0, 0
+        for (i, j), v in in_a.items():
+            a["m"][r, i, j] = v
+        for (i, j), v in in_b.items():
+            b["m"][r, i, j] = v
+    c = jm.compose_mats(a, b)
+    for r, (_, _, inside) in cases.items():
+        if inside:
+            scale = np.abs(a["m"][r].astype(np.float64)).sum() * np.abs(b["m"][r].astype(np.float64)).sum()
+            assert np.isfinite(c["m"][r]).all(), r
+            assert np.abs(c["m"][r] - ref.compose_mats(a[r], b[r])["m"]).max() <= 1e-6 * scale, r
+        else:
+            assert np.isnan(c["m"][r]).all(), r
+    good = np.setdiff1d(np.arange(n), list(cases))
+    np.testing.assert_array_equal(c["m"][good], jm.compose_mats(a[good], b[good])["m"])
+    np.testing.assert_array_equal(jm.compose_mats(layouts(a)["strided"], layouts(b)["strided"])["m"], c["m"])
+    np.testing.assert_array_equal(jm.compose_mats(a, layouts(b)["strided"])["m"], c["m"])
+
+
 def test_compose_bad_arguments(rng):
     a = random_mats(rng, 4)
     with pytest.raises(TypeError, match="b must have dtype jointmath.JOINT_MAT"):
