@@ -22,6 +22,8 @@
  *   T_FAR_RADIANS, T_FAR_DEGREES   beyond these angles rotvec_to_quat redoes a record in double
  *   T_RSQRT(x)      1 / sqrt(x) for x in a normal range: the refined estimate (float32, about 1
  *                   ulp, v_rsqrt_fine) or a square root and a division (float64)
+ *   T_SWING_LO, T_SWING_HI   the range of swing_twist's short form: |(p, w)|^2 >= T_SWING_LO and
+ *                   |q|^2 <= T_SWING_HI at q's own scale (all its squares and scalings normal)
  *
  * and undefine them after. Every kernel has the type jm_algebra_fn (csrc/jointmath.h): records of
  * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out; the
@@ -494,25 +496,24 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
     return 0;
 }
 
-/*
- * swing_twist: q / |q| = swing * twist with twist a rotation about the unit axis u = axis / |axis|:
- * twist = (p u, w) / |(p, w)| with p = u . v, the projection of q onto the rotations about u, so
- * that swing = (q / |q|) conj(twist) has w >= 0 and no component along u (a rotation about an
- * axis perpendicular to u) and twist keeps q's sign. Singular case: p = w = 0 exactly (q a
- * half turn about an axis perpendicular to u): twist is the identity and swing = q / |q|.
- * (p, w) is scaled by a power of two before its norm (exact), so a tiny p or w is no zero. A zero,
- * inf or NaN q or axis gives NaN for both (twist too). out: swing in 0..3, twist in 4..7.
- */
-JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
-    (void)flag;
-    T q[4] = {a[0], a[1], a[2], a[3]}, u[3] = {b[0], b[1], b[2]};
-    T_FN(scale_if_needed)(q, 4);
+/* swing_twist's unit axis: u / |u| (scaled by a power of two first where out of range, exact);
+   NaN for a zero, inf or NaN u. For one axis broadcast to every q it moves out of the loops. */
+JM_INLINE void T_FN(unit_axis)(T u[3]) {
     T_FN(scale_if_needed)(u, 3);
-    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_FN(is_valid)(u, 3));
-    /* three reciprocal square roots (T_RSQRT) and no division: |u|^2, |q|^2 in range (scaled) */
     T inv_u = T_RSQRT(T_FN(dot3)(u, u));
+    inv_u = T_OP(select)(T_FN(is_valid)(u, 3), inv_u, T_FN(nan_lanes)());
     for (int k = 0; k < 3; k++)
         u[k] = T_OP(mul)(u[k], inv_u);
+}
+
+/* swing_twist of a block with any lane outside the short form (swing_twist_lanes): q normalised
+   after its power-of-two scaling, (p, w) scaled by the power of two that puts the larger in
+   [1, 2) before its norm (exact: a tiny p or w is no zero), the singular case and NaN by
+   selection; u the unit axis (unit_axis). Kept out of line: its blocks are rare. */
+JM_COLD static void T_FN(swing_twist_scaled)(const T a[8], const T u[3], T out[8]) {
+    T q[4] = {a[0], a[1], a[2], a[3]};
+    T_FN(scale_if_needed)(q, 4);
+    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_OP(ge)(T_OP(abs)(u[0]), T_FN(zero_lanes)()));
     T inv_q = T_RSQRT(T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q)));
     for (int k = 0; k < 4; k++)
         q[k] = T_OP(mul)(q[k], inv_q);
@@ -532,6 +533,59 @@ JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int 
     T_FN(hamilton)(q, conj_twist, out);
     for (int k = 0; k < 4; k++)
         out[4 + k] = twist[k];
+}
+
+/*
+ * swing_twist: q / |q| = swing * twist with twist a rotation about the unit axis u = axis / |axis|:
+ * twist = (p u, w) / |(p, w)| with p = u . v, the projection of q onto the rotations about u, so
+ * that swing = (q / |q|) conj(twist) has w >= 0 and no component along u (a rotation about an
+ * axis perpendicular to u) and twist keeps q's sign. Singular case: p = w = 0 exactly (q a
+ * half turn about an axis perpendicular to u): twist is the identity and swing = q / |q|.
+ * A zero, inf or NaN q or axis gives NaN for both (twist too). out: swing in 0..3, twist in 4..7.
+ *
+ * Lanes with |(p, w)|^2 >= T_SWING_LO and |q|^2 <= T_SWING_HI at q's own scale
+ * (every unit q with |(p, w)| above 2^-50, float32) take the short form: neither q nor (p, w) is
+ * normalised before the products; with n2 = p^2 + w^2 (q's scale squared, which cancels),
+ *   twist = (p u, w) / sqrt(n2),
+ *   swing = q conj((p u, w)) / (|q| sqrt(n2)) = (w (v - p u) + p (u x v), n2) / (|q| sqrt(n2))
+ * (using u . v = p): one scaling at the end, two reciprocal square roots, no selection; its
+ * rounding is a few ulp of |q| |(p, w)| before the scaling, so within B whatever |(p, w)|.
+ * The other lanes (the singular case, tiny (p, w), scales beyond the range, zero, inf, NaN) take
+ * swing_twist_scaled, which scales q and (p, w) by powers of two first, in the rare blocks that
+ * hold one.
+ */
+JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
+    (void)flag;
+    const T v[3] = {a[0], a[1], a[2]}, w = a[3];
+    T u[3] = {b[0], b[1], b[2]};
+    T_FN(unit_axis)(u);
+    T p = T_FN(dot3)(u, v);
+    T n2 = T_OP(fmadd)(p, p, T_OP(mul)(w, w));
+    T nq2 = T_OP(fmadd)(w, w, T_FN(dot3)(v, v));
+    /* not (n2 >= lo and nq2 <= hi): out of the short form's range, zero, inf or NaN */
+    T_MASK short_form = T_MASK_OP(and)(T_OP(ge)(n2, T_OP(set1)((T_S)T_SWING_LO)),
+                                       T_OP(ge)(T_OP(set1)((T_S)T_SWING_HI), nq2));
+    T inv_n = T_RSQRT(n2), inv_swing = T_OP(mul)(inv_n, T_RSQRT(nq2));
+    T pn = T_OP(mul)(p, inv_n);
+    for (int k = 0; k < 3; k++)
+        out[4 + k] = T_OP(mul)(pn, u[k]);
+    out[7] = T_OP(mul)(w, inv_n);
+    /* swing's vector: w (v - p u) + p (u x v), both factors scaled first */
+    T ws = T_OP(mul)(w, inv_swing), ps = T_OP(mul)(p, inv_swing);
+    for (int k = 0; k < 3; k++) {
+        const int i = (k + 1) % 3, j = (k + 2) % 3;
+        T cross = T_OP(fnmadd)(u[j], v[i], T_OP(mul)(u[i], v[j]));
+        T perpendicular = T_OP(fnmadd)(p, u[k], v[k]);
+        out[k] = T_OP(fmadd)(ws, perpendicular, T_OP(mul)(ps, cross));
+    }
+    out[3] = T_OP(mul)(n2, inv_swing);
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(short_form)))) {
+        /* lane by lane, so that a record's result never depends on its block's other records */
+        T scaled[8];
+        T_FN(swing_twist_scaled)(a, u, scaled);
+        for (int k = 0; k < 8; k++)
+            out[k] = T_OP(select)(short_form, out[k], scaled[k]);
+    }
     return 0;
 }
 
