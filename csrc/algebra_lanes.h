@@ -22,11 +22,13 @@
  *   T_FAR_RADIANS, T_FAR_DEGREES   beyond these angles rotvec_to_quat redoes a record in double
  *   T_RSQRT(x)      1 / sqrt(x) for x in a normal range: the refined estimate (float32, about 1
  *                   ulp, v_rsqrt_fine) or a square root and a division (float64)
+ *   T_LOAD_RECORDS(base, stride, quads, c), T_STORE_RECORDS   records of whole quads (v_load_records)
  *   T_SWING_LO, T_SWING_HI   the range of swing_twist's short form: |(p, w)|^2 >= T_SWING_LO and
  *                   |q|^2 <= T_SWING_HI at q's own scale (all its squares and scalings normal)
  *
  * and undefine them after. Every kernel has the type jm_algebra_fn (csrc/jointmath.h): records of
- * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out; the
+ * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out;
+ * swing_twist, jm_algebra2_fn, writes its result's two quads to two arrays (out, out2). The
  * contracts are above each kernel's compute function and in docs/families/algebra.md.
  */
 
@@ -65,6 +67,10 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
         base = (const char *)stage;
         stride = record;
     }
+    if (nf % 4 == 0) {
+        T_LOAD_RECORDS(base, stride, quads, c); /* packed: whole vectors where the path has them */
+        return;
+    }
     for (int k = 0; k < quads; k++)
         T_OP(load_quads)(base + k * T_QUAD, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
 }
@@ -78,7 +84,7 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
  * block's last by the next block, written later).
  */
 JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t count, int more_after, int spill_ok,
-                                  T_S *stage, const T c[8]) {
+                                  T_S *stage, const T *c) {
     const int quads = (nf + 3) / 4;
     const ptrdiff_t slot = quads * T_QUAD, record = nf * (ptrdiff_t)sizeof(T_S);
     if (nf == 6 && count == T_W && more_after && spill_ok && stride == record) {
@@ -87,6 +93,10 @@ JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t c
         return;
     }
     const int direct = nf % 4 == 0 && count == T_W;
+    if (direct) {
+        T_STORE_RECORDS(base, stride, quads, c);
+        return;
+    }
     char *to = direct ? base : (char *)stage;
     const ptrdiff_t to_stride = direct ? stride : slot;
     for (int k = 0; k < quads; k++)
@@ -107,15 +117,20 @@ typedef void (*T_FN(redo_fn))(const char *a, ptrdiff_t as, char *out, ptrdiff_t 
    be an input itself, record for record); b's lanes are fixed_b where b is one record for all. */
 JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                               ptrdiff_t os, size_t count, int more_after, int flag, T_S *stage_a, T_S *stage_b,
-                               T_S *stage_o) {
+                               ptrdiff_t os, char *o2, ptrdiff_t os2, size_t count, int more_after, int flag,
+                               T_S *stage_a, T_S *stage_b, T_S *stage_o) {
     T va[8], vb[8], vo[8];
     T_FN(load_operand)(a, as, na, count, more_after, stage_a, va);
     if (nb && !fixed_b)
         T_FN(load_operand)(b, bs, nb, count, more_after, stage_b, vb);
     const int cold = compute(va, fixed_b ? fixed_b : vb, vo, flag);
-    /* out has other records than every input: the boundary never runs it in place */
-    T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
+    if (o2) { /* two results of 4 floats */
+        T_FN(store_result)(o, os, 4, count, more_after, 0, stage_o, vo);
+        T_FN(store_result)(o2, os2, 4, count, more_after, 0, stage_o, vo + 4);
+    } else {
+        /* out has other records than every input: the boundary never runs it in place */
+        T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
+    }
     if (JM_UNLIKELY(cold))
         redo(a, as, o, os, count, flag);
 }
@@ -126,9 +141,16 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * then nf whole quads per lane, moved by T_OP(load_quads) / T_OP(store_quads) at stride 4
  * records with no stage and nothing read or written past the group (record j's component c is
  * float j nf + c of its lane's quads: a renaming, no shuffle). Quaternion-sized records may have
- * any stride (block j read at base + j stride, stride 4 stride).
+ * any stride (block j read at base + j stride, stride 4 stride). Where every operand and result
+ * is quaternion-sized (`consecutive`), block j holds records j T_W ... j T_W + T_W - 1 instead,
+ * moved as whole records (T_LOAD_RECORDS: packed ones as whole vectors where the path has them).
  */
-JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, int consecutive, T c[4][8]) {
+    if (consecutive) {
+        for (int j = 0; j < 4; j++)
+            T_LOAD_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j]);
+        return;
+    }
     if (nf % 4 == 0) {
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < nf / 4; k++)
@@ -144,12 +166,18 @@ JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, T c[
             c[j][f] = q[(j * nf + f) / 4][(j * nf + f) % 4];
 }
 
-JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+/* store_group: the inverse of load_group for components first ... first + nf - 1 of c */
+JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, int consecutive, int first, T c[4][8]) {
+    if (consecutive) {
+        for (int j = 0; j < 4; j++)
+            T_STORE_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j] + first);
+        return;
+    }
     if (nf % 4 == 0) {
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < nf / 4; k++)
-                T_OP(store_quads)(base + j * stride + k * T_QUAD, 4 * stride, c[j][4 * k], c[j][4 * k + 1],
-                                  c[j][4 * k + 2], c[j][4 * k + 3]);
+                T_OP(store_quads)(base + j * stride + k * T_QUAD, 4 * stride, c[j][first + 4 * k],
+                                  c[j][first + 4 * k + 1], c[j][first + 4 * k + 2], c[j][first + 4 * k + 3]);
         return;
     }
     for (int k = 0; k < nf; k++) {
@@ -164,21 +192,31 @@ JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]
    be an input itself, record for record); the cold path per block, at its stride. */
 JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                               ptrdiff_t os, int flag) {
+                               ptrdiff_t os, char *o2, ptrdiff_t os2, int consecutive, int flag) {
     T va[4][8], vb[4][8], vo[4][8];
     int cold[4];
-    T_FN(load_group)(a, as, na, va);
+    T_FN(load_group)(a, as, na, consecutive, va);
     if (nb && !fixed_b)
-        T_FN(load_group)(b, bs, nb, vb);
+        T_FN(load_group)(b, bs, nb, consecutive, vb);
     /* the four blocks' computations unrolled side by side: their dependency chains (square roots,
        estimates and their refinements) overlap instead of running one after another */
     JM_UNROLL_4
     for (int j = 0; j < 4; j++)
         cold[j] = compute(va[j], fixed_b ? fixed_b : vb[j], vo[j], flag);
-    T_FN(store_group)(o, os, no, vo);
+    if (o2) { /* two results of 4 floats */
+        T_FN(store_group)(o, os, 4, consecutive, 0, vo);
+        T_FN(store_group)(o2, os2, 4, consecutive, 4, vo);
+    } else {
+        T_FN(store_group)(o, os, no, consecutive, 0, vo);
+    }
+    /* (no kernel with a cold path has two results) */
     for (int j = 0; j < 4; j++)
-        if (JM_UNLIKELY(cold[j]))
-            redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
+        if (JM_UNLIKELY(cold[j])) {
+            if (consecutive)
+                redo(a + j * T_W * as, as, o + j * T_W * os, os, T_W, flag);
+            else
+                redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
+        }
 }
 
 /*
@@ -188,11 +226,12 @@ JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * records move without a stage), then the last 1 ... T_W records. The stages start zeroed where
  * an operand may be staged, so the lanes past the last record hold zeros or earlier records
  * (their results are never stored) and no lane reads an unset float. A b of stride 0 (one record
- * broadcast against every a, as an axis) is loaded into every lane once (fixed_b).
+ * broadcast against every a, as an axis) is loaded into every lane once (fixed_b). o2 non-NULL
+ * (no = 8): floats 0..3 of each result go to o (stride os), 4..7 to o2 (stride os2).
  */
 JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                  const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                                 ptrdiff_t os, size_t n, int flag) {
+                                 ptrdiff_t os, char *o2, ptrdiff_t os2, size_t n, int flag) {
     T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
     memset(stage_a, 0, sizeof stage_a);
     if (nb)
@@ -201,22 +240,28 @@ JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, i
     /* 6-float results store faster through store_result's second-quads-first path (measured:
        docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
+    /* every operand and result quaternion-sized: consecutive blocks, whole records */
+    const int consecutive = na % 4 == 0 && (nb % 4 == 0 || fixed_b) && no % 4 == 0;
     if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size || fixed_b) &&
         (no % 4 == 0 || os == no * size) &&
         no != 6)
         for (; i + 4 * T_W <= n; i += 4 * T_W)
             T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                            fixed_b, o + (ptrdiff_t)i * os, os, flag);
+                            fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2,
+                            consecutive, flag);
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        fixed_b, o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2, T_W, 1,
+                        flag, stage_a, stage_b, stage_o);
     if (i < n)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        fixed_b, o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2, n - i, 0,
+                        flag, stage_a, stage_b, stage_o);
 }
 
 JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
-                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, char *o2, ptrdiff_t os2,
+                         size_t n, int flag) {
     if (nb && bs == 0) {
         T fixed[8];
         T_S copies[T_W * 8] = {0};
@@ -226,9 +271,9 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
             T_OP(load_quads)((const char *)copies + k * T_QUAD, 8 * (ptrdiff_t)sizeof(T_S), &fixed[4 * k],
                              &fixed[4 * k + 1], &fixed[4 * k + 2], &fixed[4 * k + 3]);
         /* a separate instance: what the kernel computes from b alone may move out of the loops */
-        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, n, flag);
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, o2, os2, n, flag);
     } else {
-        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, n, flag);
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, o2, os2, n, flag);
     }
 }
 
@@ -647,7 +692,7 @@ static void T_FN(no_redo)(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, si
 #define ALGEBRA_KERNEL(kernel, lanes, redo, na, nb, no)                                                             \
     void JM_FN(T_FN(kernel))(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,       \
                              size_t n, int flag) {                                                                   \
-        T_FN(run)(T_FN(lanes), T_FN(redo), na, nb, no, a, as, b, bs, o, os, n, flag);                                \
+        T_FN(run)(T_FN(lanes), T_FN(redo), na, nb, no, a, as, b, bs, o, os, NULL, 0, n, flag);                     \
     }
 ALGEBRA_KERNEL(jm_quat_multiply, multiply_lanes, no_redo, 4, 4, 4)
 ALGEBRA_KERNEL(jm_quat_conjugate, conjugate_lanes, no_redo, 4, 0, 4)
@@ -657,7 +702,12 @@ ALGEBRA_KERNEL(jm_quats_to_rotvecs, to_rotvec_lanes, no_redo, 4, 0, 3)
 ALGEBRA_KERNEL(jm_rotvecs_to_quats, to_quat_lanes, to_quat_far, 3, 0, 4)
 ALGEBRA_KERNEL(jm_quat_angles, angle_lanes, no_redo, 4, 0, 1)
 ALGEBRA_KERNEL(jm_quat_angles_between, angle_between_lanes, no_redo, 4, 4, 1)
-ALGEBRA_KERNEL(jm_swing_twist, swing_twist_lanes, no_redo, 4, 3, 8)
 ALGEBRA_KERNEL(jm_quats_to_6d, to_6d_lanes, no_redo, 4, 0, 6)
 ALGEBRA_KERNEL(jm_sixd_to_quats, from_6d_lanes, no_redo, 6, 0, 4)
 #undef ALGEBRA_KERNEL
+
+/* swing_twist (jm_algebra2_fn): swing to out, twist to out2 */
+void JM_FN(T_FN(jm_swing_twist))(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
+                                 char *o2, ptrdiff_t os2, size_t n, int flag) {
+    T_FN(run)(T_FN(swing_twist_lanes), T_FN(no_redo), 4, 3, 8, a, as, b, bs, o, os, o2, os2, n, flag);
+}
