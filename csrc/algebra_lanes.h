@@ -23,6 +23,7 @@
  *   T_RSQRT(x)      1 / sqrt(x) for x in a normal range: the refined estimate (float32, about 1
  *                   ulp, v_rsqrt_fine) or a square root and a division (float64)
  *   T_LOAD_RECORDS(base, stride, quads, c), T_STORE_RECORDS   records of whole quads (v_load_records)
+ *   T_SIXD_LO, T_SIXD_LO2, T_SIXD_HI   sixd_to_quat's short form: |a1|^2 in [LO, HI], |a2|^2 in [LO2, HI]
  *   T_SWING_LO, T_SWING_HI   the range of swing_twist's short form: |(p, w)|^2 >= T_SWING_LO and
  *                   |q|^2 <= T_SWING_HI at q's own scale (all its squares and scalings normal)
  *
@@ -645,19 +646,13 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
     return 0;
 }
 
-/*
- * sixd_to_quat: Gram-Schmidt as Zhou et al. 2019: b1 = a1 / |a1|, b2 = the normalised part of a2
- * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion
- * (T_FROM_ROTATION: the largest-divisor component positive). The first column keeps its
- * direction: for input that is not two orthonormal columns this is not the nearest rotation.
- * a2 and the orthogonal part of a2 are scaled by a power of two before their norms, a1 where its
- * block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed; exact either way):
- * any finite scale. The norms' reciprocals are T_RSQRT (no division). NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
- * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise), inf or NaN.
- */
-JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
-    (void)b, (void)flag;
-    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9];
+/* sixd_to_quat of the lanes outside from_6d_lanes' short form: a1 scaled by a power of two where
+   its block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed), a2 and the part
+   of a2 orthogonal to b1 always (scale_pow2; exact either way), R's quaternion by T_FROM_ROTATION
+   (which scales its entries too); NaN where a2 is parallel to a1 within rounding. Kept out of
+   line: its blocks are rare. */
+JM_COLD static void T_FN(sixd_scaled)(const T a[8], T out[4]) {
+    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9], q[8];
     T_FN(scale_if_needed)(b1, 3); /* normalised next: only its squares' range matters */
     T_OP(scale_pow2)(a2, 3);
     T inv1 = T_RSQRT(T_FN(dot3)(b1, b1));
@@ -678,7 +673,61 @@ JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag
     b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
     for (int k = 0; k < 3; k++)
         r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
-    T_FROM_ROTATION(r, out);
+    T_FROM_ROTATION(r, q);
+    for (int k = 0; k < 4; k++)
+        out[k] = q[k];
+}
+
+/*
+ * sixd_to_quat: Gram-Schmidt as Zhou et al. 2019: b1 = a1 / |a1|, b2 = the normalised part of a2
+ * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion by the
+ * largest-divisor method (divisor_entries, as T_FROM_ROTATION: the largest-divisor component
+ * positive). The first column keeps its direction: for input that is not two orthonormal
+ * columns this is not the nearest rotation. The norms' reciprocals are T_RSQRT (no division).
+ * Short form, lanes with |a1|^2 in [T_SIXD_LO, T_SIXD_HI], |a2|^2 in [T_SIXD_LO2, T_SIXD_HI] and
+ * a2 not parallel to a1 (every 6-D form of a rotation at scales 2^-30 ... 2^50, float32): every
+ * square is normal as it stands, so nothing is scaled, and R is orthonormal within rounding, so
+ * its quaternion's entries (|e| = 2 sqrt(t) in [2, 4]) are normalised as they come. The other
+ * lanes (any finite scale; NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
+ * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise),
+ * inf or NaN) take sixd_scaled, in the rare blocks that hold one.
+ */
+JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
+    (void)b, (void)flag;
+    const T a1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]};
+    T b1[3], b2[3], b3[3], r[9], e[4];
+    T n1 = T_FN(dot3)(a1, a1), n2 = T_FN(dot3)(a2, a2);
+    T inv1 = T_RSQRT(n1);
+    for (int k = 0; k < 3; k++)
+        b1[k] = T_OP(mul)(a1[k], inv1);
+    T d = T_FN(dot3)(b1, a2);
+    for (int k = 0; k < 3; k++)
+        b2[k] = T_OP(fnmadd)(d, b1[k], a2[k]);
+    T m2 = T_FN(dot3)(b2, b2);
+    /* in range (NaN compares false) and not parallel */
+    const T hi = T_OP(set1)((T_S)T_SIXD_HI);
+    T_MASK short_form = T_MASK_OP(and)(T_MASK_OP(and)(T_OP(ge)(n1, T_OP(set1)((T_S)T_SIXD_LO)), T_OP(ge)(hi, n1)),
+                                       T_MASK_OP(and)(T_OP(ge)(n2, T_OP(set1)((T_S)T_SIXD_LO2)), T_OP(ge)(hi, n2)));
+    short_form = T_MASK_OP(and)(short_form, T_OP(ge)(m2, T_OP(mul)(n2, T_OP(set1)((T_S)T_PARALLEL2))));
+    T inv2 = T_RSQRT(m2);
+    for (int k = 0; k < 3; k++)
+        b2[k] = T_OP(mul)(b2[k], inv2);
+    b3[0] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));
+    b3[1] = T_OP(fnmadd)(b1[0], b2[2], T_OP(mul)(b1[2], b2[0]));
+    b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
+    for (int k = 0; k < 3; k++)
+        r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
+    (void)T_FN(divisor_entries)(r, e);
+    T inv_e = T_RSQRT(T_OP(fmadd)(e[0], e[0], T_OP(fmadd)(e[1], e[1], T_OP(fmadd)(e[2], e[2], T_OP(mul)(e[3], e[3])))));
+    for (int k = 0; k < 4; k++)
+        out[k] = T_OP(mul)(e[k], inv_e);
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(short_form)))) {
+        /* lane by lane, so that a record's result never depends on its block's other records */
+        T scaled[4];
+        T_FN(sixd_scaled)(a, scaled);
+        for (int k = 0; k < 4; k++)
+            out[k] = T_OP(select)(short_form, out[k], scaled[k]);
+    }
     out[4] = out[5] = out[6] = out[7] = T_FN(zero_lanes)();
     return 0;
 }
