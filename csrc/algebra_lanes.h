@@ -142,14 +142,29 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * then nf whole quads per lane, moved by T_OP(load_quads) / T_OP(store_quads) at stride 4
  * records with no stage and nothing read or written past the group (record j's component c is
  * float j nf + c of its lane's quads: a renaming, no shuffle). Quaternion-sized records may have
- * any stride (block j read at base + j stride, stride 4 stride). Where every operand and result
- * is quaternion-sized (`consecutive`), block j holds records j T_W ... j T_W + T_W - 1 instead,
- * moved as whole records (T_LOAD_RECORDS: packed ones as whole vectors where the path has them).
+ * any stride (block j read at base + j stride, stride 4 stride). Two other layouts (`layout`):
+ * GROUP_CONSECUTIVE, where every operand and result is quaternion-sized: block j holds records
+ * j T_W ... j T_W + T_W - 1, moved as whole records (T_LOAD_RECORDS: packed ones as whole vectors
+ * where the path has them); GROUP_PAIRS, where every one is packed with an even number of floats
+ * (6 -> 4): two consecutive records are one record of whole quads, so blocks 2h and 2h + 1 hold
+ * the first and second records of the pairs of records 2 h T_W ... 2 (h + 1) T_W - 1.
  */
-JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, int consecutive, T c[4][8]) {
-    if (consecutive) {
+#define GROUP_INTERLEAVED 0
+#define GROUP_CONSECUTIVE 1
+#define GROUP_PAIRS 2
+JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, int layout, T c[4][8]) {
+    if (layout == GROUP_CONSECUTIVE) {
         for (int j = 0; j < 4; j++)
             T_LOAD_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j]);
+        return;
+    }
+    if (layout == GROUP_PAIRS) {
+        for (int h = 0; h < 2; h++) {
+            T pair[16];
+            T_LOAD_RECORDS(base + 2 * h * T_W * stride, 2 * stride, nf / 2, pair);
+            for (int f = 0; f < nf; f++)
+                c[2 * h][f] = pair[f], c[2 * h + 1][f] = pair[nf + f];
+        }
         return;
     }
     if (nf % 4 == 0) {
@@ -168,10 +183,19 @@ JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, int 
 }
 
 /* store_group: the inverse of load_group for components first ... first + nf - 1 of c */
-JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, int consecutive, int first, T c[4][8]) {
-    if (consecutive) {
+JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, int layout, int first, T c[4][8]) {
+    if (layout == GROUP_CONSECUTIVE) {
         for (int j = 0; j < 4; j++)
             T_STORE_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j] + first);
+        return;
+    }
+    if (layout == GROUP_PAIRS) {
+        for (int h = 0; h < 2; h++) {
+            T pair[16];
+            for (int f = 0; f < nf; f++)
+                pair[f] = c[2 * h][first + f], pair[nf + f] = c[2 * h + 1][first + f];
+            T_STORE_RECORDS(base + 2 * h * T_W * stride, 2 * stride, nf / 2, pair);
+        }
         return;
     }
     if (nf % 4 == 0) {
@@ -193,28 +217,31 @@ JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, int conse
    be an input itself, record for record); the cold path per block, at its stride. */
 JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                               ptrdiff_t os, char *o2, ptrdiff_t os2, int consecutive, int flag) {
+                               ptrdiff_t os, char *o2, ptrdiff_t os2, int layout, int flag) {
     T va[4][8], vb[4][8], vo[4][8];
     int cold[4];
-    T_FN(load_group)(a, as, na, consecutive, va);
+    T_FN(load_group)(a, as, na, layout, va);
     if (nb && !fixed_b)
-        T_FN(load_group)(b, bs, nb, consecutive, vb);
+        T_FN(load_group)(b, bs, nb, layout, vb);
     /* the four blocks' computations unrolled side by side: their dependency chains (square roots,
        estimates and their refinements) overlap instead of running one after another */
     JM_UNROLL_4
     for (int j = 0; j < 4; j++)
         cold[j] = compute(va[j], fixed_b ? fixed_b : vb[j], vo[j], flag);
     if (o2) { /* two results of 4 floats */
-        T_FN(store_group)(o, os, 4, consecutive, 0, vo);
-        T_FN(store_group)(o2, os2, 4, consecutive, 4, vo);
+        T_FN(store_group)(o, os, 4, layout, 0, vo);
+        T_FN(store_group)(o2, os2, 4, layout, 4, vo);
     } else {
-        T_FN(store_group)(o, os, no, consecutive, 0, vo);
+        T_FN(store_group)(o, os, no, layout, 0, vo);
     }
     /* (no kernel with a cold path has two results) */
     for (int j = 0; j < 4; j++)
         if (JM_UNLIKELY(cold[j])) {
-            if (consecutive)
+            if (layout == GROUP_CONSECUTIVE)
                 redo(a + j * T_W * as, as, o + j * T_W * os, os, T_W, flag);
+            else if (layout == GROUP_PAIRS)
+                redo(a + (j / 2 * 2 * T_W + j % 2) * as, 2 * as, o + (j / 2 * 2 * T_W + j % 2) * os, 2 * os, T_W,
+                     flag);
             else
                 redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
         }
@@ -241,15 +268,20 @@ JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, i
     /* 6-float results store faster through store_result's second-quads-first path (measured:
        docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
-    /* every operand and result quaternion-sized: consecutive blocks, whole records */
-    const int consecutive = na % 4 == 0 && (nb % 4 == 0 || fixed_b) && no % 4 == 0;
+    /* every operand and result quaternion-sized: consecutive blocks, whole records; packed with an
+       even number of floats (6 -> 4): pairs of records as whole records */
+    const int layout = na % 4 == 0 && (nb % 4 == 0 || fixed_b) && no % 4 == 0 ? GROUP_CONSECUTIVE
+                       : na % 2 == 0 && na < 8 && no < 8 && as == na * size && (!nb || fixed_b || (nb % 2 == 0 && bs == nb * size)) &&
+                               no % 2 == 0 && os == no * size && !o2
+                           ? GROUP_PAIRS
+                           : GROUP_INTERLEAVED;
     if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size || fixed_b) &&
         (no % 4 == 0 || os == no * size) &&
         no != 6)
         for (; i + 4 * T_W <= n; i += 4 * T_W)
             T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                             fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2,
-                            consecutive, flag);
+                            layout, flag);
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
                         fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2, T_W, 1,
