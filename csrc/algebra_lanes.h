@@ -270,11 +270,11 @@ JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, i
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
     /* every operand and result quaternion-sized: consecutive blocks, whole records; packed with an
        even number of floats (6 -> 4): pairs of records as whole records */
+    const int pairs = na % 2 == 0 && na < 8 && as == na * size && no % 2 == 0 && no < 8 && os == no * size && !o2 &&
+                      (!nb || fixed_b || (nb % 2 == 0 && bs == nb * size));
     const int layout = na % 4 == 0 && (nb % 4 == 0 || fixed_b) && no % 4 == 0 ? GROUP_CONSECUTIVE
-                       : na % 2 == 0 && na < 8 && no < 8 && as == na * size && (!nb || fixed_b || (nb % 2 == 0 && bs == nb * size)) &&
-                               no % 2 == 0 && os == no * size && !o2
-                           ? GROUP_PAIRS
-                           : GROUP_INTERLEAVED;
+                       : pairs                                                  ? GROUP_PAIRS
+                                                                                : GROUP_INTERLEAVED;
     if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size || fixed_b) &&
         (no % 4 == 0 || os == no * size) &&
         no != 6)
@@ -626,8 +626,8 @@ JM_COLD static void T_FN(swing_twist_scaled)(const T a[8], const T u[3], T out[8
  * normalised before the products; with n2 = p^2 + w^2 (q's scale squared, which cancels),
  *   twist = (p u, w) / sqrt(n2),
  *   swing = q conj((p u, w)) / (|q| sqrt(n2)) = (w (v - p u) + p (u x v), n2) / (|q| sqrt(n2))
- * (using u . v = p): one scaling at the end, two reciprocal square roots, no selection; its
- * rounding is a few ulp of |q| |(p, w)| before the scaling, so within B whatever |(p, w)|.
+ * (using u . v = p): one scaling at the end, two reciprocal square roots, no selection; as in
+ * the scaled form, the rounding of p is what grows as 1 / |(p, w)| (the stated bound).
  * The other lanes (the singular case, tiny (p, w), scales beyond the range, zero, inf, NaN) take
  * swing_twist_scaled, which scales q and (p, w) by powers of two first, in the rare blocks that
  * hold one.
