@@ -65,6 +65,13 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #define T_FAR_RADIANS 32.0
 #define T_FAR_DEGREES 1800.0
 #define T_RSQRT v_rsqrt_fine /* about 1 ulp, no division: simd/common.h */
+#define T_LOAD_RECORDS v_load_records /* packed records as whole vectors where the path has them */
+#define T_STORE_RECORDS v_store_records
+#define T_SIXD_LO 0x1p-100 /* then |b2|^2 >= T_PARALLEL2 |a2|^2 >= 2^-100 too: normal */
+#define T_SIXD_LO2 0x1p-60
+#define T_SIXD_HI 0x1p100
+#define T_SWING_LO 0x1p-100 /* swing_twist's short form: |(p, w)|^2 >= this, |q|^2 <= T_SWING_HI */
+#define T_SWING_HI 0x1p100
 #include "algebra_lanes.h"
 #undef T
 #undef T_MASK
@@ -89,6 +96,23 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #undef T_FAR_RADIANS
 #undef T_FAR_DEGREES
 #undef T_RSQRT
+#undef T_SWING_LO
+#undef T_SWING_HI
+#undef T_SIXD_LO
+#undef T_SIXD_LO2
+#undef T_SIXD_HI
+#undef T_LOAD_RECORDS
+#undef T_STORE_RECORDS
+
+/* records of `quads` dquads (32 bytes) each, dquad k's components in c[4k .. 4k + 3] */
+JM_INLINE void load_records_f64(const char *base, ptrdiff_t stride, int quads, vd *c) {
+    for (int k = 0; k < quads; k++)
+        vd_load_quads(base + 32 * k, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
+}
+JM_INLINE void store_records_f64(char *base, ptrdiff_t stride, int quads, const vd *c) {
+    for (int k = 0; k < quads; k++)
+        vd_store_quads(base + 32 * k, stride, c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]);
+}
 
 /* float64: 2^-27 makes (s / c)^2 / 3 < 3e-17; the series below 2^-7 rad leaves
    theta^6 / 322560 < 2e-18; half_angle_sin_cos_f64 reduces exactly up to 2^20 (either unit) */
@@ -115,4 +139,11 @@ JM_INLINE vf atan_nonneg(vf y, vf x) {
 #define T_FAR_RADIANS 0x1p20
 #define T_FAR_DEGREES 0x1p20
 #define T_RSQRT(x) vd_div(vd_set1(1.0), vd_sqrt(x)) /* estimates need two more steps for 2e-15 */
+#define T_LOAD_RECORDS load_records_f64
+#define T_STORE_RECORDS store_records_f64
+#define T_SIXD_LO 0x1p-900
+#define T_SIXD_LO2 0x1p-800
+#define T_SIXD_HI 0x1p900
+#define T_SWING_LO 0x1p-900
+#define T_SWING_HI 0x1p900
 #include "algebra_lanes.h"

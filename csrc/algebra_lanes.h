@@ -22,9 +22,14 @@
  *   T_FAR_RADIANS, T_FAR_DEGREES   beyond these angles rotvec_to_quat redoes a record in double
  *   T_RSQRT(x)      1 / sqrt(x) for x in a normal range: the refined estimate (float32, about 1
  *                   ulp, v_rsqrt_fine) or a square root and a division (float64)
+ *   T_LOAD_RECORDS(base, stride, quads, c), T_STORE_RECORDS   records of whole quads (v_load_records)
+ *   T_SIXD_LO, T_SIXD_LO2, T_SIXD_HI   sixd_to_quat's short form: |a1|^2 in [LO, HI], |a2|^2 in [LO2, HI]
+ *   T_SWING_LO, T_SWING_HI   the range of swing_twist's short form: |(p, w)|^2 >= T_SWING_LO and
+ *                   |q|^2 <= T_SWING_HI at q's own scale (all its squares and scalings normal)
  *
  * and undefine them after. Every kernel has the type jm_algebra_fn (csrc/jointmath.h): records of
- * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out; the
+ * a and b (b unused by one-operand kernels) at any strides, 0 included, to records of out;
+ * swing_twist, jm_algebra2_fn, writes its result's two quads to two arrays (out, out2). The
  * contracts are above each kernel's compute function and in docs/families/algebra.md.
  */
 
@@ -63,6 +68,10 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
         base = (const char *)stage;
         stride = record;
     }
+    if (nf % 4 == 0) {
+        T_LOAD_RECORDS(base, stride, quads, c); /* packed: whole vectors where the path has them */
+        return;
+    }
     for (int k = 0; k < quads; k++)
         T_OP(load_quads)(base + k * T_QUAD, stride, &c[4 * k], &c[4 * k + 1], &c[4 * k + 2], &c[4 * k + 3]);
 }
@@ -76,7 +85,7 @@ JM_INLINE void T_FN(load_operand)(const char *base, ptrdiff_t stride, int nf, si
  * block's last by the next block, written later).
  */
 JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t count, int more_after, int spill_ok,
-                                  T_S *stage, const T c[8]) {
+                                  T_S *stage, const T *c) {
     const int quads = (nf + 3) / 4;
     const ptrdiff_t slot = quads * T_QUAD, record = nf * (ptrdiff_t)sizeof(T_S);
     if (nf == 6 && count == T_W && more_after && spill_ok && stride == record) {
@@ -85,6 +94,10 @@ JM_INLINE void T_FN(store_result)(char *base, ptrdiff_t stride, int nf, size_t c
         return;
     }
     const int direct = nf % 4 == 0 && count == T_W;
+    if (direct) {
+        T_STORE_RECORDS(base, stride, quads, c);
+        return;
+    }
     char *to = direct ? base : (char *)stage;
     const ptrdiff_t to_stride = direct ? stride : slot;
     for (int k = 0; k < quads; k++)
@@ -105,15 +118,20 @@ typedef void (*T_FN(redo_fn))(const char *a, ptrdiff_t as, char *out, ptrdiff_t 
    be an input itself, record for record); b's lanes are fixed_b where b is one record for all. */
 JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                               ptrdiff_t os, size_t count, int more_after, int flag, T_S *stage_a, T_S *stage_b,
-                               T_S *stage_o) {
+                               ptrdiff_t os, char *o2, ptrdiff_t os2, size_t count, int more_after, int flag,
+                               T_S *stage_a, T_S *stage_b, T_S *stage_o) {
     T va[8], vb[8], vo[8];
     T_FN(load_operand)(a, as, na, count, more_after, stage_a, va);
     if (nb && !fixed_b)
         T_FN(load_operand)(b, bs, nb, count, more_after, stage_b, vb);
     const int cold = compute(va, fixed_b ? fixed_b : vb, vo, flag);
-    /* out has other records than every input: the boundary never runs it in place */
-    T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
+    if (o2) { /* two results of 4 floats */
+        T_FN(store_result)(o, os, 4, count, more_after, 0, stage_o, vo);
+        T_FN(store_result)(o2, os2, 4, count, more_after, 0, stage_o, vo + 4);
+    } else {
+        /* out has other records than every input: the boundary never runs it in place */
+        T_FN(store_result)(o, os, no, count, more_after, no != na && no != nb, stage_o, vo);
+    }
     if (JM_UNLIKELY(cold))
         redo(a, as, o, os, count, flag);
 }
@@ -124,9 +142,31 @@ JM_INLINE void T_FN(run_block)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * then nf whole quads per lane, moved by T_OP(load_quads) / T_OP(store_quads) at stride 4
  * records with no stage and nothing read or written past the group (record j's component c is
  * float j nf + c of its lane's quads: a renaming, no shuffle). Quaternion-sized records may have
- * any stride (block j read at base + j stride, stride 4 stride).
+ * any stride (block j read at base + j stride, stride 4 stride). Two other layouts (`layout`):
+ * GROUP_CONSECUTIVE, where every operand and result is quaternion-sized: block j holds records
+ * j T_W ... j T_W + T_W - 1, moved as whole records (T_LOAD_RECORDS: packed ones as whole vectors
+ * where the path has them); GROUP_PAIRS, where every one is packed with an even number of floats
+ * (6 -> 4): two consecutive records are one record of whole quads, so blocks 2h and 2h + 1 hold
+ * the first and second records of the pairs of records 2 h T_W ... 2 (h + 1) T_W - 1.
  */
-JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+#define GROUP_INTERLEAVED 0
+#define GROUP_CONSECUTIVE 1
+#define GROUP_PAIRS 2
+JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, int layout, T c[4][8]) {
+    if (layout == GROUP_CONSECUTIVE) {
+        for (int j = 0; j < 4; j++)
+            T_LOAD_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j]);
+        return;
+    }
+    if (layout == GROUP_PAIRS) {
+        for (int h = 0; h < 2; h++) {
+            T pair[16];
+            T_LOAD_RECORDS(base + 2 * h * T_W * stride, 2 * stride, nf / 2, pair);
+            for (int f = 0; f < nf; f++)
+                c[2 * h][f] = pair[f], c[2 * h + 1][f] = pair[nf + f];
+        }
+        return;
+    }
     if (nf % 4 == 0) {
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < nf / 4; k++)
@@ -142,12 +182,27 @@ JM_INLINE void T_FN(load_group)(const char *base, ptrdiff_t stride, int nf, T c[
             c[j][f] = q[(j * nf + f) / 4][(j * nf + f) % 4];
 }
 
-JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]) {
+/* store_group: the inverse of load_group for components first ... first + nf - 1 of c */
+JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, int layout, int first, T c[4][8]) {
+    if (layout == GROUP_CONSECUTIVE) {
+        for (int j = 0; j < 4; j++)
+            T_STORE_RECORDS(base + j * T_W * stride, stride, nf / 4, c[j] + first);
+        return;
+    }
+    if (layout == GROUP_PAIRS) {
+        for (int h = 0; h < 2; h++) {
+            T pair[16];
+            for (int f = 0; f < nf; f++)
+                pair[f] = c[2 * h][first + f], pair[nf + f] = c[2 * h + 1][first + f];
+            T_STORE_RECORDS(base + 2 * h * T_W * stride, 2 * stride, nf / 2, pair);
+        }
+        return;
+    }
     if (nf % 4 == 0) {
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < nf / 4; k++)
-                T_OP(store_quads)(base + j * stride + k * T_QUAD, 4 * stride, c[j][4 * k], c[j][4 * k + 1],
-                                  c[j][4 * k + 2], c[j][4 * k + 3]);
+                T_OP(store_quads)(base + j * stride + k * T_QUAD, 4 * stride, c[j][first + 4 * k],
+                                  c[j][first + 4 * k + 1], c[j][first + 4 * k + 2], c[j][first + 4 * k + 3]);
         return;
     }
     for (int k = 0; k < nf; k++) {
@@ -162,21 +217,34 @@ JM_INLINE void T_FN(store_group)(char *base, ptrdiff_t stride, int nf, T c[4][8]
    be an input itself, record for record); the cold path per block, at its stride. */
 JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                               ptrdiff_t os, int flag) {
+                               ptrdiff_t os, char *o2, ptrdiff_t os2, int layout, int flag) {
     T va[4][8], vb[4][8], vo[4][8];
     int cold[4];
-    T_FN(load_group)(a, as, na, va);
+    T_FN(load_group)(a, as, na, layout, va);
     if (nb && !fixed_b)
-        T_FN(load_group)(b, bs, nb, vb);
+        T_FN(load_group)(b, bs, nb, layout, vb);
     /* the four blocks' computations unrolled side by side: their dependency chains (square roots,
        estimates and their refinements) overlap instead of running one after another */
     JM_UNROLL_4
     for (int j = 0; j < 4; j++)
         cold[j] = compute(va[j], fixed_b ? fixed_b : vb[j], vo[j], flag);
-    T_FN(store_group)(o, os, no, vo);
+    if (o2) { /* two results of 4 floats */
+        T_FN(store_group)(o, os, 4, layout, 0, vo);
+        T_FN(store_group)(o2, os2, 4, layout, 4, vo);
+    } else {
+        T_FN(store_group)(o, os, no, layout, 0, vo);
+    }
+    /* (no kernel with a cold path has two results) */
     for (int j = 0; j < 4; j++)
-        if (JM_UNLIKELY(cold[j]))
-            redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
+        if (JM_UNLIKELY(cold[j])) {
+            if (layout == GROUP_CONSECUTIVE)
+                redo(a + j * T_W * as, as, o + j * T_W * os, os, T_W, flag);
+            else if (layout == GROUP_PAIRS)
+                redo(a + (j / 2 * 2 * T_W + j % 2) * as, 2 * as, o + (j / 2 * 2 * T_W + j % 2) * os, 2 * os, T_W,
+                     flag);
+            else
+                redo(a + j * as, 4 * as, o + j * os, 4 * os, T_W, flag);
+        }
 }
 
 /*
@@ -186,11 +254,12 @@ JM_INLINE void T_FN(run_group)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int
  * records move without a stage), then the last 1 ... T_W records. The stages start zeroed where
  * an operand may be staged, so the lanes past the last record hold zeros or earlier records
  * (their results are never stored) and no lane reads an unset float. A b of stride 0 (one record
- * broadcast against every a, as an axis) is loaded into every lane once (fixed_b).
+ * broadcast against every a, as an axis) is loaded into every lane once (fixed_b). o2 non-NULL
+ * (no = 8): floats 0..3 of each result go to o (stride os), 4..7 to o2 (stride os2).
  */
 JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no,
                                  const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, const T *fixed_b, char *o,
-                                 ptrdiff_t os, size_t n, int flag) {
+                                 ptrdiff_t os, char *o2, ptrdiff_t os2, size_t n, int flag) {
     T_S stage_a[T_W * 8 + 4], stage_b[T_W * 8 + 4], stage_o[T_W * 8];
     memset(stage_a, 0, sizeof stage_a);
     if (nb)
@@ -199,22 +268,33 @@ JM_INLINE void T_FN(run_records)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, i
     /* 6-float results store faster through store_result's second-quads-first path (measured:
        docs/design/algebra-records.md) */
     const ptrdiff_t size = (ptrdiff_t)sizeof(T_S);
+    /* every operand and result quaternion-sized: consecutive blocks, whole records; packed with an
+       even number of floats (6 -> 4): pairs of records as whole records */
+    const int pairs = na % 2 == 0 && na < 8 && as == na * size && no % 2 == 0 && no < 8 && os == no * size && !o2 &&
+                      (!nb || fixed_b || (nb % 2 == 0 && bs == nb * size));
+    const int layout = na % 4 == 0 && (nb % 4 == 0 || fixed_b) && no % 4 == 0 ? GROUP_CONSECUTIVE
+                       : pairs                                                  ? GROUP_PAIRS
+                                                                                : GROUP_INTERLEAVED;
     if ((na % 4 == 0 || as == na * size) && (nb % 4 == 0 || bs == nb * size || fixed_b) &&
         (no % 4 == 0 || os == no * size) &&
         no != 6)
         for (; i + 4 * T_W <= n; i += 4 * T_W)
             T_FN(run_group)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                            fixed_b, o + (ptrdiff_t)i * os, os, flag);
+                            fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2,
+                            layout, flag);
     for (; i + T_W < n; i += T_W)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        fixed_b, o + (ptrdiff_t)i * os, os, T_W, 1, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2, T_W, 1,
+                        flag, stage_a, stage_b, stage_o);
     if (i < n)
         T_FN(run_block)(compute, redo, na, nb, no, a + (ptrdiff_t)i * as, as, b + (ptrdiff_t)i * bs, bs,
-                        fixed_b, o + (ptrdiff_t)i * os, os, n - i, 0, flag, stage_a, stage_b, stage_o);
+                        fixed_b, o + (ptrdiff_t)i * os, os, o2 ? o2 + (ptrdiff_t)i * os2 : NULL, os2, n - i, 0,
+                        flag, stage_a, stage_b, stage_o);
 }
 
 JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, int nb, int no, const char *a,
-                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, size_t n, int flag) {
+                         ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os, char *o2, ptrdiff_t os2,
+                         size_t n, int flag) {
     if (nb && bs == 0) {
         T fixed[8];
         T_S copies[T_W * 8] = {0};
@@ -224,9 +304,9 @@ JM_INLINE void T_FN(run)(T_FN(compute_fn) compute, T_FN(redo_fn) redo, int na, i
             T_OP(load_quads)((const char *)copies + k * T_QUAD, 8 * (ptrdiff_t)sizeof(T_S), &fixed[4 * k],
                              &fixed[4 * k + 1], &fixed[4 * k + 2], &fixed[4 * k + 3]);
         /* a separate instance: what the kernel computes from b alone may move out of the loops */
-        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, n, flag);
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, fixed, o, os, o2, os2, n, flag);
     } else {
-        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, n, flag);
+        T_FN(run_records)(compute, redo, na, nb, no, a, as, b, bs, NULL, o, os, o2, os2, n, flag);
     }
 }
 
@@ -494,25 +574,24 @@ JM_INLINE int T_FN(angle_between_lanes)(const T a[8], const T b[8], T out[8], in
     return 0;
 }
 
-/*
- * swing_twist: q / |q| = swing * twist with twist a rotation about the unit axis u = axis / |axis|:
- * twist = (p u, w) / |(p, w)| with p = u . v, the projection of q onto the rotations about u, so
- * that swing = (q / |q|) conj(twist) has w >= 0 and no component along u (a rotation about an
- * axis perpendicular to u) and twist keeps q's sign. Singular case: p = w = 0 exactly (q a
- * half turn about an axis perpendicular to u): twist is the identity and swing = q / |q|.
- * (p, w) is scaled by a power of two before its norm (exact), so a tiny p or w is no zero. A zero,
- * inf or NaN q or axis gives NaN for both (twist too). out: swing in 0..3, twist in 4..7.
- */
-JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
-    (void)flag;
-    T q[4] = {a[0], a[1], a[2], a[3]}, u[3] = {b[0], b[1], b[2]};
-    T_FN(scale_if_needed)(q, 4);
+/* swing_twist's unit axis: u / |u| (scaled by a power of two first where out of range, exact);
+   NaN for a zero, inf or NaN u. For one axis broadcast to every q it moves out of the loops. */
+JM_INLINE void T_FN(unit_axis)(T u[3]) {
     T_FN(scale_if_needed)(u, 3);
-    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_FN(is_valid)(u, 3));
-    /* three reciprocal square roots (T_RSQRT) and no division: |u|^2, |q|^2 in range (scaled) */
     T inv_u = T_RSQRT(T_FN(dot3)(u, u));
+    inv_u = T_OP(select)(T_FN(is_valid)(u, 3), inv_u, T_FN(nan_lanes)());
     for (int k = 0; k < 3; k++)
         u[k] = T_OP(mul)(u[k], inv_u);
+}
+
+/* swing_twist of a block with any lane outside the short form (swing_twist_lanes): q normalised
+   after its power-of-two scaling, (p, w) scaled by the power of two that puts the larger in
+   [1, 2) before its norm (exact: a tiny p or w is no zero), the singular case and NaN by
+   selection; u the unit axis (unit_axis). Kept out of line: its blocks are rare. */
+JM_COLD static void T_FN(swing_twist_scaled)(const T a[8], const T u[3], T out[8]) {
+    T q[4] = {a[0], a[1], a[2], a[3]};
+    T_FN(scale_if_needed)(q, 4);
+    T_MASK valid = T_MASK_OP(and)(T_FN(is_valid)(q, 4), T_OP(ge)(T_OP(abs)(u[0]), T_FN(zero_lanes)()));
     T inv_q = T_RSQRT(T_OP(fmadd)(q[3], q[3], T_FN(dot3)(q, q)));
     for (int k = 0; k < 4; k++)
         q[k] = T_OP(mul)(q[k], inv_q);
@@ -532,6 +611,59 @@ JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int 
     T_FN(hamilton)(q, conj_twist, out);
     for (int k = 0; k < 4; k++)
         out[4 + k] = twist[k];
+}
+
+/*
+ * swing_twist: q / |q| = swing * twist with twist a rotation about the unit axis u = axis / |axis|:
+ * twist = (p u, w) / |(p, w)| with p = u . v, the projection of q onto the rotations about u, so
+ * that swing = (q / |q|) conj(twist) has w >= 0 and no component along u (a rotation about an
+ * axis perpendicular to u) and twist keeps q's sign. Singular case: p = w = 0 exactly (q a
+ * half turn about an axis perpendicular to u): twist is the identity and swing = q / |q|.
+ * A zero, inf or NaN q or axis gives NaN for both (twist too). out: swing in 0..3, twist in 4..7.
+ *
+ * Lanes with |(p, w)|^2 >= T_SWING_LO and |q|^2 <= T_SWING_HI at q's own scale
+ * (every unit q with |(p, w)| above 2^-50, float32) take the short form: neither q nor (p, w) is
+ * normalised before the products; with n2 = p^2 + w^2 (q's scale squared, which cancels),
+ *   twist = (p u, w) / sqrt(n2),
+ *   swing = q conj((p u, w)) / (|q| sqrt(n2)) = (w (v - p u) + p (u x v), n2) / (|q| sqrt(n2))
+ * (using u . v = p): one scaling at the end, two reciprocal square roots, no selection; as in
+ * the scaled form, the rounding of p is what grows as 1 / |(p, w)| (the stated bound).
+ * The other lanes (the singular case, tiny (p, w), scales beyond the range, zero, inf, NaN) take
+ * swing_twist_scaled, which scales q and (p, w) by powers of two first, in the rare blocks that
+ * hold one.
+ */
+JM_INLINE int T_FN(swing_twist_lanes)(const T a[8], const T b[8], T out[8], int flag) {
+    (void)flag;
+    const T v[3] = {a[0], a[1], a[2]}, w = a[3];
+    T u[3] = {b[0], b[1], b[2]};
+    T_FN(unit_axis)(u);
+    T p = T_FN(dot3)(u, v);
+    T n2 = T_OP(fmadd)(p, p, T_OP(mul)(w, w));
+    T nq2 = T_OP(fmadd)(w, w, T_FN(dot3)(v, v));
+    /* not (n2 >= lo and nq2 <= hi): out of the short form's range, zero, inf or NaN */
+    T_MASK short_form = T_MASK_OP(and)(T_OP(ge)(n2, T_OP(set1)((T_S)T_SWING_LO)),
+                                       T_OP(ge)(T_OP(set1)((T_S)T_SWING_HI), nq2));
+    T inv_n = T_RSQRT(n2), inv_swing = T_OP(mul)(inv_n, T_RSQRT(nq2));
+    T pn = T_OP(mul)(p, inv_n);
+    for (int k = 0; k < 3; k++)
+        out[4 + k] = T_OP(mul)(pn, u[k]);
+    out[7] = T_OP(mul)(w, inv_n);
+    /* swing's vector: w (v - p u) + p (u x v), both factors scaled first */
+    T ws = T_OP(mul)(w, inv_swing), ps = T_OP(mul)(p, inv_swing);
+    for (int k = 0; k < 3; k++) {
+        const int i = (k + 1) % 3, j = (k + 2) % 3;
+        T cross = T_OP(fnmadd)(u[j], v[i], T_OP(mul)(u[i], v[j]));
+        T perpendicular = T_OP(fnmadd)(p, u[k], v[k]);
+        out[k] = T_OP(fmadd)(ws, perpendicular, T_OP(mul)(ps, cross));
+    }
+    out[3] = T_OP(mul)(n2, inv_swing);
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(short_form)))) {
+        /* lane by lane, so that a record's result never depends on its block's other records */
+        T scaled[8];
+        T_FN(swing_twist_scaled)(a, u, scaled);
+        for (int k = 0; k < 8; k++)
+            out[k] = T_OP(select)(short_form, out[k], scaled[k]);
+    }
     return 0;
 }
 
@@ -546,19 +678,13 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
     return 0;
 }
 
-/*
- * sixd_to_quat: Gram-Schmidt as Zhou et al. 2019: b1 = a1 / |a1|, b2 = the normalised part of a2
- * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion
- * (T_FROM_ROTATION: the largest-divisor component positive). The first column keeps its
- * direction: for input that is not two orthonormal columns this is not the nearest rotation.
- * a2 and the orthogonal part of a2 are scaled by a power of two before their norms, a1 where its
- * block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed; exact either way):
- * any finite scale. The norms' reciprocals are T_RSQRT (no division). NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
- * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise), inf or NaN.
- */
-JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
-    (void)b, (void)flag;
-    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9];
+/* sixd_to_quat of the lanes outside from_6d_lanes' short form: a1 scaled by a power of two where
+   its block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed), a2 and the part
+   of a2 orthogonal to b1 always (scale_pow2; exact either way), R's quaternion by T_FROM_ROTATION
+   (which scales its entries too); NaN where a2 is parallel to a1 within rounding. Kept out of
+   line: its blocks are rare. */
+JM_COLD static void T_FN(sixd_scaled)(const T a[8], T out[4]) {
+    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9], q[8];
     T_FN(scale_if_needed)(b1, 3); /* normalised next: only its squares' range matters */
     T_OP(scale_pow2)(a2, 3);
     T inv1 = T_RSQRT(T_FN(dot3)(b1, b1));
@@ -579,7 +705,61 @@ JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag
     b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
     for (int k = 0; k < 3; k++)
         r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
-    T_FROM_ROTATION(r, out);
+    T_FROM_ROTATION(r, q);
+    for (int k = 0; k < 4; k++)
+        out[k] = q[k];
+}
+
+/*
+ * sixd_to_quat: Gram-Schmidt as Zhou et al. 2019: b1 = a1 / |a1|, b2 = the normalised part of a2
+ * orthogonal to b1, b3 = b1 x b2, R = [b1 b2 b3] (columns), then R's unit quaternion by the
+ * largest-divisor method (divisor_entries, as T_FROM_ROTATION: the largest-divisor component
+ * positive). The first column keeps its direction: for input that is not two orthonormal
+ * columns this is not the nearest rotation. The norms' reciprocals are T_RSQRT (no division).
+ * Short form, lanes with |a1|^2 in [T_SIXD_LO, T_SIXD_HI], |a2|^2 in [T_SIXD_LO2, T_SIXD_HI] and
+ * a2 not parallel to a1 (every 6-D form of a rotation at scales 2^-30 ... 2^50, float32): every
+ * square is normal as it stands, so nothing is scaled, and R is orthonormal within rounding, so
+ * its quaternion's entries (|e| = 2 sqrt(t) in [2, 4]) are normalised as they come. The other
+ * lanes (any finite scale; NaN for a1 = 0, for a2 parallel to a1 within rounding (its part
+ * orthogonal to b1 shorter than T_PARALLEL2^(1/2) |a2|, 16 ulp: a direction of rounding noise),
+ * inf or NaN) take sixd_scaled, in the rare blocks that hold one.
+ */
+JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
+    (void)b, (void)flag;
+    const T a1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]};
+    T b1[3], b2[3], b3[3], r[9], e[4];
+    T n1 = T_FN(dot3)(a1, a1), n2 = T_FN(dot3)(a2, a2);
+    T inv1 = T_RSQRT(n1);
+    for (int k = 0; k < 3; k++)
+        b1[k] = T_OP(mul)(a1[k], inv1);
+    T d = T_FN(dot3)(b1, a2);
+    for (int k = 0; k < 3; k++)
+        b2[k] = T_OP(fnmadd)(d, b1[k], a2[k]);
+    T m2 = T_FN(dot3)(b2, b2);
+    /* in range (NaN compares false) and not parallel */
+    const T hi = T_OP(set1)((T_S)T_SIXD_HI);
+    T_MASK short_form = T_MASK_OP(and)(T_MASK_OP(and)(T_OP(ge)(n1, T_OP(set1)((T_S)T_SIXD_LO)), T_OP(ge)(hi, n1)),
+                                       T_MASK_OP(and)(T_OP(ge)(n2, T_OP(set1)((T_S)T_SIXD_LO2)), T_OP(ge)(hi, n2)));
+    short_form = T_MASK_OP(and)(short_form, T_OP(ge)(m2, T_OP(mul)(n2, T_OP(set1)((T_S)T_PARALLEL2))));
+    T inv2 = T_RSQRT(m2);
+    for (int k = 0; k < 3; k++)
+        b2[k] = T_OP(mul)(b2[k], inv2);
+    b3[0] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));
+    b3[1] = T_OP(fnmadd)(b1[0], b2[2], T_OP(mul)(b1[2], b2[0]));
+    b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
+    for (int k = 0; k < 3; k++)
+        r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
+    (void)T_FN(divisor_entries)(r, e);
+    T inv_e = T_RSQRT(T_OP(fmadd)(e[0], e[0], T_OP(fmadd)(e[1], e[1], T_OP(fmadd)(e[2], e[2], T_OP(mul)(e[3], e[3])))));
+    for (int k = 0; k < 4; k++)
+        out[k] = T_OP(mul)(e[k], inv_e);
+    if (JM_UNLIKELY(T_MASK_OP(any)(T_MASK_OP(not)(short_form)))) {
+        /* lane by lane, so that a record's result never depends on its block's other records */
+        T scaled[4];
+        T_FN(sixd_scaled)(a, scaled);
+        for (int k = 0; k < 4; k++)
+            out[k] = T_OP(select)(short_form, out[k], scaled[k]);
+    }
     out[4] = out[5] = out[6] = out[7] = T_FN(zero_lanes)();
     return 0;
 }
@@ -593,7 +773,7 @@ static void T_FN(no_redo)(const char *a, ptrdiff_t as, char *o, ptrdiff_t os, si
 #define ALGEBRA_KERNEL(kernel, lanes, redo, na, nb, no)                                                             \
     void JM_FN(T_FN(kernel))(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,       \
                              size_t n, int flag) {                                                                   \
-        T_FN(run)(T_FN(lanes), T_FN(redo), na, nb, no, a, as, b, bs, o, os, n, flag);                                \
+        T_FN(run)(T_FN(lanes), T_FN(redo), na, nb, no, a, as, b, bs, o, os, NULL, 0, n, flag);                     \
     }
 ALGEBRA_KERNEL(jm_quat_multiply, multiply_lanes, no_redo, 4, 4, 4)
 ALGEBRA_KERNEL(jm_quat_conjugate, conjugate_lanes, no_redo, 4, 0, 4)
@@ -603,7 +783,12 @@ ALGEBRA_KERNEL(jm_quats_to_rotvecs, to_rotvec_lanes, no_redo, 4, 0, 3)
 ALGEBRA_KERNEL(jm_rotvecs_to_quats, to_quat_lanes, to_quat_far, 3, 0, 4)
 ALGEBRA_KERNEL(jm_quat_angles, angle_lanes, no_redo, 4, 0, 1)
 ALGEBRA_KERNEL(jm_quat_angles_between, angle_between_lanes, no_redo, 4, 4, 1)
-ALGEBRA_KERNEL(jm_swing_twist, swing_twist_lanes, no_redo, 4, 3, 8)
 ALGEBRA_KERNEL(jm_quats_to_6d, to_6d_lanes, no_redo, 4, 0, 6)
 ALGEBRA_KERNEL(jm_sixd_to_quats, from_6d_lanes, no_redo, 6, 0, 4)
 #undef ALGEBRA_KERNEL
+
+/* swing_twist (jm_algebra2_fn): swing to out, twist to out2 */
+void JM_FN(T_FN(jm_swing_twist))(const char *a, ptrdiff_t as, const char *b, ptrdiff_t bs, char *o, ptrdiff_t os,
+                                 char *o2, ptrdiff_t os2, size_t n, int flag) {
+    T_FN(run)(T_FN(swing_twist_lanes), T_FN(no_redo), 4, 3, 8, a, as, b, bs, o, os, o2, os2, n, flag);
+}

@@ -136,6 +136,11 @@ typedef jm_euler_f64_fn *jm_euler_f64_kernel;
 typedef void jm_algebra_fn(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
                            ptrdiff_t out_stride, size_t n, int flag);
 typedef jm_algebra_fn *jm_algebra_kernel;
+/* The same with a result of two quads to two arrays: floats 0..3 of each result record to out
+   (out_stride), 4..7 to out2 (out2_stride); either may be a itself, record for record (swing_twist). */
+typedef void jm_algebra2_fn(const char *a, ptrdiff_t a_stride, const char *b, ptrdiff_t b_stride, char *out,
+                            ptrdiff_t out_stride, char *out2, ptrdiff_t out2_stride, size_t n, int flag);
+typedef jm_algebra2_fn *jm_algebra2_kernel;
 /* ------------------------------------------------------------- fitting (csrc/fit.c) -- */
 
 /* Why a fitting job stopped early (jm_mean_job.error, jm_align_job.error); error_batch says where. */

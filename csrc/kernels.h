@@ -52,7 +52,7 @@
     X(rotvecs_to_quats, algebra, isa)      /* float[3] -> float[4] */                              \
     X(quat_angles, algebra, isa)           /* float[4] -> float */                                 \
     X(quat_angles_between, algebra, isa)   /* float[4], float[4] -> float */                       \
-    X(swing_twist, algebra, isa)           /* float[4], float[3] -> float[2][4] */                 \
+    X(swing_twist, algebra2, isa)          /* float[4], float[3] -> float[4], float[4] */          \
     X(quats_to_6d, algebra, isa)           /* float[4] -> float[6] */                              \
     X(sixd_to_quats, algebra, isa)         /* float[6] -> float[4] */                              \
     X(quat_multiply_f64, algebra, isa)     /* the same on doubles */                               \
@@ -63,7 +63,7 @@
     X(rotvecs_to_quats_f64, algebra, isa)                                                          \
     X(quat_angles_f64, algebra, isa)                                                               \
     X(quat_angles_between_f64, algebra, isa)                                                       \
-    X(swing_twist_f64, algebra, isa)                                                               \
+    X(swing_twist_f64, algebra2, isa)                                                              \
     X(quats_to_6d_f64, algebra, isa)                                                               \
     X(sixd_to_quats_f64, algebra, isa)                                                             \
     X(quat_mean, quat_mean, isa)           /* float[4] sets -> mean float[4] (fit.c) */            \

@@ -18,7 +18,7 @@ typedef struct {
     const char *operand[2]; /* names; operand[1] NULL: one operand */
     int floats[2];          /* floats per record of each operand (4, 3 or 6) */
     int out_floats;         /* floats per result record: 1 (a scalar per record, no core dim), 3, 4, 6, or 8
-                               (swing_twist: (..., 2, 4)) */
+                               (swing_twist: two results of 4, one array each) */
     const char *flag;       /* the name of the bool option, or NULL */
 } algebra_spec;
 
@@ -42,44 +42,16 @@ static int result_core(int out_floats, npy_intp *core) {
     }
 }
 
-/* n records of `record` bytes (16: float32 quaternions, else 32) from src to dst, strides in bytes
-   (the size a constant in each loop: no call per record) */
-static void copy_quads(const char *src, ptrdiff_t ss, char *dst, ptrdiff_t ds, npy_intp n, npy_intp record) {
-    if (record == 16)
-        for (npy_intp i = 0; i < n; i++)
-            memcpy(dst + i * ds, src + i * ss, 16);
-    else
-        for (npy_intp i = 0; i < n; i++)
-            memcpy(dst + i * ds, src + i * ss, 32);
-}
-
-/* records of 8 floats computed per chunk into a buffer before split_chunks copies their halves
-   out: 32 KB (float32), within the L1 / L2 caches, so the interleaved result never goes to memory */
-#define SPLIT_CHUNK_RECORDS 1024
-
-/* n records of 8 floats to (..., 2, 4) results given as two arrays (dst[0], dst[1]): the kernel
-   writes a chunk to buf, its quads are copied out; a chunk's inputs are read before its results
-   are written (jm_walk_output allowed out to be an input only record for record). */
-static void split_chunks(jm_algebra_kernel kernel, const jm_walk *walks, const jm_walk *dst, npy_intp n, int flag,
-                         npy_intp esize, char *buf) {
-    const npy_intp half = 4 * esize;
-    for (npy_intp i = 0; i < n; i += SPLIT_CHUNK_RECORDS) {
-        const npy_intp m = n - i < SPLIT_CHUNK_RECORDS ? n - i : SPLIT_CHUNK_RECORDS;
-        kernel(walks[0].base + i * walks[0].stride, walks[0].stride, walks[1].base + i * walks[1].stride,
-               walks[1].stride, buf, 2 * half, (size_t)m, flag);
-        for (int k = 0; k < 2; k++)
-            copy_quads(buf + k * half, 2 * half, dst[k].base + i * dst[k].stride, dst[k].stride, m, half);
-    }
-}
-
 /*
  * The body of every function of the family: slots = the operands, then the flag (when spec->flag),
- * then out. Returns the result array (a new reference), `out` itself when given. halves (swing_twist
- * with out given, checked by the caller as a tuple of two arrays, out_obj NULL): the result's
- * [..., 0, :] and [..., 1, :] go to halves[0] and halves[1], and the tuple of the two is returned.
+ * then out. Returns the result array (a new reference), `out` itself when given. Results of two
+ * quads (spec->out_floats 8: swing_twist, kernels h32 and h64, out_obj NULL): the two halves of
+ * each result go to halves[0] and halves[1] (given as out, checked by the caller as a tuple of two
+ * arrays; NULL: new arrays), written by the kernel directly, and the tuple of the two is returned.
  */
 static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, PyObject *out_obj,
-                              PyObject *const *halves, jm_algebra_kernel k32, jm_algebra_kernel k64) {
+                              PyObject *const *halves, jm_algebra_kernel k32, jm_algebra_kernel k64,
+                              jm_algebra2_kernel h32, jm_algebra2_kernel h64) {
     const int n_operands = spec->operand[1] ? 2 : 1;
     PyArrayObject *ops[2] = {NULL, NULL}, *out = NULL;
     jm_walk walks[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}}, dst = {NULL, NULL, 0};
@@ -121,12 +93,12 @@ static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, 
     }
     memcpy(shape + batch_ndim, core, out_ncore * sizeof(npy_intp));
     const int ndim = batch_ndim + out_ncore;
-    if (halves) {
-        PyArrayObject *checked[2];
+    if (spec->out_floats == 8) {
+        PyArrayObject *checked[2] = {NULL, NULL};
         npy_intp half_shape[NPY_MAXDIMS + 2];
         memcpy(half_shape, shape, batch_ndim * sizeof(npy_intp));
         half_shape[batch_ndim] = 4;
-        for (int k = 0; k < 2; k++) /* both checked before either is written */
+        for (int k = 0; k < 2 && halves; k++) /* both checked before either is written */
             if (jm_float_out(halves[k], type, batch_ndim + 1, half_shape, &checked[k]) < 0)
                 goto done;
         npy_intp record_bytes[2];
@@ -137,20 +109,16 @@ static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, 
         }
         jm_walk parts[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
         PyObject *results[2] = {NULL, NULL};
-        char *buf = PyMem_Malloc(SPLIT_CHUNK_RECORDS * 8 * esize);
-        if (!buf) {
-            PyErr_NoMemory();
-            goto done;
-        }
         int ok = 1;
         for (int k = 0; k < 2 && ok; k++)
             ok = jm_walk_output(checked[k], type, batch_ndim + 1, half_shape, batch_ndim, 4 * esize, 0, walks,
                                 record_bytes, n_operands, &parts[k]) == 0;
         const npy_intp n = PyArray_MultiplyList(shape, batch_ndim);
-        jm_algebra_kernel kernel = type == NPY_FLOAT32 ? k32 : k64;
+        jm_algebra2_kernel kernel = type == NPY_FLOAT32 ? h32 : h64;
         if (ok && n)
-            JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS, split_chunks(kernel, walks, parts, n, flag, esize, buf));
-        PyMem_Free(buf);
+            JM_RELEASING_GIL(n >= GIL_RELEASE_MIN_RECORDS,
+                             kernel(walks[0].base, walks[0].stride, walks[1].base, walks[1].stride, parts[0].base,
+                                    parts[0].stride, parts[1].base, parts[1].stride, (size_t)n, flag));
         for (int k = 0; k < 2 && ok; k++)
             ok = (results[k] = jm_output_result(checked[k], &parts[k])) != NULL;
         if (ok)
@@ -198,7 +166,8 @@ done:
         if (jm_parse_args(#name, args, nargs, kwnames, names, JM_COUNT(names), name##_spec.operand[1] ? 2 : 1,     \
                           slots) < 0)                                                                                \
             return NULL;                                                                                             \
-        return algebra_call(&name##_spec, slots, slots[JM_COUNT(names) - 1], NULL, jm_active->k32, jm_active->k64);      \
+        return algebra_call(&name##_spec, slots, slots[JM_COUNT(names) - 1], NULL, jm_active->k32, jm_active->k64,     \
+                            NULL, NULL);                                                                     \
     }
 
 /* ------------------------------------------------------------------------ product -- */
@@ -623,36 +592,13 @@ JM_FASTCALL_FUNCTION(swing_twist) {
     if (jm_parse_args("swing_twist", args, nargs, kwnames, names, JM_COUNT(names), 2, slots) < 0)
         return NULL;
     PyObject *out = slots[2] && slots[2] != Py_None ? slots[2] : NULL;
-    if (out) {
-        if (!(PyTuple_Check(out) && PyTuple_GET_SIZE(out) == 2 && PyArray_Check(PyTuple_GET_ITEM(out, 0)) &&
-              PyArray_Check(PyTuple_GET_ITEM(out, 1))))
-            return PyErr_Format(PyExc_TypeError, "out must be a tuple of two arrays (swing, twist), got %s",
-                                jm_type_name(out));
-        PyObject *halves[2] = {PyTuple_GET_ITEM(out, 0), PyTuple_GET_ITEM(out, 1)};
-        return algebra_call(&swing_twist_spec, slots, NULL, halves, jm_active->swing_twist,
-                            jm_active->swing_twist_f64);
-    }
-    PyObject *both = algebra_call(&swing_twist_spec, slots, NULL, NULL, jm_active->swing_twist,
-                                  jm_active->swing_twist_f64);
-    if (!both)
-        return NULL;
-    PyObject *parts[2] = {NULL, NULL}, *result = NULL;
-    for (int k = 0; k < 2; k++) { /* both[..., k, :] */
-        PyObject *all = PySlice_New(NULL, NULL, NULL);
-        PyObject *index = all ? Py_BuildValue("(OiN)", Py_Ellipsis, k, all) : NULL;
-        if (!index)
-            goto done;
-        parts[k] = PyObject_GetItem(both, index);
-        Py_DECREF(index);
-        if (!parts[k])
-            goto done;
-    }
-    result = PyTuple_Pack(2, parts[0], parts[1]);
-done:
-    Py_XDECREF(parts[0]);
-    Py_XDECREF(parts[1]);
-    Py_DECREF(both);
-    return result;
+    if (out && !(PyTuple_Check(out) && PyTuple_GET_SIZE(out) == 2 && PyArray_Check(PyTuple_GET_ITEM(out, 0)) &&
+                 PyArray_Check(PyTuple_GET_ITEM(out, 1))))
+        return PyErr_Format(PyExc_TypeError, "out must be a tuple of two arrays (swing, twist), got %s",
+                            jm_type_name(out));
+    PyObject *halves[2] = {out ? PyTuple_GET_ITEM(out, 0) : NULL, out ? PyTuple_GET_ITEM(out, 1) : NULL};
+    return algebra_call(&swing_twist_spec, slots, NULL, out ? halves : NULL, NULL, NULL, jm_active->swing_twist,
+                        jm_active->swing_twist_f64);
 }
 
 /* ------------------------------------------------------------------------- 6-D -- */
