@@ -56,22 +56,17 @@ JM_INLINE unsigned leading_zeros(uint64_t w) { /* of a word that is not 0 */
 #endif
 }
 
-/* One Rice-coded residual at bit *pos with parameter k (0..JM_CODEC_MAX_K), decoded (zigzag
-   undone: an escaped u of 32 bits gives an int32, a unary-coded one less than 2^29). checked: 0
-   when the caller knows that the 8 bytes from *pos on lie within data[0..limit). */
-JM_INLINE int32_t read_residual(const uint8_t *data, size_t limit, uint64_t *pos, unsigned k, int checked) {
-    uint64_t w;
-    if (checked)
-        w = peek_bits(data, limit, *pos);
-    else {
-        w = load_be64(data + (*pos >> 3)) << (*pos & 7);
-    }
+/* One Rice-coded residual at bit *pos of data[0..size) with parameter k (0..JM_CODEC_MAX_K),
+   decoded (zigzag undone: an escaped u of 32 bits gives an int32, a unary-coded one less than
+   2^29). checked: 0 when the caller knows that the 8 bytes from *pos on lie within the data. */
+JM_INLINE int32_t read_residual(const uint8_t *data, size_t size, uint64_t *pos, unsigned k, int checked) {
+    const uint64_t w = checked ? peek_bits(data, size, *pos) : load_be64(data + (*pos >> 3)) << (*pos & 7);
     /* the leading ones, at most JM_CODEC_ESCAPE: the bit after them counts as the zero */
     const unsigned ones = leading_zeros(~w | (uint64_t)1 << (63 - JM_CODEC_ESCAPE));
     uint32_t u;
     if (JM_LIKELY(ones < JM_CODEC_ESCAPE)) {
-        /* the k bits after the zero: two shifts (63 - k, then 1) so that k = 0 gives none */
-        u = (uint32_t)((uint64_t)ones << k | ((w << ones << 1) >> (63 - k) >> 1));
+        /* the zero and the k bits after it (k = 0: the zero alone) */
+        u = (uint32_t)((uint64_t)ones << k | (w << ones) >> (63 - k));
         *pos += ones + 1 + k;
     } else {
         u = (uint32_t)((w << JM_CODEC_ESCAPE) >> 32);
@@ -85,74 +80,83 @@ JM_INLINE int32_t read_residual(const uint8_t *data, size_t limit, uint64_t *pos
 
 /* One Rice stream's reading state: its bit position, last three values, and block header. */
 typedef struct {
-    uint64_t pos, x1, x2, x3;
-    unsigned order, k; /* of the block being read */
+    uint64_t pos;
+    uint32_t x1, x2, x3; /* int32 as uint32 (wrapping arithmetic) */
+    unsigned order, k;   /* of the block being read */
 } stream_state;
 
 /* jm_codec_decode's scratch per stream: its state, its place in a list, a block of values */
 typedef char scratch_fits[sizeof(stream_state) + sizeof(size_t) <= 64 ? 1 : -1];
 
 /*
- * The residuals of one block of `len` values of JM_CODEC_LANES streams (stream l: data[l],
- * readable up to limit[l] bytes, its bit position pos[l], parameter k[l], residuals to
- * out[l][0..len)), interleaved value by value so that their independent bit readers overlap in
- * the CPU (one stream alone is a chain of dependent loads). checked: as read_residual.
+ * The residuals of one block of `len` values of JM_CODEC_LANES streams of data[0..size) (stream
+ * l: at bit pos[l] of the data, parameter k[l], residuals to out[l][0..len)), interleaved value
+ * by value so that their independent bit readers overlap in the CPU (one stream alone is a
+ * chain of dependent loads); the streams' positions counted from the data's start, so that
+ * they share one pointer. checked: as read_residual.
  */
-JM_INLINE void read_residuals(const uint8_t *const *data, const size_t *limit, uint64_t *pos, const unsigned *k,
-                              size_t len, int32_t *const *out, int checked) {
+JM_INLINE void read_residuals(const uint8_t *data, size_t size, uint64_t *pos, const unsigned *k, size_t len,
+                              int32_t *const *out, int checked) {
     for (size_t i = 0; i < len; i++) {
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 8
+#pragma GCC unroll 4
 #endif
         for (size_t l = 0; l < JM_CODEC_LANES; l++)
-            out[l][i] = read_residual(data[l], limit[l], &pos[l], k[l], checked);
+            out[l][i] = read_residual(data, size, &pos[l], k[l], checked);
     }
 }
 
 /*
  * The block's values in place of its residuals x[0..len) (int32), predicted with order `order`
  * from the stream's three values before (s->x1..x3, updated). The stream's first values
- * (first: this is its first block) use the orders they have room for. uint64 arithmetic: a
- * stream of garbage wraps instead of overflowing, and is refused by the result: nonzero when a
- * value lies beyond +-JM_CODEC_MAX_VALUE.
+ * (first: this is its first block) use the orders they have room for. Returns nonzero for a
+ * block with a value beyond +-JM_CODEC_MAX_VALUE (the stream is refused), tested as: every
+ * residual within +-8 JM_CODEC_MAX_VALUE (the most a prediction, whose coefficients' magnitudes
+ * add up to at most 7, can miss a value in range by), then every value in range. While every
+ * value before is in range, so is the exact prediction within +-7 JM_CODEC_MAX_VALUE, and with
+ * such a residual the value within +-15 JM_CODEC_MAX_VALUE < 2^31: the int32 arithmetic (uint32,
+ * wrapping) is exact up to the first value out of range, which the tests then see.
  */
-JM_INLINE uint64_t predict_block(int32_t *x, size_t len, unsigned order, int first, stream_state *s) {
-    /* prediction coefficients of x[i-1], x[i-2], x[i-3] by order (two's complement in uint64) */
-    static const uint64_t c1[4] = {0, 1, 2, 3}, c2[4] = {0, 0, (uint64_t)-1, (uint64_t)-3}, c3[4] = {0, 0, 0, 1};
-    uint64_t x1 = s->x1, x2 = s->x2, x3 = s->x3, bad = 0;
+JM_INLINE int predict_block(int32_t *x, size_t len, unsigned order, int first, stream_state *s) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < len; i++) /* vectorized: the residuals' bound */
+        bad |= (uint32_t)x[i] + 8u * JM_CODEC_MAX_VALUE > 16u * JM_CODEC_MAX_VALUE;
+    uint32_t x1 = s->x1, x2 = s->x2, x3 = s->x3;
     size_t i = 0;
-#define JM_PREDICT(a1, a2, a3)                                                                                      \
-    do {                                                                                                            \
-        const uint64_t v = (a1) * x1 + (a2) * x2 + (a3) * x3 + (uint64_t)(int64_t)x[i];                           \
-        bad |= v + JM_CODEC_MAX_VALUE > 2 * (uint64_t)JM_CODEC_MAX_VALUE; /* |v| > 2^24 as an int64 */             \
-        x[i] = (int32_t)(uint32_t)v;                                                                                \
-        x3 = x2, x2 = x1, x1 = v;                                                                                   \
+#define JM_PREDICT(expression)                   \
+    do {                                         \
+        const uint32_t v = (expression);         \
+        x[i] = (int32_t)v;                       \
+        x3 = x2, x2 = x1, x1 = v;                \
     } while (0)
-    if (first)
+    if (first) /* the orders the stream's first values have room for */
         for (; i < len && i < 3; i++) {
             const unsigned p = i < order ? (unsigned)i : order;
-            JM_PREDICT(c1[p], c2[p], c3[p]);
+            const uint32_t e = (uint32_t)x[i];
+            JM_PREDICT(p == 0 ? e : p == 1 ? x1 + e : p == 2 ? 2 * x1 - x2 + e : 3 * x1 - 3 * x2 + x3 + e);
         }
-    switch (order) { /* a loop per order: constant coefficients */
+    switch (order) { /* a loop per order; the residual's terms first, off the chain through x1 */
     case 0:
         for (; i < len; i++)
-            JM_PREDICT(0, 0, 0);
+            JM_PREDICT((uint32_t)x[i]);
         break;
     case 1:
         for (; i < len; i++)
-            JM_PREDICT(1, 0, 0);
+            JM_PREDICT((uint32_t)x[i] + x1);
         break;
     case 2:
         for (; i < len; i++)
-            JM_PREDICT(2, (uint64_t)-1, 0);
+            JM_PREDICT((uint32_t)x[i] - x2 + 2 * x1);
         break;
     default:
         for (; i < len; i++)
-            JM_PREDICT(3, (uint64_t)-3, 1);
+            JM_PREDICT((uint32_t)x[i] + x3 - 3 * x2 + 3 * x1);
     }
 #undef JM_PREDICT
     s->x1 = x1, s->x2 = x2, s->x3 = x3;
-    return bad;
+    for (i = 0; i < len; i++) /* vectorized: the values' bound */
+        bad |= (uint32_t)x[i] + JM_CODEC_MAX_VALUE > 2u * JM_CODEC_MAX_VALUE;
+    return bad != 0;
 }
 
 /*
@@ -166,36 +170,32 @@ JM_INLINE uint64_t predict_block(int32_t *x, size_t len, unsigned order, int fir
  * up to its last byte.
  *
  * read_chunk: the residuals of one block of `len` values of up to JM_CODEC_LANES streams with
- * residuals to read (the streams `which[0..count)` of st, their bytes at data + offset[s],
- * readable up to `size`), JM_CODEC_LANES at once: the lanes left over read a stream of zeros
- * into a sink, so that every chunk runs the one unrolled loop.
+ * residuals to read (the streams `which[0..count)` of st, their bytes at data + offset[s]),
+ * JM_CODEC_LANES at once: the lanes left over decode the data's first bytes into a sink, so
+ * that every chunk runs the one unrolled loop.
  */
 JM_INLINE void read_chunk(const uint8_t *data, size_t size, const int64_t *table, stream_state *st, const size_t *which,
                           size_t count, size_t len, int32_t *values) {
     enum { L = JM_CODEC_LANES };
-    static const uint8_t zeros[JM_CODEC_BLOCK / 8 + 8] = {0}; /* at k = 0: one bit, 0, a value */
     int32_t sink[JM_CODEC_BLOCK];
-    const uint8_t *d[L];
-    size_t lim[L];
     uint64_t pos[L];
     unsigned k[L];
     int32_t *o[L];
     int checked = 0;
     for (size_t l = 0; l < L; l++) {
         if (l < count) {
-            const size_t s = which[l], offset = (size_t)table[3 * s];
-            d[l] = data + offset, lim[l] = size - offset, pos[l] = st[s].pos, k[l] = st[s].k;
-            o[l] = values + s * JM_CODEC_BLOCK;
-            checked |= pos[l] / 8 + JM_CODEC_MAX_BLOCK_BYTES + 8 > lim[l]; /* near the end of the data */
+            const size_t s = which[l];
+            pos[l] = 8 * (uint64_t)table[3 * s] + st[s].pos, k[l] = st[s].k, o[l] = values + s * JM_CODEC_BLOCK;
         } else
-            d[l] = zeros, lim[l] = sizeof zeros, pos[l] = 0, k[l] = 0, o[l] = sink;
+            pos[l] = 0, k[l] = 0, o[l] = sink;
+        checked |= pos[l] / 8 + JM_CODEC_MAX_BLOCK_BYTES + 8 > size; /* near the end of the data */
     }
     if (checked)
-        read_residuals(d, lim, pos, k, len, o, 1);
+        read_residuals(data, size, pos, k, len, o, 1);
     else
-        read_residuals(d, lim, pos, k, len, o, 0);
+        read_residuals(data, size, pos, k, len, o, 0);
     for (size_t l = 0; l < count; l++)
-        st[which[l]].pos = pos[l];
+        st[which[l]].pos = pos[l] - 8 * (uint64_t)table[3 * which[l]];
 }
 
 /*
@@ -253,6 +253,111 @@ static inline void quat_product(const float a[4], const float b[4], float out[4]
     out[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
 }
 
+/* One joint's records, frame by frame (as reconstruct below, for any track modes). */
+JM_INLINE void reconstruct_scalar(const jm_codec_track *tr, size_t n_joints, size_t n_frames, const int32_t *values,
+                                  size_t stride, jm_joint_quat *o) {
+    const size_t rot_row = tr->rot_mode != JM_TRACK_CONSTANT ? (size_t)tr->rot_row : 0;
+    const size_t trans_row = tr->trans_mode != JM_TRACK_CONSTANT ? (size_t)tr->trans_row : 0;
+    const int32_t *rx = values + rot_row * stride, *ry = rx + stride, *rz = ry + stride;
+    const int32_t *tx = values + trans_row * stride, *ty = tx + stride, *tz = ty + stride;
+    const float rs = tr->rot_step, ts = tr->trans_step;
+    switch (tr->rot_mode) {
+    case JM_TRACK_QUANTIZED:
+        for (size_t f = 0; f < n_frames; f++) {
+            const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs;
+            const float ww = 1.0f - (x * x + y * y + z * z); /* a comparison, not fmaxf (a libm call) */
+            const float r[4] = {x, y, z, sqrtf(ww > 0.0f ? ww : 0.0f)};
+            quat_product(tr->rot, r, o[f * n_joints].q);
+        }
+        break;
+    case JM_TRACK_QUANTIZED4: {
+        const int32_t *rw = rz + stride;
+        for (size_t f = 0; f < n_frames; f++) {
+            const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs, w = (float)rw[f] * rs;
+            const float inv = 1.0f / sqrtf(x * x + y * y + z * z + w * w);
+            float *q = o[f * n_joints].q;
+            q[0] = x * inv, q[1] = y * inv, q[2] = z * inv, q[3] = w * inv;
+        }
+        break;
+    }
+    case JM_TRACK_RAW: {
+        const int32_t *rw = rz + stride;
+        for (size_t f = 0; f < n_frames; f++) {
+            const int32_t bits[4] = {rx[f], ry[f], rz[f], rw[f]};
+            memcpy(o[f * n_joints].q, bits, sizeof bits);
+        }
+        break;
+    }
+    default:
+        for (size_t f = 0; f < n_frames; f++)
+            memcpy(o[f * n_joints].q, tr->rot, sizeof tr->rot);
+    }
+    switch (tr->trans_mode) {
+    case JM_TRACK_QUANTIZED:
+        for (size_t f = 0; f < n_frames; f++) {
+            float *t = o[f * n_joints].t;
+            t[0] = tr->trans[0] + (float)tx[f] * ts, t[1] = tr->trans[1] + (float)ty[f] * ts;
+            t[2] = tr->trans[2] + (float)tz[f] * ts, t[3] = 0.0f;
+        }
+        break;
+    case JM_TRACK_RAW:
+        for (size_t f = 0; f < n_frames; f++) {
+            const int32_t bits[4] = {tx[f], ty[f], tz[f], 0};
+            memcpy(o[f * n_joints].t, bits, sizeof bits);
+        }
+        break;
+    default:
+        for (size_t f = 0; f < n_frames; f++) {
+            memcpy(o[f * n_joints].t, tr->trans, 3 * sizeof(float));
+            o[f * n_joints].t[3] = 0.0f;
+        }
+    }
+}
+
+/* One row's JM_W integers from p as floats, in the lane order v_store_records uses. */
+JM_INLINE vf row_floats(const int32_t *p) { return v_from_int(v_load_u32((const char *)p)); }
+
+/*
+ * JM_W frames of one joint whose tracks are not raw, as the 8 components of JOINT_QUAT records
+ * (c[0..3] the rotation, c[4..7] the translation): the operations of reconstruct_scalar, lane by
+ * lane, in the same order (the same floats on every path). rot, trans: the first frame's
+ * integers of the tracks' first rows, the rows `stride` apart.
+ */
+JM_INLINE void joint_frames(const jm_codec_track *tr, const int32_t *rot, const int32_t *trans, size_t stride, vf c[8]) {
+    const vf zero = v_set1(0.0f);
+    if (tr->rot_mode == JM_TRACK_QUANTIZED) {
+        const vf rs = v_set1(tr->rot_step);
+        const vf x = v_mul(row_floats(rot), rs), y = v_mul(row_floats(rot + stride), rs);
+        const vf z = v_mul(row_floats(rot + 2 * stride), rs);
+        const vf ww = v_sub(v_set1(1.0f), v_add(v_add(v_mul(x, x), v_mul(y, y)), v_mul(z, z)));
+        const vf w = v_sqrt(v_select(v_gt(ww, zero), ww, zero));
+        const vf a0 = v_set1(tr->rot[0]), a1 = v_set1(tr->rot[1]), a2 = v_set1(tr->rot[2]), a3 = v_set1(tr->rot[3]);
+        /* quat_product(tr->rot, (x, y, z, w)) */
+        c[0] = v_sub(v_add(v_add(v_mul(a3, x), v_mul(a0, w)), v_mul(a1, z)), v_mul(a2, y));
+        c[1] = v_add(v_add(v_sub(v_mul(a3, y), v_mul(a0, z)), v_mul(a1, w)), v_mul(a2, x));
+        c[2] = v_add(v_sub(v_add(v_mul(a3, z), v_mul(a0, y)), v_mul(a1, x)), v_mul(a2, w));
+        c[3] = v_sub(v_sub(v_sub(v_mul(a3, w), v_mul(a0, x)), v_mul(a1, y)), v_mul(a2, z));
+    } else if (tr->rot_mode == JM_TRACK_QUANTIZED4) {
+        const vf rs = v_set1(tr->rot_step);
+        const vf x = v_mul(row_floats(rot), rs), y = v_mul(row_floats(rot + stride), rs);
+        const vf z = v_mul(row_floats(rot + 2 * stride), rs), w = v_mul(row_floats(rot + 3 * stride), rs);
+        const vf inv = v_div(v_set1(1.0f), v_sqrt(v_add(v_add(v_add(v_mul(x, x), v_mul(y, y)), v_mul(z, z)), v_mul(w, w))));
+        c[0] = v_mul(x, inv), c[1] = v_mul(y, inv), c[2] = v_mul(z, inv), c[3] = v_mul(w, inv);
+    } else {
+        for (int k = 0; k < 4; k++)
+            c[k] = v_set1(tr->rot[k]);
+    }
+    if (tr->trans_mode == JM_TRACK_QUANTIZED) {
+        const vf ts = v_set1(tr->trans_step);
+        for (int k = 0; k < 3; k++)
+            c[4 + k] = v_add(v_set1(tr->trans[k]), v_mul(row_floats(trans + (size_t)k * stride), ts));
+    } else {
+        for (int k = 0; k < 3; k++)
+            c[4 + k] = v_set1(tr->trans[k]);
+    }
+    c[7] = zero;
+}
+
 /*
  * Frames [0, n_frames) of n_joints records (out: the first frame's) from the tracks' integers
  * (values: rows of n_frames int32, row r at values + r * stride). Rotation, quantized: the
@@ -261,68 +366,41 @@ static inline void quat_product(const float a[4], const float b[4], float out[4]
  * far from any reference for w to be well conditioned): q = n s / |n s| over its four components
  * (n = 0 gives NaN; the encoder never writes it). Translation, quantized: t = ref + s n per
  * component. Constant: the track's value; raw: the integers' bit patterns as float32. The 4th
- * translation lane is 0.
+ * translation lane is 0. JM_W frames at a time (the last frames through a padded copy of their
+ * integers), joints with a raw track frame by frame.
  */
 JM_INLINE void reconstruct(const jm_codec_track *tracks, size_t n_joints, size_t n_frames, const int32_t *values,
                            size_t stride, jm_joint_quat *out) {
+    const ptrdiff_t record_stride = (ptrdiff_t)(n_joints * sizeof(jm_joint_quat));
     for (size_t j = 0; j < n_joints; j++) {
         const jm_codec_track *tr = &tracks[j];
-        const size_t rot_row = tr->rot_mode != JM_TRACK_CONSTANT ? (size_t)tr->rot_row : 0;
-        const size_t trans_row = tr->trans_mode != JM_TRACK_CONSTANT ? (size_t)tr->trans_row : 0;
-        const int32_t *rx = values + rot_row * stride, *ry = rx + stride, *rz = ry + stride;
-        const int32_t *tx = values + trans_row * stride, *ty = tx + stride, *tz = ty + stride;
-        jm_joint_quat *o = out + j;
-        const float rs = tr->rot_step, ts = tr->trans_step;
-        switch (tr->rot_mode) {
-        case JM_TRACK_QUANTIZED:
-            for (size_t f = 0; f < n_frames; f++) {
-                const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs;
-                const float ww = 1.0f - (x * x + y * y + z * z); /* a comparison, not fmaxf (a libm call) */
-                const float r[4] = {x, y, z, sqrtf(ww > 0.0f ? ww : 0.0f)};
-                quat_product(tr->rot, r, o[f * n_joints].q);
-            }
-            break;
-        case JM_TRACK_QUANTIZED4: {
-            const int32_t *rw = rz + stride;
-            for (size_t f = 0; f < n_frames; f++) {
-                const float x = (float)rx[f] * rs, y = (float)ry[f] * rs, z = (float)rz[f] * rs, w = (float)rw[f] * rs;
-                const float inv = 1.0f / sqrtf(x * x + y * y + z * z + w * w);
-                float *q = o[f * n_joints].q;
-                q[0] = x * inv, q[1] = y * inv, q[2] = z * inv, q[3] = w * inv;
-            }
-            break;
+        if (tr->rot_mode == JM_TRACK_RAW || tr->trans_mode == JM_TRACK_RAW) {
+            reconstruct_scalar(tr, n_joints, n_frames, values, stride, out + j);
+            continue;
         }
-        case JM_TRACK_RAW: {
-            const int32_t *rw = rz + stride;
-            for (size_t f = 0; f < n_frames; f++) {
-                const int32_t bits[4] = {rx[f], ry[f], rz[f], rw[f]};
-                memcpy(o[f * n_joints].q, bits, sizeof bits);
-            }
-            break;
+        const int32_t *rot = values + (tr->rot_mode != JM_TRACK_CONSTANT ? (size_t)tr->rot_row : 0) * stride;
+        const int32_t *trans = values + (tr->trans_mode != JM_TRACK_CONSTANT ? (size_t)tr->trans_row : 0) * stride;
+        vf c[8];
+        size_t f = 0;
+        for (; f + JM_W <= n_frames; f += JM_W) {
+            joint_frames(tr, rot + f, trans + f, stride, c);
+            v_store_records((char *)(out + f * n_joints + j), record_stride, 2, c);
         }
-        default:
-            for (size_t f = 0; f < n_frames; f++)
-                memcpy(o[f * n_joints].q, tr->rot, sizeof tr->rot);
-        }
-        switch (tr->trans_mode) {
-        case JM_TRACK_QUANTIZED:
-            for (size_t f = 0; f < n_frames; f++) {
-                float *t = o[f * n_joints].t;
-                t[0] = tr->trans[0] + (float)tx[f] * ts, t[1] = tr->trans[1] + (float)ty[f] * ts;
-                t[2] = tr->trans[2] + (float)tz[f] * ts, t[3] = 0.0f;
-            }
-            break;
-        case JM_TRACK_RAW:
-            for (size_t f = 0; f < n_frames; f++) {
-                const int32_t bits[4] = {tx[f], ty[f], tz[f], 0};
-                memcpy(o[f * n_joints].t, bits, sizeof bits);
-            }
-            break;
-        default:
-            for (size_t f = 0; f < n_frames; f++) {
-                memcpy(o[f * n_joints].t, tr->trans, 3 * sizeof(float));
-                o[f * n_joints].t[3] = 0.0f;
-            }
+        if (f < n_frames) { /* the last frames: their integers padded with zeros, their records staged */
+            int32_t rows[7][JM_W];
+            jm_joint_quat staged[JM_W];
+            const size_t rest = n_frames - f;
+            memset(rows, 0, sizeof rows);
+            for (size_t r = 0; r < 4; r++)
+                if (tr->rot_mode == JM_TRACK_QUANTIZED4 || (r < 3 && tr->rot_mode == JM_TRACK_QUANTIZED))
+                    memcpy(rows[r], rot + r * stride + f, rest * sizeof(int32_t));
+            for (size_t r = 0; r < 3; r++)
+                if (tr->trans_mode == JM_TRACK_QUANTIZED)
+                    memcpy(rows[4 + r], trans + r * stride + f, rest * sizeof(int32_t));
+            joint_frames(tr, rows[0], rows[4], JM_W, c);
+            v_store_records((char *)staged, sizeof(jm_joint_quat), 2, c);
+            for (size_t k = 0; k < rest; k++)
+                out[(f + k) * n_joints + j] = staged[k];
         }
     }
 }
