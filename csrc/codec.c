@@ -56,23 +56,44 @@ JM_INLINE unsigned leading_zeros(uint64_t w) { /* of a word that is not 0 */
 #endif
 }
 
-/* One Rice-coded residual at bit *pos of data[0..size) with parameter k (0..JM_CODEC_MAX_K),
-   decoded (zigzag undone: an escaped u of 32 bits gives an int32, a unary-coded one less than
-   2^29). checked: 0 when the caller knows that the 8 bytes from *pos on lie within the data. */
-JM_INLINE int32_t read_residual(const uint8_t *data, size_t size, uint64_t *pos, unsigned k, int checked) {
+/* An escaped residual code: where it goes, and its zigzag code u. */
+typedef struct {
+    int32_t *at;
+    uint32_t u;
+} escaped_code;
+
+/*
+ * One Rice code at bit *pos of data[0..size) with parameter k (0..JM_CODEC_MAX_K), as the
+ * unary part q << 24 | the k bits (q < JM_CODEC_ESCAPE, k <= 24: both fit), which
+ * residuals_of_codes turns into the residual; an escaped code (its u in 32 bits) is appended to
+ * *escapes with its place `at` instead (rare: off the common path). checked: 0 when the caller
+ * knows that the 8 bytes from *pos on lie within the data.
+ */
+JM_INLINE uint32_t read_code(const uint8_t *data, size_t size, uint64_t *pos, unsigned k, int checked,
+                             escaped_code **escapes, int32_t *at) {
     const uint64_t w = checked ? peek_bits(data, size, *pos) : load_be64(data + (*pos >> 3)) << (*pos & 7);
     /* the leading ones, at most JM_CODEC_ESCAPE: the bit after them counts as the zero */
     const unsigned ones = leading_zeros(~w | (uint64_t)1 << (63 - JM_CODEC_ESCAPE));
-    uint32_t u;
     if (JM_LIKELY(ones < JM_CODEC_ESCAPE)) {
-        /* the zero and the k bits after it (k = 0: the zero alone) */
-        u = (uint32_t)((uint64_t)ones << k | (w << ones) >> (63 - k));
         *pos += ones + 1 + k;
-    } else {
-        u = (uint32_t)((w << JM_CODEC_ESCAPE) >> 32);
-        *pos += JM_CODEC_ESCAPE + 32;
+        return (uint32_t)ones << 24 | (uint32_t)((w << ones) >> (63 - k)); /* the zero, then k bits */
     }
-    return (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
+    (*escapes)->at = at;
+    (*escapes)->u = (uint32_t)((w << JM_CODEC_ESCAPE) >> 32);
+    ++*escapes;
+    *pos += JM_CODEC_ESCAPE + 32;
+    return 0;
+}
+
+/* The zigzag code u's signed residual. */
+JM_INLINE int32_t unzigzag(uint32_t u) { return (int32_t)(u >> 1) ^ -(int32_t)(u & 1); }
+
+/* The residuals of len codes of read_code at parameter k, in place (vectorized: k is the block's). */
+JM_INLINE void residuals_of_codes(int32_t *x, size_t len, unsigned k) {
+    for (size_t i = 0; i < len; i++) {
+        const uint32_t code = (uint32_t)x[i];
+        x[i] = unzigzag((code >> 24) << k | (code & 0xffffffu));
+    }
 }
 
 /* The bytes a block of one stream takes at most: its header, and every value escaped. */
@@ -89,20 +110,20 @@ typedef struct {
 typedef char scratch_fits[sizeof(stream_state) + sizeof(size_t) <= 64 ? 1 : -1];
 
 /*
- * The residuals of one block of `len` values of JM_CODEC_LANES streams of data[0..size) (stream
- * l: at bit pos[l] of the data, parameter k[l], residuals to out[l][0..len)), interleaved value
- * by value so that their independent bit readers overlap in the CPU (one stream alone is a
- * chain of dependent loads); the streams' positions counted from the data's start, so that
- * they share one pointer. checked: as read_residual.
+ * The codes of one block of `len` values of JM_CODEC_LANES streams of data[0..size) (stream l:
+ * at bit pos[l] of the data, parameter k[l], codes to out[l][0..len)), interleaved value by
+ * value so that their independent bit readers overlap in the CPU (one stream alone is a chain
+ * of dependent loads); the streams' positions counted from the data's start, so that they share
+ * one pointer. checked, escapes: as read_code.
  */
-JM_INLINE void read_residuals(const uint8_t *data, size_t size, uint64_t *pos, const unsigned *k, size_t len,
-                              int32_t *const *out, int checked) {
+JM_INLINE void read_codes(const uint8_t *data, size_t size, uint64_t *pos, const unsigned *k, size_t len,
+                          int32_t *const *out, int checked, escaped_code **escapes) {
     for (size_t i = 0; i < len; i++) {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC unroll 4
 #endif
         for (size_t l = 0; l < JM_CODEC_LANES; l++)
-            out[l][i] = read_residual(data, size, &pos[l], k[l], checked);
+            out[l][i] = (int32_t)read_code(data, size, &pos[l], k[l], checked, escapes, &out[l][i]);
     }
 }
 
@@ -178,6 +199,7 @@ JM_INLINE void read_chunk(const uint8_t *data, size_t size, const int64_t *table
                           size_t count, size_t len, int32_t *values) {
     enum { L = JM_CODEC_LANES };
     int32_t sink[JM_CODEC_BLOCK];
+    escaped_code escaped[L * JM_CODEC_BLOCK], *escapes = escaped;
     uint64_t pos[L];
     unsigned k[L];
     int32_t *o[L];
@@ -191,11 +213,15 @@ JM_INLINE void read_chunk(const uint8_t *data, size_t size, const int64_t *table
         checked |= pos[l] / 8 + JM_CODEC_MAX_BLOCK_BYTES + 8 > size; /* near the end of the data */
     }
     if (checked)
-        read_residuals(data, size, pos, k, len, o, 1);
+        read_codes(data, size, pos, k, len, o, 1, &escapes);
     else
-        read_residuals(data, size, pos, k, len, o, 0);
-    for (size_t l = 0; l < count; l++)
+        read_codes(data, size, pos, k, len, o, 0, &escapes);
+    for (size_t l = 0; l < count; l++) {
         st[which[l]].pos = pos[l] - 8 * (uint64_t)table[3 * which[l]];
+        residuals_of_codes(o[l], len, k[l]);
+    }
+    for (const escaped_code *e = escaped; e < escapes; e++)
+        *e->at = unzigzag(e->u); /* a sink's too: harmless */
 }
 
 /*
