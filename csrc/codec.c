@@ -120,7 +120,7 @@ JM_INLINE void read_codes(const uint8_t *data, size_t size, uint64_t *pos, const
                           int32_t *const *out, int checked, escaped_code **escapes) {
     for (size_t i = 0; i < len; i++) {
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC unroll 4
+#pragma GCC unroll 6 /* JM_CODEC_LANES (a pragma does not expand macros) */
 #endif
         for (size_t l = 0; l < JM_CODEC_LANES; l++)
             out[l][i] = (int32_t)read_code(data, size, &pos[l], k[l], checked, escapes, &out[l][i]);

@@ -15,7 +15,7 @@
 #define JM_CODEC_ZERO_BLOCK 31     /* the k field of a block whose residuals are all zero (no value bits) */
 #define JM_CODEC_ESCAPE 24         /* a unary run this long is followed by the value in 32 bits */
 #define JM_CODEC_MAX_VALUE (1 << 24) /* |quantized value| <= this (a float32 holds it exactly) */
-#define JM_CODEC_LANES 4           /* Rice streams jm_codec_decode reads side by side */
+#define JM_CODEC_LANES 6           /* Rice streams jm_codec_decode reads side by side (csrc/codec.c unrolls by it) */
 
 #define JM_STREAM_RICE 0  /* a stream-table kind: Rice-coded integers (csrc/codec.c decode_block) */
 #define JM_STREAM_RAW32 1 /* a stream-table kind: one little-endian int32 per frame */
