@@ -2,10 +2,11 @@
  * codec.c - the compressed-clip decoder: Rice-coded integer streams back to integers, and the
  * integers of a clip's tracks back to JOINT_QUAT records (docs/formats.md, "Compressed clip").
  *
- * Compiled once per ISA like every family, but written as scalar C: the encoder certifies its
- * error bound on what this code decodes, so every path must decode the same floats bit for bit.
- * It does: only integer operations, and float32 multiplies, adds and sqrtf, each rounded once
- * (the build turns off contraction into FMA), in the same order on every path.
+ * Compiled once per ISA like every family: the encoder certifies its error bound on what this
+ * code decodes, so every path must decode the same floats bit for bit. It does: the streams are
+ * integer C, and the records are float32 conversions, multiplies, adds, divisions and square
+ * roots, each rounded once (the build turns off contraction into FMA), in the same order on
+ * every path, JM_W frames at a time through the SIMD layer (one at a time on the scalar path).
  */
 #include <math.h>
 #include <string.h>
@@ -19,8 +20,7 @@
 #define JM_LIKELY(x) (x)
 #endif
 
-/* The 64 bits of data[0..nbytes) from bit `pos` on, MSB first; bytes past the end read as zeros
-   (the caller compares the bits consumed with the stream's size when it is done). */
+/* The 8 bytes at p as a big-endian word. */
 JM_INLINE uint64_t load_be64(const uint8_t *p) {
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint64_t w;
@@ -34,6 +34,8 @@ JM_INLINE uint64_t load_be64(const uint8_t *p) {
 #endif
 }
 
+/* The 64 bits of data[0..nbytes) from bit `pos` on, MSB first; bytes past the end read as zeros
+   (the caller compares the bits consumed with the stream's size when it is done). */
 JM_INLINE uint64_t peek_bits(const uint8_t *data, size_t nbytes, uint64_t pos) {
     const size_t byte = (size_t)(pos >> 3);
     uint64_t w = 0;

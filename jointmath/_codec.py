@@ -263,7 +263,7 @@ class CompressedClip:
         without checking the skeleton again: a shallow copy of the frameless clip checked when
         the bytes were loaded, with arrays and lists of its own."""
         clip = copy.copy(self._skeleton)
-        for name, value in vars(clip).items():
+        for name, value in list(vars(clip).items()):
             if isinstance(value, (np.ndarray, list)):
                 setattr(clip, name, value.copy())
         clip.joints = joints
