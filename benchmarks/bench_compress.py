@@ -15,6 +15,12 @@ clips, converted with bvh_to_acl_sjson.py, with its default settings, and reads 
 --acl-decompress PATH (acl_decompress.cpp built against ACL, see its header) it also times ACL's
 sequential whole-pose decompression of the same clip. The ratios are jointmath / ACL.
 
+Decompression, both sides in the thread's CPU time, the two taken alternately (a round of each,
+medians over the rounds, as the compression times): jointmath's decompress(c), which decodes the
+bytes on every call into a new Clip (every frame written to fresh memory, the skeleton copied);
+ACL's every sample of the clip in order, seek + decompress_tracks into one pose buffer that
+stays in cache (its context initialised once, outside the timing).
+
 Run: python benchmarks/bench_compress.py [CLIP.bvh ...] [--unit-scale 2.54/0.45] [--acl PATH]
      [--acl-decompress PATH] [--quick]
 """
@@ -52,23 +58,26 @@ def _wall(func):
 
 
 def measure_jointmath(clip, scale):
-    """The figures of jointmath.compress on `clip` at ACL's defaults converted by `scale`, and a
-    function that compresses it once more (for the compression times, taken by the caller
-    alternately with ACL's)."""
+    """The figures of jointmath.compress on `clip` at ACL's defaults converted by `scale`, and two
+    functions, one that compresses it once more (its wall time) and one that times decompress()
+    (seconds per whole clip, the thread's CPU time), for the caller to take alternately with
+    ACL's."""
     error, shell = ACL_ERROR_CM / scale, ACL_SHELL_CM / scale
     c = jm.compress(clip, error=error, shell=shell)
     samples = clip.n_frames * clip.n_joints
     stats = c.stats
-    # the thread's CPU time (as acl_decompress times ACL's side): waiting for a core counts on neither side
-    decompress_s = median_seconds(lambda: jm.decompress(c), min_time=0.3, repeats=9, cpu=True)
     t = 0.5 * (clip.n_frames - 1) * clip.frame_time + 0.25 * clip.frame_time  # between two samples
     out = np.empty((1, clip.n_joints), jm.JOINT_QUAT) if clip.n_joints else None
     sample_s = median_seconds(lambda: c.sample(t), min_time=0.2, repeats=15, cpu=True)
     sample_out_s = median_seconds(lambda: c.sample([t], out=out), min_time=0.2, repeats=15, cpu=True)
-    return {"bytes": int(c.nbytes), "per_sample": c.nbytes / samples,
-            "max_error": float(stats.max_error), "p99_error": float(stats.p99_error),
-            "decompress_rate": samples / decompress_s, "sample_s": sample_s,
-            "sample_out_s": sample_out_s}, lambda: _wall(lambda: jm.compress(clip, error=error, shell=shell))
+    # decompress() decodes the bytes on every call (nothing cached) into a new Clip: the whole
+    # clip's frames, its skeleton copied; the thread's CPU time, as acl_decompress times ACL's
+    # side (waiting for a core counts on neither side)
+    return ({"bytes": int(c.nbytes), "per_sample": c.nbytes / samples,
+             "max_error": float(stats.max_error), "p99_error": float(stats.p99_error),
+             "samples": samples, "sample_s": sample_s, "sample_out_s": sample_out_s},
+            lambda: _wall(lambda: jm.compress(clip, error=error, shell=shell)),
+            lambda: median_seconds(lambda: jm.decompress(c), min_time=0.1, repeats=5, cpu=True))
 
 
 _NUMBER = r"([-+0-9.eE]+)"
@@ -84,9 +93,11 @@ def _stat(text, key):
 
 def measure_acl(clip, scale, acl, acl_decompress, folder, label):
     """The figures of ACL's acl_compressor on `clip` (converted with `scale`), read from its -stats
-    output (compression_time: its own timer around the compression alone), with acl_decompress
-    the timed sequential decompression of its output, and a function that compresses it once more
-    and returns that time."""
+    output (compression_time: its own timer around the compression alone), and two functions, one
+    that compresses it once more and returns that time, and (with acl_decompress) one that times
+    ACL's sequential decompression of its output: every sample in order, seek + decompress_tracks
+    into one pose buffer, the median over rounds of the thread's CPU time (acl_decompress.cpp),
+    as seconds per whole clip."""
     raw = os.path.join(folder, f"{label}.acl.sjson")
     with open(raw, "w", encoding="utf-8", newline="\n") as f:
         write_acl_sjson(clip, f, scale, name=label)
@@ -100,15 +111,16 @@ def measure_acl(clip, scale, acl, acl_decompress, folder, label):
     samples = clip.n_frames * clip.n_joints
     size = int(_stat(text, "compressed_size"))
     result = {"bytes": size, "per_sample": size / samples, "max_error_cm": _stat(text, "max_error"),
-              "raw_bytes": int(_stat(text, "raw_size"))}
+              "raw_bytes": int(_stat(text, "raw_size")), "samples": samples}
+    decompress_again = None
     if acl_decompress:
         binary = os.path.join(folder, f"{label}.acl")
         subprocess.run([acl, f"-acl={raw}", f"-out={binary}"], check=True, capture_output=True)
-        done = subprocess.run([acl_decompress, binary], check=True, capture_output=True, text=True).stdout
-        ns_per_pose = float(re.search(r"ns_per_pose\s*=\s*" + _NUMBER, done).group(1))
-        result["decompress_rate"] = clip.n_joints / (ns_per_pose * 1e-9)
-        result["pose_ns"] = ns_per_pose
-    return result, lambda: _stat(run(), "compression_time")
+
+        def decompress_again():
+            done = subprocess.run([acl_decompress, binary], check=True, capture_output=True, text=True).stdout
+            return float(re.search(r"ns_per_pose\s*=\s*" + _NUMBER, done).group(1)) * 1e-9 * clip.n_frames
+    return result, lambda: _stat(run(), "compression_time"), decompress_again
 
 
 def _fmt(value, spec):
@@ -139,8 +151,10 @@ def print_table(rows, have_acl):
     print("B/js: bytes per joint-sample; errors: ACL's metric (object space, virtual vertices at the shell "
           "distance), in cm; jointmath's certified over every sample, ACL's as acl_compressor measures it; "
           "compress: medians of wall times, one thread, taken alternately; decomp and sample: medians of "
-          "the thread's CPU time; decomp: joint-samples decompressed per second (whole clip, jointmath; "
-          "sequential whole poses, ACL); sample µs: one c.sample(t) call from Python, 1 time x all joints")
+          "the thread's CPU time, decomp taken alternately too; decomp: joint-samples decompressed per second "
+          "(jointmath: decompress(), the whole clip from its bytes to a new Clip, decoded on every call; ACL: "
+          "every sample in order, seek + decompress_tracks into one pose buffer); sample µs: one c.sample(t) "
+          "call from Python, 1 time x all joints")
 
 
 def main(argv=None):
@@ -166,18 +180,23 @@ def main(argv=None):
                 scale = args.unit_scale if args.unit_scale is not None else default_unit_scale(source)
                 label = path.stem
                 row = {"label": label, "fps": clip.fps, "scale": scale}
-                row["jm"], compress_jm = measure_jointmath(clip, scale)
-                sides = [("jm", compress_jm)]
+                row["jm"], compress_jm, decompress_jm = measure_jointmath(clip, scale)
+                sides = [("jm", compress_jm, decompress_jm)]
                 if args.acl:
-                    row["acl"], compress_acl = measure_acl(clip, scale, args.acl, args.acl_decompress, folder,
-                                                           f"{label}-{clip.fps:.0f}")
-                    sides.append(("acl", compress_acl))
-                times = {side: [] for side, _ in sides}
+                    row["acl"], compress_acl, decompress_acl = measure_acl(clip, scale, args.acl, args.acl_decompress,
+                                                                           folder, f"{label}-{clip.fps:.0f}")
+                    sides.append(("acl", compress_acl, decompress_acl))
+                times = {side: [] for side, _, _ in sides}
+                decode_times = {side: [] for side, _, decompress in sides if decompress}
                 for _ in range(repeats):  # alternately: a slow spell of a shared machine slows both
-                    for side, again in sides:
+                    for side, again, decompress in sides:
                         times[side].append(again())
-                for side, _ in sides:
+                        if decompress:
+                            decode_times[side].append(decompress())
+                for side, _, _ in sides:
                     row[side]["compress_s"] = statistics.median(times[side])
+                for side, seconds in decode_times.items():
+                    row[side]["decompress_rate"] = row[side]["samples"] / statistics.median(seconds)
                 rows.append(row)
                 print(f"  measured {label} at {clip.fps:.0f} fps ({clip.n_frames} x {clip.n_joints}, "
                       f"{scale:.4g} cm per unit)", file=sys.stderr)

@@ -187,11 +187,12 @@ typedef jm_align_fn *jm_align_kernel;
    from the counter-based stream keyed by one uniform 64-bit word (the caller's bit generator's). */
 typedef void jm_random_quats_fn(uint64_t key, char *out, size_t n);
 typedef jm_random_quats_fn *jm_random_quats_kernel;
-/* The compressed-clip decoder (codec.c, formats in codec_types.h): up to JM_CODEC_LANES Rice streams
-   to their n values each (0 or a JM_CODEC_* error), and a clip's tracks from their integers to records. */
-typedef int jm_codec_streams_fn(const uint8_t *const *data, const size_t *nbytes, size_t count, size_t n,
-                                int32_t *const *out);
-typedef jm_codec_streams_fn *jm_codec_streams_kernel;
+/* The compressed-clip decoder (codec.c, formats in codec_types.h): a whole clip's records from its
+   streams (0 or a JM_CODEC_* error, *failed its stream), and a clip's tracks from their integers. */
+typedef int jm_codec_decode_fn(const uint8_t *data, size_t size, const int64_t *table, size_t n_rows,
+                               const jm_codec_track *tracks, size_t n_joints, size_t n_frames, void *scratch,
+                               jm_joint_quat *out, size_t *failed);
+typedef jm_codec_decode_fn *jm_codec_decode_kernel;
 typedef void jm_codec_tracks_fn(const jm_codec_track *tracks, size_t n_joints, size_t n_frames, const int32_t *values,
                                 jm_joint_quat *out);
 typedef jm_codec_tracks_fn *jm_codec_tracks_kernel;

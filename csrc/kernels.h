@@ -72,7 +72,7 @@
     X(align_vectors_f64, align, isa)       /* double[3] pairs -> double[4] + rssd */               \
     X(random_quats, random_quats, isa)     /* a bit stream -> uniform float[4] */                  \
     X(random_quats_f64, random_quats, isa) /* a bit stream -> uniform double[4] */                 \
-    X(codec_streams, codec_streams, isa)   /* Rice streams -> int32 values (codec.c) */            \
+    X(codec_decode, codec_decode, isa)     /* a compressed clip's streams -> jm_joint_quat */      \
     X(codec_tracks, codec_tracks, isa)     /* a compressed clip's integers -> jm_joint_quat */
 
 #define JM_COUNT_KERNEL(name, kind, isa) +1

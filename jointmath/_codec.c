@@ -105,7 +105,7 @@ static const char *stream_error(int code) {
 /*
  * _codec_decode(data, streams, tracks, n_frames, n_joints): the clip's records from its data
  * (a bytes-like object) and its stream table ((S, 3) int64: offset, nbytes, kind; stream s fills
- * row s). Kind 0: a Rice stream (jm_codec_streams); kind 1: n_frames little-endian int32. A
+ * row s). Kind 0: a Rice stream; kind 1: n_frames little-endian int32 (jm_codec_decode). A
  * stream that does not decode: ValueError saying how (the caller names the file).
  */
 static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
@@ -116,7 +116,8 @@ static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*OOnn:_codec_decode", &data, &streams, &tracks, &n_frames, &n_joints))
         return NULL;
     PyObject *result = NULL;
-    PyArrayObject *values = NULL, *out = NULL;
+    PyArrayObject *out = NULL;
+    void *scratch = NULL;
     if (check_array(streams, NPY_INT64, 2, "streams") < 0 || PyArray_DIM((PyArrayObject *)streams, 1) != 3 ||
         n_frames < 1 || n_joints < 1) {
         if (!PyErr_Occurred())
@@ -127,8 +128,8 @@ static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
     const int64_t *table = (const int64_t *)PyArray_DATA((PyArrayObject *)streams);
     for (npy_intp s = 0; s < n_rows; s++) {
         const int64_t offset = table[3 * s], nbytes = table[3 * s + 1], kind = table[3 * s + 2];
-        if (offset < 0 || nbytes < 0 || offset > data.len || nbytes > data.len - offset || kind < 0 || kind > 1 ||
-            (kind == 1 && nbytes != 4 * (int64_t)n_frames)) {
+        if (offset < 0 || nbytes < 0 || offset > data.len || nbytes > data.len - offset ||
+            (kind != JM_STREAM_RICE && kind != JM_STREAM_RAW32) || (kind == JM_STREAM_RAW32 && nbytes != 4 * (int64_t)n_frames)) {
             PyErr_Format(PyExc_ValueError, "stream %zd lies outside the data or has a bad size", (Py_ssize_t)s);
             goto done;
         }
@@ -136,46 +137,19 @@ static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
     const jm_codec_track *t = checked_tracks(tracks, n_joints, n_rows);
     if (!t)
         goto done;
-    npy_intp vshape[2] = {n_rows, n_frames};
-    values = jm_new_array(2, vshape, NPY_INT32);
-    out = values ? new_records(n_frames, n_joints) : NULL;
-    if (!out)
+    out = new_records(n_frames, n_joints);
+    scratch = out ? PyMem_Malloc(JM_CODEC_SCRATCH_BYTES(n_rows ? n_rows : 1)) : NULL;
+    if (!scratch) {
+        if (out)
+            PyErr_NoMemory();
         goto done;
-    int32_t *v = (int32_t *)PyArray_DATA(values);
-    const uint8_t *bytes = (const uint8_t *)data.buf;
+    }
     int error = 0;
-    npy_intp failed = -1;
-    JM_RELEASING_GIL(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS, {
-        const uint8_t *group_data[JM_CODEC_LANES];
-        size_t group_nbytes[JM_CODEC_LANES], count = 0;
-        int32_t *group_out[JM_CODEC_LANES];
-        npy_intp group_first[JM_CODEC_LANES];
-        for (npy_intp s = 0; s <= n_rows && !error; s++) {
-            if (s < n_rows && table[3 * s + 2] == 1) { /* raw: little-endian int32 */
-                const uint8_t *b = bytes + table[3 * s];
-                int32_t *row = v + s * n_frames;
-                for (npy_intp f = 0; f < n_frames; f++, b += 4)
-                    row[f] = (int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
-                continue;
-            }
-            if (s < n_rows) { /* Rice streams are decoded JM_CODEC_LANES at a time */
-                group_data[count] = bytes + table[3 * s];
-                group_nbytes[count] = (size_t)table[3 * s + 1];
-                group_out[count] = v + s * n_frames;
-                group_first[count++] = s;
-            }
-            if (count == JM_CODEC_LANES || (s == n_rows && count)) {
-                const int code = jm_active->codec_streams(group_data, group_nbytes, count, (size_t)n_frames, group_out);
-                if (code) {
-                    error = code & 255;
-                    failed = group_first[code >> 8];
-                }
-                count = 0;
-            }
-        }
-        if (!error)
-            jm_active->codec_tracks(t, (size_t)n_joints, (size_t)n_frames, v, PyArray_DATA(out));
-    });
+    size_t failed = 0;
+    JM_RELEASING_GIL(n_frames * n_joints >= GIL_RELEASE_MIN_RECORDS,
+                     error = jm_active->codec_decode((const uint8_t *)data.buf, (size_t)data.len, table, (size_t)n_rows, t,
+                                                     (size_t)n_joints, (size_t)n_frames, scratch, PyArray_DATA(out),
+                                                     &failed));
     if (error) {
         PyErr_Format(PyExc_ValueError, "%s (stream %zd)", stream_error(error), (Py_ssize_t)failed);
         goto done;
@@ -183,7 +157,7 @@ static PyObject *py_codec_decode(PyObject *self, PyObject *args) {
     result = (PyObject *)out;
     out = NULL;
 done:
-    Py_XDECREF(values);
+    PyMem_Free(scratch);
     Py_XDECREF(out);
     PyBuffer_Release(&data);
     return result;

@@ -1,5 +1,6 @@
 """Compressed clips: compress() under a certified object-space error bound, the CompressedClip it
 returns (bytes, sampling, statistics), decompress() and load_compressed()."""
+import copy
 import dataclasses
 import math
 import numbers
@@ -216,7 +217,7 @@ class CompressedClip:
     True
     """
 
-    __slots__ = ("_bytes", "_parts", "_frames", "_stats")
+    __slots__ = ("_bytes", "_parts", "_frames", "_stats", "_skeleton")
 
     def __init__(self):
         raise TypeError("CompressedClip is made by jointmath.compress(), CompressedClip.frombytes() or "
@@ -230,7 +231,7 @@ class CompressedClip:
         self._parts = parts
         self._frames = None
         self._stats = None
-        self._skeleton_clip(source)  # the skeleton record checked as Clip() checks one
+        self._skeleton = self._skeleton_clip(source)  # the skeleton record checked as Clip() checks one
         stats = parts["meta"].get("stats") if isinstance(parts["meta"], dict) else None
         try:
             joint_max = np.array(stats["joint_max_error"], np.float64)
@@ -256,6 +257,17 @@ class CompressedClip:
                         end_offsets=np.array(s["end_offsets"], np.float64).reshape(-1, 3), name=str(s["name"]))
         except (TypeError, KeyError, ValueError, IndexError, AttributeError) as exc:
             raise ValueError(f"{source}: not a valid compressed clip: its skeleton record is invalid ({exc})") from None
+
+    def _clip_of(self, joints):
+        """A Clip of the checked skeleton and `joints` (a new (F, J) JOINT_QUAT array), made
+        without checking the skeleton again: a shallow copy of the frameless clip checked when
+        the bytes were loaded, with arrays and lists of its own."""
+        clip = copy.copy(self._skeleton)
+        for name, value in list(vars(clip).items()):
+            if isinstance(value, (np.ndarray, list)):
+                setattr(clip, name, value.copy())
+        clip.joints = joints
+        return clip
 
     def _bit_rates(self):
         p = self._parts
@@ -495,6 +507,12 @@ def decompress(c):
     TypeError
         For a c that is not a CompressedClip.
 
+    Notes
+    -----
+    Every call decodes the bytes into a new array (the frames ``c.sample()`` keeps are neither
+    reused nor kept for it): the clip's joints and skeleton are its own, and ``c`` holds no more
+    than before.
+
     Examples
     --------
     >>> import jointmath as jm
@@ -506,7 +524,7 @@ def decompress(c):
     """
     if not isinstance(c, CompressedClip):
         raise TypeError(f"c must be a jointmath.CompressedClip, got {type(c).__name__}")
-    return c._skeleton_clip(joints=c._frames_or_decode().copy())
+    return c._clip_of(c._decode("bytes"))
 
 
 def load_compressed(path):

@@ -99,6 +99,22 @@ def test_the_same_bytes_on_every_path(clip_01_01, tmp_path):
     assert len(digests) == 1
 
 
+def test_decompress_gives_clips_of_their_own(compressed_01_01):
+    """Each decompress() decodes anew: a clip edited in place (frames, names, skeleton arrays)
+    changes neither the next clip nor the compressed clip's samples."""
+    c, reference = compressed_01_01
+    first = jm.decompress(c)
+    first.joints["q"][:] = 0
+    first.names[0] = "edited"
+    first.offsets[:] = 0
+    first.parents[1:] = 0
+    second = jm.decompress(c)
+    assert second.joints.tobytes() == reference.tobytes() and second.joints is not first.joints
+    assert second.names[0] == "Hips" and np.abs(second.offsets).max() > 0
+    assert np.array_equal(second.parents, c._skeleton.parents)
+    assert np.array_equal(c.sample(0.0), reference[0])
+
+
 def test_round_trips(compressed_01_01, tmp_path):
     c, decoded = compressed_01_01
     b = c.tobytes()

@@ -1,10 +1,11 @@
 """The compressed-clip decoder and sampler (csrc/codec.c, jointmath/_codec.c) on every ISA path:
 the same records from every path, sample() against a float64 slerp of the decoded frames."""
 import numpy as np
+import pytest
 
 import jointmath as jm
 
-from codec_clips import clip_01_01, compressed_01_01, small_clip  # noqa: F401  (shared fixtures)
+from codec_clips import clip_01_01, compressed_01_01, small_clip, synthetic_clip  # noqa: F401  (shared fixtures)
 
 
 def test_decode_is_the_same_on_every_path(compressed_01_01):
@@ -75,3 +76,39 @@ def test_decoding_a_large_clip_releases_the_gil(compressed_01_01):
     jm.CompressedClip.frombytes(c.tobytes())
     c.sample(np.zeros(200))
     assert _core._gil_releases() >= before + 2
+
+
+_MODE_CLIPS = {}
+
+
+def _mode_clip(n_frames, tiny):
+    """A compressed synthetic clip (a spinning root: four-component rotations; constant offsets;
+    moving tracks quantized, or raw at an error float32 cannot meet) and its scalar path's
+    decoded frames, made once per case."""
+    key = (n_frames, tiny)
+    if key not in _MODE_CLIPS:
+        from jointmath import _core
+        clip = synthetic_clip(n_frames=n_frames, n_joints=7, seed=n_frames, spin=True)
+        before = jm.isa()
+        _core._set_isa("scalar")
+        try:
+            c = jm.compress(clip, error=1e-12 if tiny else 1e-3, shell=1.0)
+            _MODE_CLIPS[key] = clip, c, jm.decompress(c).joints
+        finally:
+            _core._set_isa(before)
+    return _MODE_CLIPS[key]
+
+
+@pytest.mark.parametrize("n_frames", [1, 17, 130, 300])
+@pytest.mark.parametrize("tiny", [False, True])
+def test_every_track_mode_decodes_alike_on_every_path(n_frames, tiny):
+    """Frame counts off the decoder's block (128) and vector widths, every track mode: the frames
+    this path decodes equal the scalar path's bit for bit (the encoder certified those), and
+    raw tracks are the clip's own floats."""
+    clip, c, reference = _mode_clip(n_frames, tiny)
+    modes = {r.mode for r in c.stats.bit_rates}
+    assert modes >= ({"raw"} if tiny and n_frames > 1 else {"quantized4", "constant"} if n_frames > 1 else {"constant"})
+    got = jm.decompress(jm.CompressedClip.frombytes(c.tobytes())).joints
+    assert got.tobytes() == reference.tobytes()
+    if tiny:
+        assert np.array_equal(got, clip.joints)
