@@ -87,20 +87,10 @@ typedef struct {
 #define T_STATE extract_state
 #define T_NEGATE(x) v_sub(v_set1(0.0f), (x))
 #define T_RANK_TWO 0x1p-40f
-#define T_RSQRT(x) v_rsqrt(x)
-#define T_TWICE_RECIPROCAL(x) v_mul(v_set1(2.0f), v_rcp(x))
 #define T_TINY 0x1p-100f
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN
 #define T_MAX_FINITE 0x1.fffffep127f
 #include "extract_objective.h"
-
-/* rescale_square on float32 lanes: m = P^2 / tr(P^2) from P^2's xx, yy, zz, xy, xz, yz, so that
-   its eigenvalues stay in [0, 1] */
-JM_INLINE void rescale_square(vf xx, vf yy, vf zz, vf xy, vf xz, vf yz, vf m[6]) {
-    vf scale = v_rcp(v_add(v_add(xx, yy), v_add(zz, v_set1(0x1p-100f)))); /* trace 1 after */
-    m[0] = v_mul(xx, scale), m[1] = v_mul(yy, scale), m[2] = v_mul(zz, scale);
-    m[3] = v_mul(xy, scale), m[4] = v_mul(xz, scale), m[5] = v_mul(yz, scale);
-}
 
 #include "extract_update.h"
 #undef T
@@ -111,8 +101,6 @@ JM_INLINE void rescale_square(vf xx, vf yy, vf zz, vf xy, vf xz, vf yz, vf m[6])
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
-#undef T_RSQRT
-#undef T_TWICE_RECIPROCAL
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
@@ -143,13 +131,13 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     if (q0_rec) {
         vf q[4], sq[4];
         v_load_records(q0_rec, qs, 1, q);
-        vf q_norm2 = v_fmadd(q[0], q[0], v_fmadd(q[1], q[1], v_fmadd(q[2], q[2], v_mul(q[3], q[3]))));
+        vf q_norm2 = dot4(q, q);
         vmask keep = v_lt(v_abs(v_sub(q_norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
         for (int i = 0; i < 4; i++)
             sq[i] = q[i];
         vf largest_q = v_scale_pow2(sq, 4);
-        vf inv = v_rsqrt(v_fmadd(sq[0], sq[0], v_fmadd(sq[1], sq[1], v_fmadd(sq[2], sq[2], v_mul(sq[3], sq[3])))));
+        vf inv = v_rsqrt_ieee(dot4(sq, sq));
         /* q0 = 0: largest component 0 (and q_norm2 < 1, so that a NaN v_max dropped still counts) */
         vmask is_zero = m_and(v_lt(q_norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));
         st->x = v_select(keep, q[0], v_select(is_zero, v_set1(0.0f), v_mul(sq[0], inv)));
@@ -161,14 +149,16 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
            c > 0 starts exact. The scaled A above has norm^2 >= 1 unless A = 0, which starts
            from the identity (its largest-divisor quaternion would be a half turn about x). */
         vmask is_zero = v_lt(norm2, v_set1(1.0f));
-        vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt(v_max(norm2, v_set1(1.0f))));
+        vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt_ieee(v_max(norm2, v_set1(1.0f))));
         vf r[9];
         for (int i = 0; i < 9; i++)
             r[i] = v_mul(a[i], to_unit);
         r[0] = v_select(is_zero, v_set1(1.0f), r[0]);
         r[4] = v_select(is_zero, v_set1(1.0f), r[4]);
         r[8] = v_select(is_zero, v_set1(1.0f), r[8]);
-        rotation_to_quat(r, &st->x, &st->y, &st->z, &st->w);
+        vf q[4];
+        largest_divisor_quat(r, q);
+        st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
     }
     st->iterations = v_set1(0.0f);
     st->active = v_ge(st->iterations, st->iterations); /* every lane (0 >= 0) */
@@ -177,28 +167,33 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
 /*
  * The quaternion of R turned by omega (space frame): (sin(theta/2) omega/theta, cos(theta/2)) * q,
  * theta = |omega|, from polynomials in (theta/2)^2 on theta <= pi - no square root, no division.
- * A larger step (only far from convergence) is first reduced by a multiple of 2 pi, which is the
- * same rotation (q may change sign); steps beyond 2^21 rad, which float32 cannot resolve, are
- * reduced as if they were 2^21 rad. cos and sin(r)/r on |r| <= pi/2: minimax polynomials of
- * degree 8 in r with constant term 1 (errors 5e-8 and 5e-9 before float32 rounding).
+ * Blocks holding a larger step (only far from convergence) first reduce it by a multiple of 2 pi,
+ * which is the same rotation (q may change sign); steps beyond 2^16 rad, which float32 resolves to
+ * no better than 0.01 rad, are reduced as if they were 2^16 rad. cos and sin(r)/r on
+ * |r| <= pi/2: minimax polynomials of degree 8 in r with constant term 1 (errors 5e-8 and 5e-9
+ * before float32 rounding). Whether a lane is reduced depends on its own h^2 only (an exact
+ * comparison), so a lane computes the same whatever its block-mates.
  */
 JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf turned[4]) {
-    /* half angle h = theta / 2 and the reduction h = k pi + r, |r| <= pi/2 */
+    /* half angle h = theta / 2 and, above pi / 2, the reduction h = k pi + r, |r| <= pi/2 */
     vf h2 = v_mul(theta2, v_set1(0.25f));
-    vf inv_h = v_rsqrt(v_max(h2, v_set1(0x1p-100f)));
-    vf h = v_min(v_mul(h2, inv_h), v_set1(0x1p20f));
-    /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits (k < 2^19 here) */
-    vf k = v_sub(v_fmadd(h, v_set1(0.318309886f), v_set1(0x1.8p23f)), v_set1(0x1.8p23f));
-    /* Cody-Waite: 3.140625 has 8 bits, so k * 3.140625 is exact for every k below 2^16 */
-    vf r = v_fnmadd(k, v_set1(9.67653589793e-4f), v_fnmadd(k, v_set1(3.140625f), h));
-    vmask unreduced = v_lt(k, v_set1(0.5f));
-    vf r2 = v_select(unreduced, h2, v_mul(r, r));
-    vf cos_r = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(2.31947051e-05f), r2, v_set1(-1.38559402e-03f)), r2,
-                                       v_set1(4.16639894e-02f)), r2, v_set1(-4.99999315e-01f)), r2, v_set1(1.0f));
-    vf sinc_r = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(2.60896195e-06f), r2, v_set1(-1.98111258e-04f)), r2,
-                                        v_set1(8.33308790e-03f)), r2, v_set1(-1.66666612e-01f)), r2, v_set1(1.0f));
+    vf r2 = h2, ratio = v_set1(1.0f); /* ratio: r / h, 1 unreduced */
+    vmask reduce = v_gt(h2, v_set1(2.4674011f)); /* (pi / 2)^2 */
+    if (JM_UNLIKELY(m_any(reduce))) {
+        vf h = v_sqrt(h2), capped = v_min(h, v_set1(0x1p15f));
+        /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits (k < 2^14 here) */
+        vf k = v_sub(v_mul_add(capped, v_set1(0.318309886f), v_set1(0x1.8p23f)), v_set1(0x1.8p23f));
+        /* Cody-Waite: 3.140625 has 8 bits, so k * 3.140625 is exact for every k below 2^16 */
+        vf r = v_neg_mul_add(k, v_set1(9.67653589793e-4f), v_neg_mul_add(k, v_set1(3.140625f), capped));
+        r2 = v_select(reduce, v_mul(r, r), h2);
+        ratio = v_select(reduce, v_div(r, h), ratio);
+    }
+    vf cos_r = v_mul_add(v_mul_add(v_mul_add(v_mul_add(v_set1(2.31947051e-05f), r2, v_set1(-1.38559402e-03f)), r2,
+                                             v_set1(4.16639894e-02f)), r2, v_set1(-4.99999315e-01f)), r2, v_set1(1.0f));
+    vf sinc_r = v_mul_add(v_mul_add(v_mul_add(v_mul_add(v_set1(2.60896195e-06f), r2, v_set1(-1.98111258e-04f)), r2,
+                                              v_set1(8.33308790e-03f)), r2, v_set1(-1.66666612e-01f)), r2, v_set1(1.0f));
     /* sin(h) / theta = sinc(h) / 2 unreduced; reduced, the rotation by 2r: sin(r) / theta */
-    vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), v_select(unreduced, v_set1(1.0f), v_mul(r, inv_h)));
+    vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), ratio);
     vf ax = v_mul(ox, scale), ay = v_mul(oy, scale), az = v_mul(oz, scale);
     turn_by(st, cos_r, ax, ay, az, turned);
 }
@@ -238,10 +233,10 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         extract_curvature(st, f, curvature);
     if (any_mirrored)
         denominator = v_select(st->mirrored, mueller_denominator(f, curvature), denominator);
-    vf inv_denominator = v_rcp(v_add(denominator, v_set1(1e-9f)));
+    vf inv_denominator = v_rcp_ieee(v_add(denominator, v_set1(1e-9f)));
     vf ox = v_mul(torque[0], inv_denominator), oy = v_mul(torque[1], inv_denominator);
     vf oz = v_mul(torque[2], inv_denominator);
-    vf theta2 = v_fmadd(ox, ox, v_fmadd(oy, oy, v_mul(oz, oz)));
+    vf theta2 = v_mul_add(ox, ox, v_mul_add(oy, oy, v_mul(oz, oz)));
     vf tol2 = v_mul(tol, tol);
     vmask small = v_lt(theta2, tol2);
     /* Mueller's lanes: |omega| < tol stops before updating; NaN updates once, then stops */
@@ -302,9 +297,10 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
 /* Output of JM_W matrices: q normalised where |q|^2 is off 1 by more than 2^-21 (a q0 returned
    unchanged keeps its bits), and the iteration counts when wanted. */
 JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, char *iterations, ptrdiff_t is) {
-    vf norm2 = v_fmadd(st->x, st->x, v_fmadd(st->y, st->y, v_fmadd(st->z, st->z, v_mul(st->w, st->w))));
+    const vf q_raw[4] = {st->x, st->y, st->z, st->w};
+    vf norm2 = dot4(q_raw, q_raw);
     vmask off = v_gt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f));
-    vf scale = v_select(off, v_rsqrt(norm2), v_set1(1.0f));
+    vf scale = v_select(off, v_rsqrt_ieee(norm2), v_set1(1.0f));
     const vf q[4] = {v_mul(st->x, scale), v_mul(st->y, scale), v_mul(st->z, scale), v_mul(st->w, scale)};
     v_store_records(out, os, 1, q);
     if (iterations) {
@@ -391,8 +387,6 @@ typedef struct {
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
 } extract_state_f64;
 
-JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
-
 /* the same on float64 lanes (rank_two_f64, k_times_f64, ..., turn_by_f64) */
 #define T vd
 #define T_MASK vdmask
@@ -402,19 +396,10 @@ JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
 #define T_STATE extract_state_f64
 #define T_NEGATE(x) vd_negate(x)
 #define T_RANK_TWO RANK_TWO_F64
-#define T_RSQRT(x) inv_sqrt_f64(x)
-#define T_TWICE_RECIPROCAL(x) vd_div(vd_set1(2.0), (x))
 #define T_TINY 0x1p-200
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN_F64
 #define T_MAX_FINITE 0x1.fffffffffffffp1023
 #include "extract_objective.h"
-
-/* rescale_square on float64 lanes: m = P^2 rescaled by a power of two (exact, no division) so that
-   its largest entry is in [1, 2): the same axis as float32's division by the trace */
-JM_INLINE void rescale_square_f64(vd xx, vd yy, vd zz, vd xy, vd xz, vd yz, vd m[6]) {
-    m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
-    vd_scale_pow2(m, 6);
-}
 
 #include "extract_update.h"
 #undef T
@@ -425,8 +410,6 @@ JM_INLINE void rescale_square_f64(vd xx, vd yy, vd zz, vd xy, vd xz, vd yz, vd m
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
-#undef T_RSQRT
-#undef T_TWICE_RECIPROCAL
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
@@ -451,7 +434,7 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
             for (int i = 0; i < 4; i++)
                 sq[i] = q[i];
             vd largest_q = vd_scale_pow2(sq, 4);
-            vd inv = inv_sqrt_f64(dot4_f64(sq, sq));
+            vd inv = vd_rsqrt_ieee(dot4_f64(sq, sq));
             vdmask is_zero = md_and(vd_lt(q_norm2, one), md_not(vd_gt(largest_q, zero)));
             st->x = vd_select(keep, q[0], vd_select(is_zero, zero, vd_mul(sq[0], inv)));
             st->y = vd_select(keep, q[1], vd_select(is_zero, zero, vd_mul(sq[1], inv)));
@@ -460,14 +443,14 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
         }
     } else {
         vdmask is_zero = vd_lt(norm2, one);
-        vd to_unit = vd_mul(vd_set1(1.7320508075688772), inv_sqrt_f64(vd_max(norm2, one)));
+        vd to_unit = vd_mul(vd_set1(1.7320508075688772), vd_rsqrt_ieee(vd_max(norm2, one)));
         vd r[9], q[4];
         for (int i = 0; i < 9; i++)
             r[i] = vd_mul(a[i], to_unit);
         r[0] = vd_select(is_zero, one, r[0]);
         r[4] = vd_select(is_zero, one, r[4]);
         r[8] = vd_select(is_zero, one, r[8]);
-        rotation_to_quat_f64(r, q);
+        largest_divisor_quat_f64(r, q);
         st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
     }
     st->iterations = zero;
@@ -496,15 +479,15 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     if (JM_UNLIKELY(md_any(reduce))) {
         vd h = vd_min(vd_sqrt(h2), vd_set1(0x1p22));
         vd k = vd_round(vd_mul(h, vd_set1(0.3183098861837907)));
-        vd r = vd_fnmadd(k, vd_set1(0x1.3198a2e037073p-68),
-                         vd_fnmadd(k, vd_set1(0x1.0b4611a6p-33), vd_fnmadd(k, vd_set1(0x1.921fb544p+1), h)));
+        vd r = vd_neg_mul_add(k, vd_set1(0x1.3198a2e037073p-68),
+                              vd_neg_mul_add(k, vd_set1(0x1.0b4611a6p-33), vd_neg_mul_add(k, vd_set1(0x1.921fb544p+1), h)));
         r2 = vd_select(reduce, vd_mul(r, r), h2);
         ratio = vd_select(reduce, vd_div(r, h), ratio);
     }
     vd cos_r = vd_set1(cos_terms[10]), sinc_r = vd_set1(sinc_terms[10]);
     for (int i = 9; i >= 0; i--) {
-        cos_r = vd_fmadd(cos_r, r2, vd_set1(cos_terms[i]));
-        sinc_r = vd_fmadd(sinc_r, r2, vd_set1(sinc_terms[i]));
+        cos_r = vd_mul_add(cos_r, r2, vd_set1(cos_terms[i]));
+        sinc_r = vd_mul_add(sinc_r, r2, vd_set1(sinc_terms[i]));
     }
     vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
     vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
@@ -518,10 +501,10 @@ JM_INLINE vdmask mueller_omega_f64(const extract_state_f64 *st, const vd torque[
     vd denominator = vd_abs(f);
     if (curvature)
         denominator = vd_select(st->mirrored, mueller_denominator_f64(f, curvature), denominator);
-    vd inv_denominator = vd_div(vd_set1(1.0), vd_add(denominator, vd_set1(1e-9)));
+    vd inv_denominator = vd_rcp_ieee(vd_add(denominator, vd_set1(1e-9)));
     *ox = vd_mul(torque[0], inv_denominator), *oy = vd_mul(torque[1], inv_denominator);
     *oz = vd_mul(torque[2], inv_denominator);
-    *theta2 = vd_fmadd(*ox, *ox, vd_fmadd(*oy, *oy, vd_mul(*oz, *oz)));
+    *theta2 = vd_mul_add(*ox, *ox, vd_mul_add(*oy, *oy, vd_mul(*oz, *oz)));
     return vd_lt(*theta2, vd_mul(tol, tol));
 }
 
@@ -602,7 +585,7 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
     vd norm2 = dot4_f64(q, q);
     vdmask off = md_not(vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(UNIT_MARGIN_F64)));
     if (md_any(off)) {
-        vd scale = vd_select(off, inv_sqrt_f64(norm2), vd_set1(1.0));
+        vd scale = vd_select(off, vd_rsqrt_ieee(norm2), vd_set1(1.0));
         for (int i = 0; i < 4; i++)
             q[i] = vd_mul(q[i], scale);
     }
