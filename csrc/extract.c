@@ -221,40 +221,39 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * deflated Newton step about the other axes (deflated_newton_step), which stops like Newton's;
  * the others (rank <= 1, and what the deflated step refuses) Mueller's update with its stop.
  * So Newton never stops at a saddle either: its stops need N, or N with the near-tie's axis
- * lifted, positive definite.
+ * lifted, positive definite. Newton's blocks skip Mueller's division when every active lane
+ * takes the Newton step (what it gives such lanes is never used).
  */
 JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
     vf torque[3], f;
     extract_gradient(st, torque, &f);
-    vf curvature[6], denominator = v_abs(f);
-    const int any_mirrored = m_any(m_and(st->active, st->mirrored));
-    const int with_curvature = method == JM_EXTRACT_NEWTON || any_mirrored;
+    vf ox, oy, oz, theta2;
+    vf curvature[6];
+    vmask ritz_candidates, update, go_on;
+    const int with_curvature = method == JM_EXTRACT_NEWTON || m_any(m_and(st->active, st->mirrored));
     if (with_curvature)
         extract_curvature(st, f, curvature);
-    if (any_mirrored)
-        denominator = v_select(st->mirrored, mueller_denominator(f, curvature), denominator);
-    vf inv_denominator = v_rcp_ieee(v_add(denominator, v_set1(1e-9f)));
-    vf ox = v_mul(torque[0], inv_denominator), oy = v_mul(torque[1], inv_denominator);
-    vf oz = v_mul(torque[2], inv_denominator);
-    vf theta2 = v_mul_add(ox, ox, v_mul_add(oy, oy, v_mul(oz, oz)));
-    vf tol2 = v_mul(tol, tol);
-    vmask small = v_lt(theta2, tol2);
-    /* Mueller's lanes: |omega| < tol stops before updating; NaN updates once, then stops */
-    vmask update = m_and(st->active, m_not(small));
-    vmask go_on = v_ge(theta2, tol2);
-
-    vmask ritz_candidates;
-    if (method == JM_EXTRACT_NEWTON) {
+    if (method != JM_EXTRACT_NEWTON) {
+        vmask small = mueller_omega(st, torque, f, with_curvature ? curvature : NULL, tol, &ox, &oy, &oz, &theta2);
+        update = m_and(st->active, m_not(small)); /* |omega| < tol stops before updating */
+        go_on = v_ge(theta2, v_mul(tol, tol));    /* NaN updates once, then stops */
+        ritz_candidates = m_and(st->active, small);
+    } else {
         vf e[3], eps2, newton_tol;
         vmask newton = newton_step(curvature, torque, f, tol, e, &eps2, &newton_tol);
-        /* Newton's lanes update, then stop below their threshold */
-        update = m_or(update, m_and(st->active, newton));
-        go_on = m_or(m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol))), m_and(m_not(newton), go_on));
-        ox = v_select(newton, e[0], ox), oy = v_select(newton, e[1], oy), oz = v_select(newton, e[2], oz);
-        theta2 = v_select(newton, eps2, theta2);
+        /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
+        update = m_and(st->active, newton);
+        go_on = m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol)));
+        ox = e[0], oy = e[1], oz = e[2], theta2 = eps2;
         ritz_candidates = m_and(st->active, m_not(newton));
-    } else {
-        ritz_candidates = m_and(st->active, small);
+        if (m_any(ritz_candidates)) {
+            vf mx, my, mz, m_theta2;
+            vmask small = mueller_omega(st, torque, f, curvature, tol, &mx, &my, &mz, &m_theta2);
+            update = m_or(update, m_and(st->active, m_not(small)));
+            go_on = m_or(go_on, m_and(m_not(newton), v_ge(m_theta2, v_mul(tol, tol))));
+            ox = v_select(newton, e[0], mx), oy = v_select(newton, e[1], my), oz = v_select(newton, e[2], mz);
+            theta2 = v_select(newton, eps2, m_theta2);
+        }
     }
 
     vf next[4];
@@ -492,20 +491,6 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
     vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
     turn_by_f64(st, cos_r, ax, ay, az, turned);
-}
-
-/* Mueller's update omega = tau / (d + 1e-9) and its square, d = |f| or mueller_denominator_f64 in
-   the mirrored lanes (when curvature is given); small: |omega| < tol (false for NaN) */
-JM_INLINE vdmask mueller_omega_f64(const extract_state_f64 *st, const vd torque[3], vd f, const vd *curvature, vd tol,
-                                   vd *ox, vd *oy, vd *oz, vd *theta2) {
-    vd denominator = vd_abs(f);
-    if (curvature)
-        denominator = vd_select(st->mirrored, mueller_denominator_f64(f, curvature), denominator);
-    vd inv_denominator = vd_rcp_ieee(vd_add(denominator, vd_set1(1e-9)));
-    *ox = vd_mul(torque[0], inv_denominator), *oy = vd_mul(torque[1], inv_denominator);
-    *oz = vd_mul(torque[2], inv_denominator);
-    *theta2 = vd_mul_add(*ox, *ox, vd_mul_add(*oy, *oy, vd_mul(*oz, *oz)));
-    return vd_lt(*theta2, vd_mul(tol, tol));
 }
 
 /* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip

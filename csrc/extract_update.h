@@ -45,9 +45,9 @@ JM_INLINE T T_FN(davenport_k)(const T a[9], T_STATE *st) {
  * lowest_axis: the unit eigenvector n of the lowest eigenvalue of N (c[] = xx, yy, zz, xy, xz, yz)
  * into axis[], and |N|_F into *norm. n comes from (I - N / |N|_F)^(2^AXIS_SQUARINGS) by repeated
  * squaring (positive semidefinite: |N|_F bounds N's eigenvalues; the ratio of its top two
- * eigenvalues is 1 - gap / (|N|_F - lambda_min)), each square rescaled by a power of two
- * (scale_pow2: exact, no division) so that its largest entry is in [1, 2), as the column with the
- * largest diagonal entry (a multiple of n with weight >= 1/3).
+ * eigenvalues is 1 - gap / (|N|_F - lambda_min)), each square rescaled by the power of two that
+ * puts its trace (plus T_TINY) in [1, 2) (exact, no division; the trace bounds every entry), as
+ * the column with the largest diagonal entry (a multiple of n with weight >= 1/3).
  */
 JM_INLINE void T_FN(lowest_axis)(const T curvature[6], T axis[3], T *norm) {
     T n2 = T_OP(mul_add)(curvature[0], curvature[0],
@@ -71,8 +71,10 @@ JM_INLINE void T_FN(lowest_axis)(const T curvature[6], T axis[3], T *norm) {
         T xy = T_OP(mul_add)(m[0], m[3], T_OP(mul_add)(m[3], m[1], T_OP(mul)(m[4], m[5])));
         T xz = T_OP(mul_add)(m[0], m[4], T_OP(mul_add)(m[3], m[5], T_OP(mul)(m[4], m[2])));
         T yz = T_OP(mul_add)(m[3], m[4], T_OP(mul_add)(m[1], m[5], T_OP(mul)(m[5], m[2])));
-        m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
-        T_OP(scale_pow2)(m, 6);
+        /* P^2 positive semidefinite: no entry above its trace */
+        T scale = T_OP(pow2_inverse)(T_OP(add)(T_OP(add)(xx, yy), T_OP(add)(zz, T_OP(set1)(T_TINY))));
+        m[0] = T_OP(mul)(xx, scale), m[1] = T_OP(mul)(yy, scale), m[2] = T_OP(mul)(zz, scale);
+        m[3] = T_OP(mul)(xy, scale), m[4] = T_OP(mul)(xz, scale), m[5] = T_OP(mul)(yz, scale);
     }
     T_MASK use_x = T_MASK_OP(and)(T_OP(ge)(m[0], m[1]), T_OP(ge)(m[0], m[2]));
     T_MASK use_y = T_MASK_OP(and)(T_MASK_OP(not)(use_x), T_OP(ge)(m[1], m[2]));
@@ -139,6 +141,21 @@ JM_INLINE T T_FN(mueller_denominator)(T f, const T c[6]) {
     T off = T_OP(mul_add)(c[3], c[3], T_OP(mul_add)(c[4], c[4], T_OP(mul)(c[5], c[5])));
     T norm2 = T_OP(mul_add)(c[0], c[0], T_OP(mul_add)(c[1], c[1], T_OP(mul_add)(c[2], c[2], T_OP(add)(off, off))));
     return T_OP(max)(T_OP(abs)(f), T_OP(mul)(T_OP(set1)(0.5), T_OP(sqrt)(norm2)));
+}
+
+/* mueller_omega: Mueller's update omega = tau / (d + 1e-9) and its square, d = |f| or
+   mueller_denominator in the mirrored lanes (when curvature is given); returns small:
+   |omega| < tol (false for NaN) */
+JM_INLINE T_MASK T_FN(mueller_omega)(const T_STATE *st, const T torque[3], T f, const T *curvature, T tol, T *ox,
+                                    T *oy, T *oz, T *theta2) {
+    T denominator = T_OP(abs)(f);
+    if (curvature)
+        denominator = T_OP(select)(st->mirrored, T_FN(mueller_denominator)(f, curvature), denominator);
+    T inv_denominator = T_OP(rcp_ieee)(T_OP(add)(denominator, T_OP(set1)(1e-9)));
+    *ox = T_OP(mul)(torque[0], inv_denominator), *oy = T_OP(mul)(torque[1], inv_denominator);
+    *oz = T_OP(mul)(torque[2], inv_denominator);
+    *theta2 = T_OP(mul_add)(*ox, *ox, T_OP(mul_add)(*oy, *oy, T_OP(mul)(*oz, *oz)));
+    return T_OP(lt)(*theta2, T_OP(mul)(tol, tol));
 }
 
 /*

@@ -7,8 +7,8 @@
  *   JM_T_VEC            the vector of JM_T (vf, vd), JM_T_OP(name) its op `name` (v_name, vd_name)
  *   JM_T_FROM_BITS      the name of the bit-pattern helper defined here
  * and undefines them at the end. Defines JM_T_FROM_BITS, JM_T_OP(abs), JM_T_OP(negate),
- * JM_T_OP(scale_pow2) and the path-identical arithmetic JM_T_OP(mul_add), JM_T_OP(neg_mul_add),
- * JM_T_OP(rcp_ieee), JM_T_OP(rsqrt_ieee): jm_float_from_bits v_abs v_negate v_scale_pow2 v_mul_add
+ * JM_T_OP(scale_pow2), JM_T_OP(pow2_inverse) and the path-identical arithmetic JM_T_OP(mul_add), JM_T_OP(neg_mul_add),
+ * JM_T_OP(rcp_ieee), JM_T_OP(rsqrt_ieee): jm_float_from_bits v_abs v_negate v_scale_pow2 v_pow2_inverse v_mul_add
  * v_neg_mul_add v_rcp_ieee v_rsqrt_ieee, and their float64 twins with the prefix vd_.
  */
 #ifndef JM_SIMD_COMMON_H
@@ -55,6 +55,13 @@ JM_INLINE JM_T_VEC JM_T_OP(scale_pow2)(JM_T_VEC *v, int n) {
     for (int i = 0; i < n; i++)
         v[i] = JM_T_OP(mul)(JM_T_OP(mul)(v[i], lift), scale);
     return largest;
+}
+
+/* pow2_inverse: 2^-e for a in [2^e, 2^(e+1)), a positive and normal (exact: a's exponent bits
+   flipped, E -> E_max - E is 2^(1 - e), then halved; the same bits on every path) */
+JM_INLINE JM_T_VEC JM_T_OP(pow2_inverse)(JM_T_VEC a) {
+    const JM_T_VEC exponent_bits = JM_T_OP(set1)(JM_T_FROM_BITS(JM_T_EXPONENT_MASK));
+    return JM_T_OP(mul)(JM_T_OP(xor)(JM_T_OP(and)(a, exponent_bits), exponent_bits), JM_T_OP(set1)((JM_T)0.5));
 }
 
 /*
