@@ -4,7 +4,13 @@
  *
  * Compiled once per ISA (see simd/common.h). Each lane iterates one matrix; EXTRACT_GROUPS groups of
  * JM_W matrices iterate in the same loop so that their independent dependency chains hide each
- * other's latency (one group alone leaves the FMA pipes idle most of the time).
+ * other's latency (one group alone leaves the arithmetic pipes idle most of the time).
+ *
+ * Every path computes the same bits: the kernels use only correctly rounded operations in one
+ * order - multiply-adds rounded twice (v_mul_add, v_neg_mul_add: never the fused v_fmadd), square
+ * roots and divisions (v_rsqrt_ieee, v_rcp_ieee: never the paths' reciprocal estimates), decisions
+ * on a lane's own values - so results and update counts do not depend on the path or the CPU
+ * (docs/design/extraction.md#counts-across-paths).
  */
 #include "jointmath.h"
 #include "simd/common.h"
@@ -73,8 +79,9 @@ typedef struct {
 /* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
    a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
    leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
-   out inf (scalar and sse, no fused multiply-add: NaN quaternions for 10 in 200,000 such float32
-   matrices). Such a lane takes the Ritz update or Mueller's instead. */
+   out inf (NaN quaternions for 10 in 200,000 such float32 matrices, on the paths without a fused
+   multiply-add, which every path now rounds like). Such a lane takes the Ritz update or Mueller's
+   instead. */
 
 /* the objective and its derivatives (extract_objective.h: rank_two, k_times, tangent_basis,
    extract_gradient, dot4, extract_curvature) and the update's pieces (extract_update.h:
@@ -366,9 +373,8 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 /*
  * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
  * functions shared with float32 come from the same templates (extract_objective.h,
- * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by exact divisions and
- * square roots in place of the float32 estimates, float64 polynomials in turn_f64, and float64
- * thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
+ * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by
+ * float64 polynomials in turn_f64, and float64 thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
  * that | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
  * curvature margin 2^-40 of A's scale and rank >= 2 above 2^-80 (float32's would keep Newton from
  * ill-conditioned matrices: docs/design/extraction.md#float64-thresholds).
