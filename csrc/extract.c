@@ -60,6 +60,7 @@ typedef struct {
     vf iterations;
     vmask active;
     vmask mirrored; /* det A < 0 (see mueller_denominator) */
+    vf spread;      /* reflection_spread of the scaled A (see near_reflection_settled) */
 } extract_state;
 
 /* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
@@ -76,6 +77,13 @@ typedef struct {
    margins: there Newton's steps about it were the torque's rounding over a tiny eigenvalue and
    wandered along the near-tie (docs/design/extraction.md#near-ties) */
 #define NEAR_REFLECTION_MARGINS 4.0
+/* near_reflection_settled's limit on reflection_spread (~2 |sigma - mean sigma|, in the scale of A
+   with its largest |element| in [1, 2)): above every float32 near-reflection whose updates walked
+   along the near-flat set (docs/design/extraction.md#near-reflections) */
+#define FLAT_LIMIT 0x1p-10f
+/* near_reflection_settled's allowance: what is left to gain below spread / 256 of f (the bound
+   is ~spread), while the torque of the tilt on the near-flat set, ~2 spread, passes */
+#define SETTLED_GAIN_SPREADS 256.0
 /* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
    a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
    leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
@@ -97,6 +105,7 @@ typedef struct {
 #define T_TINY 0x1p-100f
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN
 #define T_MAX_FINITE 0x1.fffffep127f
+#define T_FLAT_LIMIT FLAT_LIMIT
 #include "extract_objective.h"
 
 #include "extract_update.h"
@@ -111,6 +120,7 @@ typedef struct {
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
+#undef T_FLAT_LIMIT
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -134,6 +144,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     load_matrices(layout, a_rec, as, a);
     v_scale_pow2(a, 9);
     vf norm2 = davenport_k(a, st);
+    st->spread = reflection_spread(a);
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -292,6 +303,13 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         }
     }
 
+    /* Newton's near-reflections stop, without this update, once on their near-flat set */
+    vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(st->spread, v_set1(FLAT_LIMIT)));
+    if (method == JM_EXTRACT_NEWTON && m_any(near_reflection)) {
+        vmask settled = m_and(near_reflection, near_reflection_settled(st, curvature, torque, f, tol));
+        update = m_and(update, m_not(settled));
+        go_on = m_and(go_on, m_not(settled));
+    }
     st->active = m_and(st->active, go_on);
     st->x = v_select(update, next[0], st->x);
     st->y = v_select(update, next[1], st->y);
@@ -383,6 +401,9 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 #define UNIT_MARGIN_F64 0x1p-49
 #define CURVATURE_MARGIN_F64 0x1p-40 /* CURVATURE_MARGIN, for float64 lanes */
 #define RANK_TWO_F64 0x1p-80         /* rank_two's threshold, for float64 lanes */
+/* FLAT_LIMIT for float64 lanes: above the near-reflections whose two small curvature eigenvalues
+   lowest_axis's 2^20th power cannot separate (their updates walked along the near-flat set) */
+#define FLAT_LIMIT_F64 0x1p-10
 
 typedef struct {
     vd kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
@@ -390,6 +411,7 @@ typedef struct {
     vd iterations;
     vdmask active;
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
+    vd spread;       /* reflection_spread of the scaled A (see near_reflection_settled) */
 } extract_state_f64;
 
 /* the same on float64 lanes (rank_two_f64, k_times_f64, ..., turn_by_f64) */
@@ -404,6 +426,7 @@ typedef struct {
 #define T_TINY 0x1p-200
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN_F64
 #define T_MAX_FINITE 0x1.fffffffffffffp1023
+#define T_FLAT_LIMIT FLAT_LIMIT_F64
 #include "extract_objective.h"
 
 #include "extract_update.h"
@@ -418,6 +441,7 @@ typedef struct {
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
+#undef T_FLAT_LIMIT
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
@@ -427,6 +451,7 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
     vd norm2 = davenport_k_f64(a, st);
+    st->spread = reflection_spread_f64(a);
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {
@@ -561,6 +586,13 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         }
     }
 
+    /* Newton's near-reflections stop, without this update, once on their near-flat set */
+    vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(st->spread, vd_set1(FLAT_LIMIT_F64)));
+    if (method == JM_EXTRACT_NEWTON && md_any(near_reflection)) {
+        vdmask settled = md_and(near_reflection, near_reflection_settled_f64(st, curvature, torque, f, tol));
+        update = md_and(update, md_not(settled));
+        go_on = md_and(go_on, md_not(settled));
+    }
     st->active = md_and(st->active, go_on);
     st->x = vd_select(update, next[0], st->x);
     st->y = vd_select(update, next[1], st->y);

@@ -9,6 +9,7 @@
  *                     2^-100, float64 2^-200
  *   T_CURVATURE_MARGIN  extract.c's curvature margin in that type
  *   T_MAX_FINITE      the largest finite value of the type
+ *   T_FLAT_LIMIT      near_reflection_settled's limit on N's two small eigenvalues
  *
  * defined (and undefined after). Every name below is T_FN(...), so both expansions live in one unit.
  * Like extract_objective.h it uses only path-identical operations (simd/lane_helpers.h: mul_add,
@@ -275,4 +276,47 @@ JM_INLINE void T_FN(largest_divisor_quat)(const T r[9], T q[4]) {
     T inv_norm = T_OP(rsqrt_ieee)(T_FN(dot4)(q, q));
     for (int i = 0; i < 4; i++)
         q[i] = T_OP(mul)(q[i], inv_norm);
+}
+
+/*
+ * reflection_spread: |A^T A - m I|_F / sqrt(m), m = tr(A^T A) / 3, for a[] (row-major, scaled):
+ * ~2 |d| where d_i = sigma_i - mean(sigma) (sigma_i^2 = m + 2 sqrt(m) d_i + ...), so small
+ * exactly where A is near a multiple of an orthogonal matrix; no SVD. Zero A gives 0.
+ */
+JM_INLINE T T_FN(reflection_spread)(const T a[9]) {
+    T g[6]; /* A^T A: diagonal 00, 11, 22, then 01, 02, 12 */
+    const int gi[6] = {0, 1, 2, 0, 0, 1}, gj[6] = {0, 1, 2, 1, 2, 2};
+    for (int k = 0; k < 6; k++)
+        g[k] = T_OP(mul_add)(a[gi[k]], a[gj[k]], T_OP(mul_add)(a[3 + gi[k]], a[3 + gj[k]], T_OP(mul)(a[6 + gi[k]], a[6 + gj[k]])));
+    T mean = T_OP(mul)(T_OP(add)(T_OP(add)(g[0], g[1]), g[2]), T_OP(set1)(1.0 / 3.0));
+    T d0 = T_OP(sub)(g[0], mean), d1 = T_OP(sub)(g[1], mean), d2 = T_OP(sub)(g[2], mean);
+    T off = T_OP(mul_add)(g[3], g[3], T_OP(mul_add)(g[4], g[4], T_OP(mul)(g[5], g[5])));
+    T deviation2 = T_OP(mul_add)(d0, d0, T_OP(mul_add)(d1, d1, T_OP(mul_add)(d2, d2, T_OP(add)(off, off))));
+    return T_OP(sqrt)(T_OP(div)(deviation2, T_OP(max)(mean, T_OP(set1)(T_TINY))));
+}
+
+/*
+ * near_reflection_settled: the lanes where A is near a multiple of a reflection (st->spread,
+ * reflection_spread, below T_FLAT_LIMIT; the caller checks det A < 0) and R is already as good
+ * as the bound needs, where the updates gain too little to ever stop by their step. With
+ * sigma_i = s + d_i, f = s g(R) + (a term of size |d|): g <= 1 is maximal on a whole set F (a
+ * best rotation times the half turns about the axes of the plane of the two largest), where
+ * f >= f_max - 2 (sigma1 - sigma3): every rotation on F meets the documented bound. The d_i
+ * tilt f on F by torques of ~|d| and curvatures of ~|d|, at whose rate every update crawls
+ * (Newton's steps are the torque's rounding over ~|d|; the Ritz update's axis, from a power
+ * iteration that cannot separate eigenvalues that close, turns off the stiff axis): the
+ * near-reflections that ran to max_iter. Off F the curvature is the stiff one, ~|N|_F / 2, so
+ * the gain a full Newton step would still make is at most ~|tau|^2 / |N|_F. Settled: f > 0
+ * (near F, not at the far minimum, where the torque vanishes too) and |tau|^2 <= |N|_F spread
+ * / SETTLED_GAIN_SPREADS + (tol |N|_F)^2, i.e. what is left to gain is far below the bound
+ * (docs/design/extraction.md#near-reflections).
+ */
+JM_INLINE T_MASK T_FN(near_reflection_settled)(const T_STATE *st, const T c[6], const T torque[3], T f, T tol) {
+    T c_off = T_OP(mul_add)(c[3], c[3], T_OP(mul_add)(c[4], c[4], T_OP(mul)(c[5], c[5])));
+    T n2 = T_OP(mul_add)(c[0], c[0], T_OP(mul_add)(c[1], c[1], T_OP(mul_add)(c[2], c[2], T_OP(add)(c_off, c_off))));
+    T norm = T_OP(sqrt)(n2);
+    T tol_norm = T_OP(mul)(tol, norm);
+    T allowed = T_OP(mul_add)(T_OP(mul)(norm, st->spread), T_OP(set1)(1.0 / SETTLED_GAIN_SPREADS), T_OP(mul)(tol_norm, tol_norm));
+    T tau2 = T_OP(mul_add)(torque[0], torque[0], T_OP(mul_add)(torque[1], torque[1], T_OP(mul)(torque[2], torque[2])));
+    return T_MASK_OP(and)(T_OP(gt)(f, T_OP(set1)(0.0)), T_OP(ge)(allowed, tau2));
 }
