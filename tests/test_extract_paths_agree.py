@@ -5,7 +5,7 @@ quaternions and the update counts of every path this CPU runs are identical, mat
 Checked on a fixed-seed batch of 100,000 matrices of tools/extract_iteration_search.py's
 distribution per dtype, the hardest matrices that search found, near-reflections, mirrored
 rotations, rank-deficient, scaled and non-finite matrices, warm starts, both methods and the
-JOINT_MAT layout; and, against digests of their results, that the hardest matrices give the same
+JOINT_MAT layout; and, against digests of their results, that the hardest matrices and the near-reflections give the same
 bits on any CPU (an arm64 build's scalar and neon paths included)."""
 import hashlib
 import importlib.util
@@ -17,7 +17,8 @@ import pytest
 import jointmath as jm
 from jointmath import _core
 
-from kernels.test_extract_iterations import HARDEST_FLOAT32, HARDEST_FLOAT64
+from kernels.test_extract_iterations import (HARDEST_FLOAT32, HARDEST_FLOAT64, NEAR_REFLECTIONS_FLOAT32,
+                                            NEAR_REFLECTIONS_FLOAT64)
 
 several_paths = pytest.mark.skipif(len(jm.available_isas()) < 2,
                                    reason="this CPU runs one path only: nothing to compare")
@@ -116,15 +117,21 @@ def test_joint_mat_records_are_bit_identical_on_every_path():
     assert (q.view(np.uint32) == q_matrices.view(np.uint32)).all() and (counts == counts_matrices).all()
 
 
+def hardest_matrices(dtype):
+    """The hardest matrices of the search and the near-reflections, both sets in one dtype."""
+    sets = (HARDEST_FLOAT32, HARDEST_FLOAT64, NEAR_REFLECTIONS_FLOAT32, NEAR_REFLECTIONS_FLOAT64)
+    return np.concatenate([a.astype(dtype) for a in sets])
+
+
 # sha256 of the quaternions' bytes (little-endian) then the int32 counts' of the hardest matrices,
 # cold start, defaults: the same on every path of every CPU. A change of the method changes them:
 # recompute with digest() below on any one path and check the counts still meet the maxima of
 # tests/kernels/test_extract_iterations.py.
 DIGESTS = {
-    ("float32", "newton"): "125fb6227ca4f484ab50a9248021772cb87c9e3e0def4f760684ecf2553870c9",
-    ("float32", "muller"): "f34dca6a24e505946245b5e7de502f13956b11763a220870f88fbfb40a4a77e0",
-    ("float64", "newton"): "8040164699c3840ce73a0916d5bde1dc95e635c6bf4764fe3d07d9053c32fffb",
-    ("float64", "muller"): "0d96d8529aee3aeac402a27e0ddad23a9cc67654ebd90e49fa457d2989d658c6",
+    ("float32", "newton"): "6d30045ac624c8c5db4f45ae376f31374384689a5a895b560fd090c45d3eeed4",
+    ("float32", "muller"): "ccd5120eb51d34ec3213acea2c21541b967b3fa40d80b9a63009a955e9a1c447",
+    ("float64", "newton"): "d9a3015454563c89d67d12f7503b708bf790f560c1c4b89eded3aea21637039c",
+    ("float64", "muller"): "77ccd902aec09372bd1f004f3fac3f001dca10bcef947ca6dc7996619a7feb8a",
 }
 
 
@@ -137,7 +144,7 @@ def digest(a, method):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("method", ["newton", "muller"])
 def test_the_hardest_matrices_give_the_same_bits_on_any_cpu(dtype, method):
-    a = np.concatenate([HARDEST_FLOAT32.astype(dtype), HARDEST_FLOAT64.astype(dtype)])
+    a = hardest_matrices(dtype)
     before = jm.isa()
     try:
         for isa in jm.available_isas():
