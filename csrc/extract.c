@@ -303,12 +303,21 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         }
     }
 
-    /* Newton's near-reflections stop, without this update, once on their near-flat set */
+    /* Newton's near-reflections: the step about the stiff axis until they are on their near-flat
+       set, then they stop without updating (near_reflection_settled, stiff_newton_step) */
     vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(st->spread, v_set1(FLAT_LIMIT)));
     if (method == JM_EXTRACT_NEWTON && m_any(near_reflection)) {
         vmask settled = m_and(near_reflection, near_reflection_settled(st, curvature, torque, f, tol));
-        update = m_and(update, m_not(settled));
-        go_on = m_and(go_on, m_not(settled));
+        vf e[3], e2, stiff_q[4];
+        vmask stiff = m_and(m_and(near_reflection, m_not(settled)),
+                               stiff_newton_step(curvature, torque, f, tol, e, &e2));
+        if (m_any(stiff)) {
+            turn(st, e[0], e[1], e[2], e2, stiff_q);
+            for (int i = 0; i < 4; i++)
+                next[i] = v_select(stiff, stiff_q[i], next[i]);
+        }
+        update = m_or(m_and(update, m_not(settled)), stiff);
+        go_on = m_or(m_and(go_on, m_not(settled)), stiff);
     }
     st->active = m_and(st->active, go_on);
     st->x = v_select(update, next[0], st->x);
@@ -403,7 +412,7 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 #define RANK_TWO_F64 0x1p-80         /* rank_two's threshold, for float64 lanes */
 /* FLAT_LIMIT for float64 lanes: above the near-reflections whose two small curvature eigenvalues
    lowest_axis's 2^20th power cannot separate (their updates walked along the near-flat set) */
-#define FLAT_LIMIT_F64 0x1p-10
+#define FLAT_LIMIT_F64 0x1p-14
 
 typedef struct {
     vd kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
@@ -586,12 +595,21 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         }
     }
 
-    /* Newton's near-reflections stop, without this update, once on their near-flat set */
+    /* Newton's near-reflections: the step about the stiff axis until they are on their near-flat
+       set, then they stop without updating (near_reflection_settled, stiff_newton_step) */
     vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(st->spread, vd_set1(FLAT_LIMIT_F64)));
     if (method == JM_EXTRACT_NEWTON && md_any(near_reflection)) {
         vdmask settled = md_and(near_reflection, near_reflection_settled_f64(st, curvature, torque, f, tol));
-        update = md_and(update, md_not(settled));
-        go_on = md_and(go_on, md_not(settled));
+        vd e[3], e2, stiff_q[4];
+        vdmask stiff = md_and(md_and(near_reflection, md_not(settled)),
+                               stiff_newton_step_f64(curvature, torque, f, tol, e, &e2));
+        if (md_any(stiff)) {
+            turn_f64(st, e[0], e[1], e[2], e2, stiff_q);
+            for (int i = 0; i < 4; i++)
+                next[i] = vd_select(stiff, stiff_q[i], next[i]);
+        }
+        update = md_or(md_and(update, md_not(settled)), stiff);
+        go_on = md_or(md_and(go_on, md_not(settled)), stiff);
     }
     st->active = md_and(st->active, go_on);
     st->x = vd_select(update, next[0], st->x);

@@ -320,3 +320,27 @@ JM_INLINE T_MASK T_FN(near_reflection_settled)(const T_STATE *st, const T c[6], 
     T tau2 = T_OP(mul_add)(torque[0], torque[0], T_OP(mul_add)(torque[1], torque[1], T_OP(mul)(torque[2], torque[2])));
     return T_MASK_OP(and)(T_OP(gt)(f, T_OP(set1)(0.0)), T_OP(ge)(allowed, tau2));
 }
+
+/*
+ * stiff_newton_step: the Newton step about the stiff axis alone, for near-reflections (see
+ * near_reflection_settled): N's two lowest eigenvectors (lowest_axis twice; it need not separate
+ * them, any two orthogonal vectors of their plane do) lifted by |N|_F and the torque's components
+ * along them dropped. It settles R onto the near-flat set (quadratically) without moving along
+ * it: Newton's full step there is the torque's rounding over the small curvatures, a jump along
+ * the set's tangent that leaves the curved set by its square (float64 ended 6e-9 below the bound
+ * at singular values 1e-11 apart). Returns the lanes whose lifted N passed newton_step's test: N's
+ * stiff eigenvalue -4 c cos(phi) > 0 (phi the angle to a best rotation composed with the
+ * reflection), so the step goes up to the set and never down to the far minimum.
+ */
+JM_INLINE T_MASK T_FN(stiff_newton_step)(const T c[6], const T torque[3], T f, T tol, T eps[3], T *eps2) {
+    T lifted[6], across[3], axis[3], norm, unused_norm, unused_tol;
+    for (int i = 0; i < 6; i++)
+        lifted[i] = c[i];
+    for (int i = 0; i < 3; i++)
+        across[i] = torque[i];
+    T_FN(lowest_axis)(lifted, axis, &norm);
+    T_FN(lift_axis)(lifted, across, axis, norm);
+    T_FN(lowest_axis)(lifted, axis, &unused_norm);
+    T_FN(lift_axis)(lifted, across, axis, norm);
+    return T_FN(newton_step)(lifted, across, f, tol, eps, eps2, &unused_tol);
+}
