@@ -60,7 +60,7 @@ typedef struct {
     vf iterations;
     vmask active;
     vmask mirrored; /* det A < 0 (see mueller_denominator) */
-    vf spread;      /* reflection_spread of the scaled A (see near_reflection_settled) */
+    int near_reflections; /* some lane may be a near-reflection (near_reflection_update) */
 } extract_state;
 
 /* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
@@ -144,7 +144,8 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     load_matrices(layout, a_rec, as, a);
     v_scale_pow2(a, 9);
     vf norm2 = davenport_k(a, st);
-    st->spread = reflection_spread(a);
+    /* a hint for the block (twice the limit: K's rounding), not a vector: no register in the loop */
+    st->near_reflections = m_any(st->mirrored) && m_any(m_and(st->mirrored, v_lt(reflection_spread(a), v_set1(2 * FLAT_LIMIT))));
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -214,6 +215,40 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
     vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), ratio);
     vf ax = v_mul(ox, scale), ay = v_mul(oy, scale), az = v_mul(oz, scale);
     turn_by(st, cos_r, ax, ay, az, turned);
+}
+
+/*
+ * near_reflection_update: Newton's update of the near-reflection lanes (det A < 0 with
+ * reflection_spread of K below FLAT_LIMIT; the block's near_reflections hint says whether to look):
+ * the step about the stiff axis alone (stiff_newton_step) until
+ * they lie on their near-flat set of best rotations, then they stop without updating
+ * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
+ * Out of line: the hot loop of every other matrix stays as it was.
+ */
+typedef struct {
+    vf curvature[6], torque[3], f, tol; /* the step's, in */
+    vf next[4];                         /* the candidate quaternion, in and out */
+    vmask update, go_on;                   /* in and out */
+} near_reflection_step;
+
+static JM_COLD void near_reflection_update(const extract_state *st, near_reflection_step *r) {
+    const vf *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
+    vf *next = r->next;
+    vmask *update = &r->update, *go_on = &r->go_on;
+    vf spread = reflection_spread_of_k(st);
+    vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(spread, v_set1(FLAT_LIMIT)));
+    if (!m_any(near_reflection))
+        return;
+    vmask settled = m_and(near_reflection, near_reflection_settled(spread, curvature, torque, f, tol));
+    vf e[3], e2, stiff_q[4];
+    vmask stiff = m_and(m_and(near_reflection, m_not(settled)), stiff_newton_step(curvature, torque, f, tol, e, &e2));
+    if (m_any(stiff)) {
+        turn(st, e[0], e[1], e[2], e2, stiff_q);
+        for (int i = 0; i < 4; i++)
+            next[i] = v_select(stiff, stiff_q[i], next[i]);
+    }
+    *update = m_or(m_and(*update, m_not(settled)), stiff);
+    *go_on = m_or(m_and(*go_on, m_not(settled)), stiff);
 }
 
 /*
@@ -303,21 +338,15 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         }
     }
 
-    /* Newton's near-reflections: the step about the stiff axis until they are on their near-flat
-       set, then they stop without updating (near_reflection_settled, stiff_newton_step) */
-    vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(st->spread, v_set1(FLAT_LIMIT)));
-    if (method == JM_EXTRACT_NEWTON && m_any(near_reflection)) {
-        vmask settled = m_and(near_reflection, near_reflection_settled(st, curvature, torque, f, tol));
-        vf e[3], e2, stiff_q[4];
-        vmask stiff = m_and(m_and(near_reflection, m_not(settled)),
-                               stiff_newton_step(curvature, torque, f, tol, e, &e2));
-        if (m_any(stiff)) {
-            turn(st, e[0], e[1], e[2], e2, stiff_q);
-            for (int i = 0; i < 4; i++)
-                next[i] = v_select(stiff, stiff_q[i], next[i]);
-        }
-        update = m_or(m_and(update, m_not(settled)), stiff);
-        go_on = m_or(m_and(go_on, m_not(settled)), stiff);
+    /* Newton's near-reflections (rare: out of line) */
+    if (method == JM_EXTRACT_NEWTON && JM_UNLIKELY(st->near_reflections)) {
+        /* through a copy: the step's own values never have their address taken */
+        near_reflection_step r = {{curvature[0], curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]},
+                                     {torque[0], torque[1], torque[2]}, f, tol, {next[0], next[1], next[2], next[3]}, update, go_on};
+        near_reflection_update(st, &r);
+        for (int i = 0; i < 4; i++)
+            next[i] = r.next[i];
+        update = r.update, go_on = r.go_on;
     }
     st->active = m_and(st->active, go_on);
     st->x = v_select(update, next[0], st->x);
@@ -420,7 +449,7 @@ typedef struct {
     vd iterations;
     vdmask active;
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
-    vd spread;       /* reflection_spread of the scaled A (see near_reflection_settled) */
+    int near_reflections; /* some lane may be a near-reflection (near_reflection_update_f64) */
 } extract_state_f64;
 
 /* the same on float64 lanes (rank_two_f64, k_times_f64, ..., turn_by_f64) */
@@ -460,7 +489,8 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
     vd norm2 = davenport_k_f64(a, st);
-    st->spread = reflection_spread_f64(a);
+    st->near_reflections =
+        md_any(st->mirrored) && md_any(md_and(st->mirrored, vd_lt(reflection_spread_f64(a), vd_set1(2 * FLAT_LIMIT_F64))));
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {
@@ -533,6 +563,40 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     turn_by_f64(st, cos_r, ax, ay, az, turned);
 }
 
+/*
+ * near_reflection_update_f64: Newton's update of the near-reflection lanes (det A < 0 with
+ * reflection_spread of K below FLAT_LIMIT_F64; the block's near_reflections hint says whether to
+ * look): the step about the stiff axis alone (stiff_newton_step) until
+ * they lie on their near-flat set of best rotations, then they stop without updating
+ * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
+ * Out of line: the hot loop of every other matrix stays as it was.
+ */
+typedef struct {
+    vd curvature[6], torque[3], f, tol; /* the step's, in */
+    vd next[4];                         /* the candidate quaternion, in and out */
+    vdmask update, go_on;                   /* in and out */
+} near_reflection_step_f64;
+
+static JM_COLD void near_reflection_update_f64(const extract_state_f64 *st, near_reflection_step_f64 *r) {
+    const vd *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
+    vd *next = r->next;
+    vdmask *update = &r->update, *go_on = &r->go_on;
+    vd spread = reflection_spread_of_k_f64(st);
+    vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(spread, vd_set1(FLAT_LIMIT_F64)));
+    if (!md_any(near_reflection))
+        return;
+    vdmask settled = md_and(near_reflection, near_reflection_settled_f64(spread, curvature, torque, f, tol));
+    vd e[3], e2, stiff_q[4];
+    vdmask stiff = md_and(md_and(near_reflection, md_not(settled)), stiff_newton_step_f64(curvature, torque, f, tol, e, &e2));
+    if (md_any(stiff)) {
+        turn_f64(st, e[0], e[1], e[2], e2, stiff_q);
+        for (int i = 0; i < 4; i++)
+            next[i] = vd_select(stiff, stiff_q[i], next[i]);
+    }
+    *update = md_or(md_and(*update, md_not(settled)), stiff);
+    *go_on = md_or(md_and(*go_on, md_not(settled)), stiff);
+}
+
 /* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip
    Mueller's division when every active lane takes the Newton step (what it gives such lanes
    is never used). */
@@ -595,21 +659,15 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         }
     }
 
-    /* Newton's near-reflections: the step about the stiff axis until they are on their near-flat
-       set, then they stop without updating (near_reflection_settled, stiff_newton_step) */
-    vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(st->spread, vd_set1(FLAT_LIMIT_F64)));
-    if (method == JM_EXTRACT_NEWTON && md_any(near_reflection)) {
-        vdmask settled = md_and(near_reflection, near_reflection_settled_f64(st, curvature, torque, f, tol));
-        vd e[3], e2, stiff_q[4];
-        vdmask stiff = md_and(md_and(near_reflection, md_not(settled)),
-                               stiff_newton_step_f64(curvature, torque, f, tol, e, &e2));
-        if (md_any(stiff)) {
-            turn_f64(st, e[0], e[1], e[2], e2, stiff_q);
-            for (int i = 0; i < 4; i++)
-                next[i] = vd_select(stiff, stiff_q[i], next[i]);
-        }
-        update = md_or(md_and(update, md_not(settled)), stiff);
-        go_on = md_or(md_and(go_on, md_not(settled)), stiff);
+    /* Newton's near-reflections (rare: out of line) */
+    if (method == JM_EXTRACT_NEWTON && JM_UNLIKELY(st->near_reflections)) {
+        /* through a copy: the step's own values never have their address taken */
+        near_reflection_step_f64 r = {{curvature[0], curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]},
+                                     {torque[0], torque[1], torque[2]}, f, tol, {next[0], next[1], next[2], next[3]}, update, go_on};
+        near_reflection_update_f64(st, &r);
+        for (int i = 0; i < 4; i++)
+            next[i] = r.next[i];
+        update = r.update, go_on = r.go_on;
     }
     st->active = md_and(st->active, go_on);
     st->x = vd_select(update, next[0], st->x);

@@ -295,8 +295,16 @@ JM_INLINE T T_FN(reflection_spread)(const T a[9]) {
     return T_OP(sqrt)(T_OP(div)(deviation2, T_OP(max)(mean, T_OP(set1)(T_TINY))));
 }
 
+/* reflection_spread_of_k: reflection_spread of the scaled A, from K (2 A as in rank_two) */
+JM_INLINE T T_FN(reflection_spread_of_k)(const T_STATE *st) {
+    const T a[9] = {T_OP(add)(st->kxx, st->kww), T_OP(sub)(st->kxy, st->kzw), T_OP(add)(st->kxz, st->kyw),
+                    T_OP(add)(st->kxy, st->kzw), T_OP(add)(st->kyy, st->kww), T_OP(sub)(st->kyz, st->kxw),
+                    T_OP(sub)(st->kxz, st->kyw), T_OP(add)(st->kyz, st->kxw), T_OP(add)(st->kzz, st->kww)};
+    return T_OP(mul)(T_FN(reflection_spread)(a), T_OP(set1)(0.5));
+}
+
 /*
- * near_reflection_settled: the lanes where A is near a multiple of a reflection (st->spread,
+ * near_reflection_settled: the lanes where A is near a multiple of a reflection (spread, from
  * reflection_spread, below T_FLAT_LIMIT; the caller checks det A < 0) and R is already as good
  * as the bound needs, where the updates gain too little to ever stop by their step. With
  * sigma_i = s + d_i, f = s g(R) + (a term of size |d|): g <= 1 is maximal on a whole set F (a
@@ -311,12 +319,12 @@ JM_INLINE T T_FN(reflection_spread)(const T a[9]) {
  * / SETTLED_GAIN_SPREADS + (tol |N|_F)^2, i.e. what is left to gain is far below the bound
  * (docs/design/extraction.md#near-reflections).
  */
-JM_INLINE T_MASK T_FN(near_reflection_settled)(const T_STATE *st, const T c[6], const T torque[3], T f, T tol) {
+JM_INLINE T_MASK T_FN(near_reflection_settled)(T spread, const T c[6], const T torque[3], T f, T tol) {
     T c_off = T_OP(mul_add)(c[3], c[3], T_OP(mul_add)(c[4], c[4], T_OP(mul)(c[5], c[5])));
     T n2 = T_OP(mul_add)(c[0], c[0], T_OP(mul_add)(c[1], c[1], T_OP(mul_add)(c[2], c[2], T_OP(add)(c_off, c_off))));
     T norm = T_OP(sqrt)(n2);
     T tol_norm = T_OP(mul)(tol, norm);
-    T allowed = T_OP(mul_add)(T_OP(mul)(norm, st->spread), T_OP(set1)(1.0 / SETTLED_GAIN_SPREADS), T_OP(mul)(tol_norm, tol_norm));
+    T allowed = T_OP(mul_add)(T_OP(mul)(norm, spread), T_OP(set1)(1.0 / SETTLED_GAIN_SPREADS), T_OP(mul)(tol_norm, tol_norm));
     T tau2 = T_OP(mul_add)(torque[0], torque[0], T_OP(mul_add)(torque[1], torque[1], T_OP(mul)(torque[2], torque[2])));
     return T_MASK_OP(and)(T_OP(gt)(f, T_OP(set1)(0.0)), T_OP(ge)(allowed, tau2));
 }
