@@ -106,6 +106,7 @@ typedef struct {
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN
 #define T_MAX_FINITE 0x1.fffffep127f
 #define T_FLAT_LIMIT FLAT_LIMIT
+#define T_REFLECTION_HINT 0x1p-14f
 #include "extract_objective.h"
 
 #include "extract_update.h"
@@ -121,6 +122,7 @@ typedef struct {
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
 #undef T_FLAT_LIMIT
+#undef T_REFLECTION_HINT
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -143,9 +145,10 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     vf a[9];
     load_matrices(layout, a_rec, as, a);
     v_scale_pow2(a, 9);
-    vf norm2 = davenport_k(a, st);
-    /* a hint for the block (twice the limit: K's rounding), not a vector: no register in the loop */
-    st->near_reflections = m_any(st->mirrored) && m_any(m_and(st->mirrored, v_lt(reflection_spread(a), v_set1(2 * FLAT_LIMIT))));
+    vf det;
+    vf norm2 = davenport_k(a, st, &det);
+    /* a hint for the block, not a vector: no register in the loop */
+    st->near_reflections = m_any(m_and(st->mirrored, may_be_near_reflection(norm2, det)));
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -465,6 +468,7 @@ typedef struct {
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN_F64
 #define T_MAX_FINITE 0x1.fffffffffffffp1023
 #define T_FLAT_LIMIT FLAT_LIMIT_F64
+#define T_REFLECTION_HINT 0x1p-20
 #include "extract_objective.h"
 
 #include "extract_update.h"
@@ -480,6 +484,7 @@ typedef struct {
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
 #undef T_FLAT_LIMIT
+#undef T_REFLECTION_HINT
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
@@ -488,9 +493,9 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     (void)layout; /* LAYOUT_DOUBLE33 */
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
-    vd norm2 = davenport_k_f64(a, st);
-    st->near_reflections =
-        md_any(st->mirrored) && md_any(md_and(st->mirrored, vd_lt(reflection_spread_f64(a), vd_set1(2 * FLAT_LIMIT_F64))));
+    vd det;
+    vd norm2 = davenport_k_f64(a, st, &det);
+    st->near_reflections = md_any(md_and(st->mirrored, may_be_near_reflection_f64(norm2, det)));
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {

@@ -9,7 +9,8 @@
  *                     2^-100, float64 2^-200
  *   T_CURVATURE_MARGIN  extract.c's curvature margin in that type
  *   T_MAX_FINITE      the largest finite value of the type
- *   T_FLAT_LIMIT      near_reflection_settled's limit on N's two small eigenvalues
+ *   T_FLAT_LIMIT      near_reflection_update's limit on reflection_spread
+ *   T_REFLECTION_HINT may_be_near_reflection's limit on 1 - det^2 / m^3
  *
  * defined (and undefined after). Every name below is T_FN(...), so both expansions live in one unit.
  * Like extract_objective.h it uses only path-identical operations (simd/lane_helpers.h: mul_add,
@@ -19,12 +20,14 @@
 
 /*
  * davenport_k: Davenport's matrix K of A (a[] row-major, scaled) into st, whether det A < 0 into
- * st->mirrored; returns ||A||_F^2.
+ * st->mirrored, det A into *det; returns ||A||_F^2.
  */
-JM_INLINE T T_FN(davenport_k)(const T a[9], T_STATE *st) {
+JM_INLINE T T_FN(davenport_k)(const T a[9], T_STATE *st, T *det_out) {
     T det = T_OP(mul)(a[0], T_OP(neg_mul_add)(a[5], a[7], T_OP(mul)(a[4], a[8])));
     det = T_OP(neg_mul_add)(a[1], T_OP(neg_mul_add)(a[5], a[6], T_OP(mul)(a[3], a[8])), det);
-    st->mirrored = T_OP(lt)(T_OP(mul_add)(a[2], T_OP(neg_mul_add)(a[4], a[6], T_OP(mul)(a[3], a[7])), det), T_OP(set1)(0.0));
+    det = T_OP(mul_add)(a[2], T_OP(neg_mul_add)(a[4], a[6], T_OP(mul)(a[3], a[7])), det);
+    *det_out = det;
+    st->mirrored = T_OP(lt)(det, T_OP(set1)(0.0));
     T trace = T_OP(add)(T_OP(add)(a[0], a[4]), a[8]);
     st->kxx = T_OP(sub)(T_OP(sub)(a[0], a[4]), a[8]);
     st->kyy = T_OP(sub)(T_OP(sub)(a[4], a[0]), a[8]);
@@ -293,6 +296,19 @@ JM_INLINE T T_FN(reflection_spread)(const T a[9]) {
     T off = T_OP(mul_add)(g[3], g[3], T_OP(mul_add)(g[4], g[4], T_OP(mul)(g[5], g[5])));
     T deviation2 = T_OP(mul_add)(d0, d0, T_OP(mul_add)(d1, d1, T_OP(mul_add)(d2, d2, T_OP(add)(off, off))));
     return T_OP(sqrt)(T_OP(div)(deviation2, T_OP(max)(mean, T_OP(set1)(T_TINY))));
+}
+
+/*
+ * may_be_near_reflection: a superset of the lanes whose reflection_spread is below the limit, from
+ * ||A||_F^2 = norm2 and det A alone (a few operations: the start's hint): with m = norm2 / 3,
+ * m^3 >= det^2 (the means of the sigma_i^2), m^3 - det^2 ~ spread^2 m^2 / 2, below
+ * T_REFLECTION_HINT m^3 for spread up to twice the limit (m >= 1/3 in A's scale), above it
+ * far from a multiple of an orthogonal matrix; float32 rounding (~1e-6 m^3) stays below it.
+ */
+JM_INLINE T_MASK T_FN(may_be_near_reflection)(T norm2, T det) {
+    T m = T_OP(mul)(norm2, T_OP(set1)(1.0 / 3.0));
+    T m3 = T_OP(mul)(T_OP(mul)(m, m), m);
+    return T_OP(lt)(T_OP(neg_mul_add)(det, det, m3), T_OP(mul)(m3, T_OP(set1)(T_REFLECTION_HINT)));
 }
 
 /* reflection_spread_of_k: reflection_spread of the scaled A, from K (2 A as in rank_two) */
