@@ -77,7 +77,7 @@ typedef struct {
    margins: there Newton's steps about it were the torque's rounding over a tiny eigenvalue and
    wandered along the near-tie (docs/design/extraction.md#near-ties) */
 #define NEAR_REFLECTION_MARGINS 4.0
-/* near_reflection_settled's limit on reflection_spread (~2 |sigma - mean sigma|, in the scale of A
+/* near_reflection_update's limit on reflection_spread (~2 |sigma - mean sigma|, in the scale of A
    with its largest |element| in [1, 2)): above every float32 near-reflection whose updates walked
    along the near-flat set (docs/design/extraction.md#near-reflections) */
 #define FLAT_LIMIT 0x1p-10f
@@ -277,7 +277,9 @@ static JM_COLD void near_reflection_update(const extract_state *st, near_reflect
  * deflated Newton step about the other axes (deflated_newton_step), which stops like Newton's;
  * the others (rank <= 1, and what the deflated step refuses) Mueller's update with its stop.
  * So Newton never stops at a saddle either: its stops need N, or N with the near-tie's axis
- * lifted, positive definite. Newton's blocks skip Mueller's division when every active lane
+ * lifted, positive definite - but for near-reflections (det A < 0, reflection_spread below
+ * FLAT_LIMIT), which take the Newton step about the stiff axis alone and stop once on their
+ * near-flat set of best rotations, any of which meets their bound (near_reflection_update). Newton's blocks skip Mueller's division when every active lane
  * takes the Newton step (what it gives such lanes is never used).
  */
 JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
@@ -408,6 +410,8 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
  * the directions it leaves free from the start; A = 0 returns the start (a near-unit q0 bit for
  * bit) after 0 updates; a NaN/inf in A or q0 gives NaN for that matrix only (1 update); finite
  * input gives finite unit output (the power-of-two scaling of A and q0).
+ * Near-reflections (det A < 0, all singular values within ~3e-4 of the largest element) stop
+ * within 2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) of the maximum of trace(R^T A) instead.
  * Accuracy, float32, tol 2e-7 (measured on every path, tests/kernels/test_extract.py checks the bounds):
  * A = R S with S symmetric positive definite of condition <= 10: within 1.5e-6 rad of the SVD
  * polar rotation (bound 1e-5 for 99.9 %, 1e-4 for all); rotation matrices: 2.7e-7 rad (bound
@@ -731,7 +735,9 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
  * | |q| - 1 | < 2^-50).
  * Accuracy, float64, default tol 1e-12 (tests/kernels/test_extract.py checks it on every path):
  * "newton": A = R S with S symmetric positive definite of condition up to 1e3 (and rotations),
- * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation. "muller" stops
+ * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation; near-reflections
+ * (singular values within ~2e-5) within 2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) of the maximum
+ * of trace(R^T A) (near_reflection_update_f64). "muller" stops
  * on |omega| < tol, i.e. within about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad.
  */
 void JM_FN(jm_extract_matrices_f64)(const jm_extract_job *job) {
