@@ -148,7 +148,7 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     vf det;
     vf norm2 = davenport_k(a, st, &det);
     /* a hint for the block, not a vector: no register in the loop */
-    st->near_reflections = m_any(m_and(st->mirrored, may_be_near_reflection(norm2, det)));
+    st->near_reflections = m_any(st->mirrored) && m_any(m_and(st->mirrored, may_be_near_reflection(norm2, det)));
 
     if (q0_rec) {
         vf q[4], sq[4];
@@ -499,7 +499,7 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     vd_scale_pow2(a, 9);
     vd det;
     vd norm2 = davenport_k_f64(a, st, &det);
-    st->near_reflections = md_any(md_and(st->mirrored, may_be_near_reflection_f64(norm2, det)));
+    st->near_reflections = md_any(st->mirrored) && md_any(md_and(st->mirrored, may_be_near_reflection_f64(norm2, det)));
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {
