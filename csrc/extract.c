@@ -4,7 +4,13 @@
  *
  * Compiled once per ISA (see simd/common.h). Each lane iterates one matrix; EXTRACT_GROUPS groups of
  * JM_W matrices iterate in the same loop so that their independent dependency chains hide each
- * other's latency (one group alone leaves the FMA pipes idle most of the time).
+ * other's latency (one group alone leaves the arithmetic pipes idle most of the time).
+ *
+ * Every path computes the same bits: the kernels use only correctly rounded operations in one
+ * order - multiply-adds rounded twice (v_mul_add, v_neg_mul_add: never the fused v_fmadd), square
+ * roots and divisions (v_rsqrt_ieee, v_rcp_ieee: never the paths' reciprocal estimates), decisions
+ * on a lane's own values - so results and update counts do not depend on the path or the CPU
+ * (docs/design/extraction.md#counts-across-paths).
  */
 #include "jointmath.h"
 #include "simd/common.h"
@@ -54,6 +60,7 @@ typedef struct {
     vf iterations;
     vmask active;
     vmask mirrored; /* det A < 0 (see mueller_denominator) */
+    int near_reflections; /* some lane may be a near-reflection (near_reflection_update) */
 } extract_state;
 
 /* the curvature margin, in the units of A scaled to a largest |element| in [1, 2): Newton needs
@@ -70,11 +77,19 @@ typedef struct {
    margins: there Newton's steps about it were the torque's rounding over a tiny eigenvalue and
    wandered along the near-tie (docs/design/extraction.md#near-ties) */
 #define NEAR_REFLECTION_MARGINS 4.0
+/* near_reflection_update's limit on reflection_spread (~2 |sigma - mean sigma|, in the scale of A
+   with its largest |element| in [1, 2)): above every float32 near-reflection whose updates walked
+   along the near-flat set (docs/design/extraction.md#near-reflections) */
+#define FLAT_LIMIT 0x1p-10f
+/* near_reflection_settled's allowance: what is left to gain below spread / 256 of f (the bound
+   is ~spread), while the torque of the tilt on the near-flat set, ~2 spread, passes */
+#define SETTLED_GAIN_SPREADS 256.0
 /* Newton's lanes also need a finite step: where N's determinant is lost in rounding (det A < 0 near
    a tie, N's eigenvalues about (4, 6e-5, 6e-5) against a rounding of ~1e-6 in its cofactors) the
    leading minors may pass the margin test while det N rounds to ~0, and 2 adj(N) tau / det N came
-   out inf (scalar and sse, no fused multiply-add: NaN quaternions for 10 in 200,000 such float32
-   matrices). Such a lane takes the Ritz update or Mueller's instead. */
+   out inf (NaN quaternions for 10 in 200,000 such float32 matrices, on the paths without a fused
+   multiply-add, which every path now rounds like). Such a lane takes the Ritz update or Mueller's
+   instead. */
 
 /* the objective and its derivatives (extract_objective.h: rank_two, k_times, tangent_basis,
    extract_gradient, dot4, extract_curvature) and the update's pieces (extract_update.h:
@@ -87,20 +102,12 @@ typedef struct {
 #define T_STATE extract_state
 #define T_NEGATE(x) v_sub(v_set1(0.0f), (x))
 #define T_RANK_TWO 0x1p-40f
-#define T_RSQRT(x) v_rsqrt(x)
-#define T_TWICE_RECIPROCAL(x) v_mul(v_set1(2.0f), v_rcp(x))
 #define T_TINY 0x1p-100f
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN
 #define T_MAX_FINITE 0x1.fffffep127f
+#define T_FLAT_LIMIT FLAT_LIMIT
+#define T_REFLECTION_HINT 0x1p-14f
 #include "extract_objective.h"
-
-/* rescale_square on float32 lanes: m = P^2 / tr(P^2) from P^2's xx, yy, zz, xy, xz, yz, so that
-   its eigenvalues stay in [0, 1] */
-JM_INLINE void rescale_square(vf xx, vf yy, vf zz, vf xy, vf xz, vf yz, vf m[6]) {
-    vf scale = v_rcp(v_add(v_add(xx, yy), v_add(zz, v_set1(0x1p-100f)))); /* trace 1 after */
-    m[0] = v_mul(xx, scale), m[1] = v_mul(yy, scale), m[2] = v_mul(zz, scale);
-    m[3] = v_mul(xy, scale), m[4] = v_mul(xz, scale), m[5] = v_mul(yz, scale);
-}
 
 #include "extract_update.h"
 #undef T
@@ -111,11 +118,11 @@ JM_INLINE void rescale_square(vf xx, vf yy, vf zz, vf xy, vf xz, vf yz, vf m[6])
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
-#undef T_RSQRT
-#undef T_TWICE_RECIPROCAL
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
+#undef T_FLAT_LIMIT
+#undef T_REFLECTION_HINT
 
 /*
  * Start of JM_W matrices: scale A, build K, pick the starting quaternion.
@@ -138,18 +145,21 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
     vf a[9];
     load_matrices(layout, a_rec, as, a);
     v_scale_pow2(a, 9);
-    vf norm2 = davenport_k(a, st);
+    vf det;
+    vf norm2 = davenport_k(a, st, &det);
+    /* a hint for the block, not a vector: no register in the loop */
+    st->near_reflections = m_any(st->mirrored) && m_any(m_and(st->mirrored, may_be_near_reflection(norm2, det)));
 
     if (q0_rec) {
         vf q[4], sq[4];
         v_load_records(q0_rec, qs, 1, q);
-        vf q_norm2 = v_fmadd(q[0], q[0], v_fmadd(q[1], q[1], v_fmadd(q[2], q[2], v_mul(q[3], q[3]))));
+        vf q_norm2 = dot4(q, q);
         vmask keep = v_lt(v_abs(v_sub(q_norm2, v_set1(1.0f))), v_set1(0x1p-21f)); /* NaN: false */
         /* the others: scaled like A first, so that neither |q0|^2 overflows nor underflows */
         for (int i = 0; i < 4; i++)
             sq[i] = q[i];
         vf largest_q = v_scale_pow2(sq, 4);
-        vf inv = v_rsqrt(v_fmadd(sq[0], sq[0], v_fmadd(sq[1], sq[1], v_fmadd(sq[2], sq[2], v_mul(sq[3], sq[3])))));
+        vf inv = v_rsqrt_ieee(dot4(sq, sq));
         /* q0 = 0: largest component 0 (and q_norm2 < 1, so that a NaN v_max dropped still counts) */
         vmask is_zero = m_and(v_lt(q_norm2, v_set1(1.0f)), m_not(v_gt(largest_q, v_set1(0.0f))));
         st->x = v_select(keep, q[0], v_select(is_zero, v_set1(0.0f), v_mul(sq[0], inv)));
@@ -161,14 +171,16 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
            c > 0 starts exact. The scaled A above has norm^2 >= 1 unless A = 0, which starts
            from the identity (its largest-divisor quaternion would be a half turn about x). */
         vmask is_zero = v_lt(norm2, v_set1(1.0f));
-        vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt(v_max(norm2, v_set1(1.0f))));
+        vf to_unit = v_mul(v_set1(1.7320508f), v_rsqrt_ieee(v_max(norm2, v_set1(1.0f))));
         vf r[9];
         for (int i = 0; i < 9; i++)
             r[i] = v_mul(a[i], to_unit);
         r[0] = v_select(is_zero, v_set1(1.0f), r[0]);
         r[4] = v_select(is_zero, v_set1(1.0f), r[4]);
         r[8] = v_select(is_zero, v_set1(1.0f), r[8]);
-        rotation_to_quat(r, &st->x, &st->y, &st->z, &st->w);
+        vf q[4];
+        largest_divisor_quat(r, q);
+        st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
     }
     st->iterations = v_set1(0.0f);
     st->active = v_ge(st->iterations, st->iterations); /* every lane (0 >= 0) */
@@ -177,30 +189,69 @@ JM_INLINE void extract_start(int layout, const char *a_rec, ptrdiff_t as, const 
 /*
  * The quaternion of R turned by omega (space frame): (sin(theta/2) omega/theta, cos(theta/2)) * q,
  * theta = |omega|, from polynomials in (theta/2)^2 on theta <= pi - no square root, no division.
- * A larger step (only far from convergence) is first reduced by a multiple of 2 pi, which is the
- * same rotation (q may change sign); steps beyond 2^21 rad, which float32 cannot resolve, are
- * reduced as if they were 2^21 rad. cos and sin(r)/r on |r| <= pi/2: minimax polynomials of
- * degree 8 in r with constant term 1 (errors 5e-8 and 5e-9 before float32 rounding).
+ * Blocks holding a larger step (only far from convergence) first reduce it by a multiple of 2 pi,
+ * which is the same rotation (q may change sign); steps beyond 2^16 rad, which float32 resolves to
+ * no better than 0.01 rad, are reduced as if they were 2^16 rad. cos and sin(r)/r on
+ * |r| <= pi/2: minimax polynomials of degree 8 in r with constant term 1 (errors 5e-8 and 5e-9
+ * before float32 rounding). Whether a lane is reduced depends on its own h^2 only (an exact
+ * comparison), so a lane computes the same whatever its block-mates.
  */
 JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf turned[4]) {
-    /* half angle h = theta / 2 and the reduction h = k pi + r, |r| <= pi/2 */
+    /* half angle h = theta / 2 and, above pi / 2, the reduction h = k pi + r, |r| <= pi/2 */
     vf h2 = v_mul(theta2, v_set1(0.25f));
-    vf inv_h = v_rsqrt(v_max(h2, v_set1(0x1p-100f)));
-    vf h = v_min(v_mul(h2, inv_h), v_set1(0x1p20f));
-    /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits (k < 2^19 here) */
-    vf k = v_sub(v_fmadd(h, v_set1(0.318309886f), v_set1(0x1.8p23f)), v_set1(0x1.8p23f));
-    /* Cody-Waite: 3.140625 has 8 bits, so k * 3.140625 is exact for every k below 2^16 */
-    vf r = v_fnmadd(k, v_set1(9.67653589793e-4f), v_fnmadd(k, v_set1(3.140625f), h));
-    vmask unreduced = v_lt(k, v_set1(0.5f));
-    vf r2 = v_select(unreduced, h2, v_mul(r, r));
-    vf cos_r = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(2.31947051e-05f), r2, v_set1(-1.38559402e-03f)), r2,
-                                       v_set1(4.16639894e-02f)), r2, v_set1(-4.99999315e-01f)), r2, v_set1(1.0f));
-    vf sinc_r = v_fmadd(v_fmadd(v_fmadd(v_fmadd(v_set1(2.60896195e-06f), r2, v_set1(-1.98111258e-04f)), r2,
-                                        v_set1(8.33308790e-03f)), r2, v_set1(-1.66666612e-01f)), r2, v_set1(1.0f));
+    vf r2 = h2, ratio = v_set1(1.0f); /* ratio: r / h, 1 unreduced */
+    vmask reduce = v_gt(h2, v_set1(2.4674011f)); /* (pi / 2)^2 */
+    if (JM_UNLIKELY(m_any(reduce))) {
+        vf h = v_sqrt(h2), capped = v_min(h, v_set1(0x1p15f));
+        /* round to nearest: adding 1.5 * 2^23 leaves no fraction bits (k < 2^14 here) */
+        vf k = v_sub(v_mul_add(capped, v_set1(0.318309886f), v_set1(0x1.8p23f)), v_set1(0x1.8p23f));
+        /* Cody-Waite: 3.140625 has 8 bits, so k * 3.140625 is exact for every k below 2^16 */
+        vf r = v_neg_mul_add(k, v_set1(9.67653589793e-4f), v_neg_mul_add(k, v_set1(3.140625f), capped));
+        r2 = v_select(reduce, v_mul(r, r), h2);
+        ratio = v_select(reduce, v_div(r, h), ratio);
+    }
+    vf cos_r = v_mul_add(v_mul_add(v_mul_add(v_mul_add(v_set1(2.31947051e-05f), r2, v_set1(-1.38559402e-03f)), r2,
+                                             v_set1(4.16639894e-02f)), r2, v_set1(-4.99999315e-01f)), r2, v_set1(1.0f));
+    vf sinc_r = v_mul_add(v_mul_add(v_mul_add(v_mul_add(v_set1(2.60896195e-06f), r2, v_set1(-1.98111258e-04f)), r2,
+                                              v_set1(8.33308790e-03f)), r2, v_set1(-1.66666612e-01f)), r2, v_set1(1.0f));
     /* sin(h) / theta = sinc(h) / 2 unreduced; reduced, the rotation by 2r: sin(r) / theta */
-    vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), v_select(unreduced, v_set1(1.0f), v_mul(r, inv_h)));
+    vf scale = v_mul(v_mul(v_set1(0.5f), sinc_r), ratio);
     vf ax = v_mul(ox, scale), ay = v_mul(oy, scale), az = v_mul(oz, scale);
     turn_by(st, cos_r, ax, ay, az, turned);
+}
+
+/*
+ * near_reflection_update: Newton's update of the near-reflection lanes (det A < 0 with
+ * reflection_spread of K below FLAT_LIMIT; the block's near_reflections hint says whether to look):
+ * the step about the stiff axis alone (stiff_newton_step) until
+ * they lie on their near-flat set of best rotations, then they stop without updating
+ * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
+ * Out of line: the hot loop of every other matrix stays as it was.
+ */
+typedef struct {
+    vf curvature[6], torque[3], f, tol; /* the step's, in */
+    vf next[4];                         /* the candidate quaternion, in and out */
+    vmask update, go_on;                   /* in and out */
+} near_reflection_step;
+
+static JM_COLD void near_reflection_update(const extract_state *st, near_reflection_step *r) {
+    const vf *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
+    vf *next = r->next;
+    vmask *update = &r->update, *go_on = &r->go_on;
+    vf spread = reflection_spread_of_k(st);
+    vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(spread, v_set1(FLAT_LIMIT)));
+    if (!m_any(near_reflection))
+        return;
+    vmask settled = m_and(near_reflection, near_reflection_settled(spread, curvature, torque, f, tol));
+    vf e[3], e2, stiff_q[4];
+    vmask stiff = m_and(m_and(near_reflection, m_not(settled)), stiff_newton_step(curvature, torque, f, tol, e, &e2));
+    if (m_any(stiff)) {
+        turn(st, e[0], e[1], e[2], e2, stiff_q);
+        for (int i = 0; i < 4; i++)
+            next[i] = v_select(stiff, stiff_q[i], next[i]);
+    }
+    *update = m_or(m_and(*update, m_not(settled)), stiff);
+    *go_on = m_or(m_and(*go_on, m_not(settled)), stiff);
 }
 
 /*
@@ -226,40 +277,41 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
  * deflated Newton step about the other axes (deflated_newton_step), which stops like Newton's;
  * the others (rank <= 1, and what the deflated step refuses) Mueller's update with its stop.
  * So Newton never stops at a saddle either: its stops need N, or N with the near-tie's axis
- * lifted, positive definite.
+ * lifted, positive definite - but for near-reflections (det A < 0, reflection_spread below
+ * FLAT_LIMIT), which take the Newton step about the stiff axis alone and stop once on their
+ * near-flat set of best rotations, any of which meets their bound (near_reflection_update). Newton's blocks skip Mueller's division when every active lane
+ * takes the Newton step (what it gives such lanes is never used).
  */
 JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
     vf torque[3], f;
     extract_gradient(st, torque, &f);
-    vf curvature[6], denominator = v_abs(f);
-    const int any_mirrored = m_any(m_and(st->active, st->mirrored));
-    const int with_curvature = method == JM_EXTRACT_NEWTON || any_mirrored;
+    vf ox, oy, oz, theta2;
+    vf curvature[6];
+    vmask ritz_candidates, update, go_on;
+    const int with_curvature = method == JM_EXTRACT_NEWTON || m_any(m_and(st->active, st->mirrored));
     if (with_curvature)
         extract_curvature(st, f, curvature);
-    if (any_mirrored)
-        denominator = v_select(st->mirrored, mueller_denominator(f, curvature), denominator);
-    vf inv_denominator = v_rcp(v_add(denominator, v_set1(1e-9f)));
-    vf ox = v_mul(torque[0], inv_denominator), oy = v_mul(torque[1], inv_denominator);
-    vf oz = v_mul(torque[2], inv_denominator);
-    vf theta2 = v_fmadd(ox, ox, v_fmadd(oy, oy, v_mul(oz, oz)));
-    vf tol2 = v_mul(tol, tol);
-    vmask small = v_lt(theta2, tol2);
-    /* Mueller's lanes: |omega| < tol stops before updating; NaN updates once, then stops */
-    vmask update = m_and(st->active, m_not(small));
-    vmask go_on = v_ge(theta2, tol2);
-
-    vmask ritz_candidates;
-    if (method == JM_EXTRACT_NEWTON) {
+    if (method != JM_EXTRACT_NEWTON) {
+        vmask small = mueller_omega(st, torque, f, with_curvature ? curvature : NULL, tol, &ox, &oy, &oz, &theta2);
+        update = m_and(st->active, m_not(small)); /* |omega| < tol stops before updating */
+        go_on = v_ge(theta2, v_mul(tol, tol));    /* NaN updates once, then stops */
+        ritz_candidates = m_and(st->active, small);
+    } else {
         vf e[3], eps2, newton_tol;
         vmask newton = newton_step(curvature, torque, f, tol, e, &eps2, &newton_tol);
-        /* Newton's lanes update, then stop below their threshold */
-        update = m_or(update, m_and(st->active, newton));
-        go_on = m_or(m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol))), m_and(m_not(newton), go_on));
-        ox = v_select(newton, e[0], ox), oy = v_select(newton, e[1], oy), oz = v_select(newton, e[2], oz);
-        theta2 = v_select(newton, eps2, theta2);
+        /* Newton's lanes update, then stop below their threshold; the others are Mueller's */
+        update = m_and(st->active, newton);
+        go_on = m_and(newton, v_ge(eps2, v_mul(newton_tol, newton_tol)));
+        ox = e[0], oy = e[1], oz = e[2], theta2 = eps2;
         ritz_candidates = m_and(st->active, m_not(newton));
-    } else {
-        ritz_candidates = m_and(st->active, small);
+        if (m_any(ritz_candidates)) {
+            vf mx, my, mz, m_theta2;
+            vmask small = mueller_omega(st, torque, f, curvature, tol, &mx, &my, &mz, &m_theta2);
+            update = m_or(update, m_and(st->active, m_not(small)));
+            go_on = m_or(go_on, m_and(m_not(newton), v_ge(m_theta2, v_mul(tol, tol))));
+            ox = v_select(newton, e[0], mx), oy = v_select(newton, e[1], my), oz = v_select(newton, e[2], mz);
+            theta2 = v_select(newton, eps2, m_theta2);
+        }
     }
 
     vf next[4];
@@ -291,6 +343,16 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
         }
     }
 
+    /* Newton's near-reflections (rare: out of line) */
+    if (method == JM_EXTRACT_NEWTON && JM_UNLIKELY(st->near_reflections)) {
+        /* through a copy: the step's own values never have their address taken */
+        near_reflection_step r = {{curvature[0], curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]},
+                                     {torque[0], torque[1], torque[2]}, f, tol, {next[0], next[1], next[2], next[3]}, update, go_on};
+        near_reflection_update(st, &r);
+        for (int i = 0; i < 4; i++)
+            next[i] = r.next[i];
+        update = r.update, go_on = r.go_on;
+    }
     st->active = m_and(st->active, go_on);
     st->x = v_select(update, next[0], st->x);
     st->y = v_select(update, next[1], st->y);
@@ -302,9 +364,10 @@ JM_INLINE void extract_step(extract_state *st, vf tol, int method) {
 /* Output of JM_W matrices: q normalised where |q|^2 is off 1 by more than 2^-21 (a q0 returned
    unchanged keeps its bits), and the iteration counts when wanted. */
 JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, char *iterations, ptrdiff_t is) {
-    vf norm2 = v_fmadd(st->x, st->x, v_fmadd(st->y, st->y, v_fmadd(st->z, st->z, v_mul(st->w, st->w))));
+    const vf q_raw[4] = {st->x, st->y, st->z, st->w};
+    vf norm2 = dot4(q_raw, q_raw);
     vmask off = v_gt(v_abs(v_sub(norm2, v_set1(1.0f))), v_set1(0x1p-21f));
-    vf scale = v_select(off, v_rsqrt(norm2), v_set1(1.0f));
+    vf scale = v_select(off, v_rsqrt_ieee(norm2), v_set1(1.0f));
     const vf q[4] = {v_mul(st->x, scale), v_mul(st->y, scale), v_mul(st->z, scale), v_mul(st->w, scale)};
     v_store_records(out, os, 1, q);
     if (iterations) {
@@ -347,6 +410,8 @@ JM_INLINE void extract_finish(const extract_state *st, char *out, ptrdiff_t os, 
  * the directions it leaves free from the start; A = 0 returns the start (a near-unit q0 bit for
  * bit) after 0 updates; a NaN/inf in A or q0 gives NaN for that matrix only (1 update); finite
  * input gives finite unit output (the power-of-two scaling of A and q0).
+ * Near-reflections (det A < 0, all singular values within ~3e-4 of the largest element) stop
+ * within 2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) of the maximum of trace(R^T A) instead.
  * Accuracy, float32, tol 2e-7 (measured on every path, tests/kernels/test_extract.py checks the bounds):
  * A = R S with S symmetric positive definite of condition <= 10: within 1.5e-6 rad of the SVD
  * polar rotation (bound 1e-5 for 99.9 %, 1e-4 for all); rotation matrices: 2.7e-7 rad (bound
@@ -371,9 +436,8 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 /*
  * The same method on float64 lanes for double[3][3] records (jm_extract_matrices_f64): the
  * functions shared with float32 come from the same templates (extract_objective.h,
- * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by exact divisions and
- * square roots in place of the float32 estimates, float64 polynomials in turn_f64, and float64
- * thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
+ * extract_update.h, extract_driver.h); those below differ from their float32 counterparts by
+ * float64 polynomials in turn_f64, and float64 thresholds for a q0 kept bit for bit and for the final normalisation (| |q|^2 - 1 | < 2^-49, so
  * that | |q| - 1 | < 2^-50 = 8.9e-16). The thresholds of the method itself are float64's too: the
  * curvature margin 2^-40 of A's scale and rank >= 2 above 2^-80 (float32's would keep Newton from
  * ill-conditioned matrices: docs/design/extraction.md#float64-thresholds).
@@ -382,6 +446,9 @@ void JM_FN(jm_extract_matrices)(const jm_extract_job *job) {
 #define UNIT_MARGIN_F64 0x1p-49
 #define CURVATURE_MARGIN_F64 0x1p-40 /* CURVATURE_MARGIN, for float64 lanes */
 #define RANK_TWO_F64 0x1p-80         /* rank_two's threshold, for float64 lanes */
+/* FLAT_LIMIT for float64 lanes: above the near-reflections whose two small curvature eigenvalues
+   lowest_axis's 2^20th power cannot separate (their updates walked along the near-flat set) */
+#define FLAT_LIMIT_F64 0x1p-14
 
 typedef struct {
     vd kxx, kyy, kzz, kww, kxy, kxz, kyz, kxw, kyw, kzw;
@@ -389,9 +456,8 @@ typedef struct {
     vd iterations;
     vdmask active;
     vdmask mirrored; /* det A < 0 (see mueller_denominator) */
+    int near_reflections; /* some lane may be a near-reflection (near_reflection_update_f64) */
 } extract_state_f64;
-
-JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
 
 /* the same on float64 lanes (rank_two_f64, k_times_f64, ..., turn_by_f64) */
 #define T vd
@@ -402,19 +468,12 @@ JM_INLINE vd inv_sqrt_f64(vd a) { return vd_div(vd_set1(1.0), vd_sqrt(a)); }
 #define T_STATE extract_state_f64
 #define T_NEGATE(x) vd_negate(x)
 #define T_RANK_TWO RANK_TWO_F64
-#define T_RSQRT(x) inv_sqrt_f64(x)
-#define T_TWICE_RECIPROCAL(x) vd_div(vd_set1(2.0), (x))
 #define T_TINY 0x1p-200
 #define T_CURVATURE_MARGIN CURVATURE_MARGIN_F64
 #define T_MAX_FINITE 0x1.fffffffffffffp1023
+#define T_FLAT_LIMIT FLAT_LIMIT_F64
+#define T_REFLECTION_HINT 0x1p-20
 #include "extract_objective.h"
-
-/* rescale_square on float64 lanes: m = P^2 rescaled by a power of two (exact, no division) so that
-   its largest entry is in [1, 2): the same axis as float32's division by the trace */
-JM_INLINE void rescale_square_f64(vd xx, vd yy, vd zz, vd xy, vd xz, vd yz, vd m[6]) {
-    m[0] = xx, m[1] = yy, m[2] = zz, m[3] = xy, m[4] = xz, m[5] = yz;
-    vd_scale_pow2(m, 6);
-}
 
 #include "extract_update.h"
 #undef T
@@ -425,11 +484,11 @@ JM_INLINE void rescale_square_f64(vd xx, vd yy, vd zz, vd xy, vd xz, vd yz, vd m
 #undef T_STATE
 #undef T_NEGATE
 #undef T_RANK_TWO
-#undef T_RSQRT
-#undef T_TWICE_RECIPROCAL
 #undef T_TINY
 #undef T_CURVATURE_MARGIN
 #undef T_MAX_FINITE
+#undef T_FLAT_LIMIT
+#undef T_REFLECTION_HINT
 
 /* extract_start on float64 lanes (double[3][3] records; q0 double[4]) */
 JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, const char *q0_rec, ptrdiff_t qs,
@@ -438,7 +497,9 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
     (void)layout; /* LAYOUT_DOUBLE33 */
     vd_load_mat3(a_rec, as, a);
     vd_scale_pow2(a, 9);
-    vd norm2 = davenport_k_f64(a, st);
+    vd det;
+    vd norm2 = davenport_k_f64(a, st, &det);
+    st->near_reflections = md_any(st->mirrored) && md_any(md_and(st->mirrored, may_be_near_reflection_f64(norm2, det)));
 
     const vd zero = vd_set1(0.0), one = vd_set1(1.0);
     if (q0_rec) {
@@ -451,7 +512,7 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
             for (int i = 0; i < 4; i++)
                 sq[i] = q[i];
             vd largest_q = vd_scale_pow2(sq, 4);
-            vd inv = inv_sqrt_f64(dot4_f64(sq, sq));
+            vd inv = vd_rsqrt_ieee(dot4_f64(sq, sq));
             vdmask is_zero = md_and(vd_lt(q_norm2, one), md_not(vd_gt(largest_q, zero)));
             st->x = vd_select(keep, q[0], vd_select(is_zero, zero, vd_mul(sq[0], inv)));
             st->y = vd_select(keep, q[1], vd_select(is_zero, zero, vd_mul(sq[1], inv)));
@@ -460,14 +521,14 @@ JM_INLINE void extract_start_f64(int layout, const char *a_rec, ptrdiff_t as, co
         }
     } else {
         vdmask is_zero = vd_lt(norm2, one);
-        vd to_unit = vd_mul(vd_set1(1.7320508075688772), inv_sqrt_f64(vd_max(norm2, one)));
+        vd to_unit = vd_mul(vd_set1(1.7320508075688772), vd_rsqrt_ieee(vd_max(norm2, one)));
         vd r[9], q[4];
         for (int i = 0; i < 9; i++)
             r[i] = vd_mul(a[i], to_unit);
         r[0] = vd_select(is_zero, one, r[0]);
         r[4] = vd_select(is_zero, one, r[4]);
         r[8] = vd_select(is_zero, one, r[8]);
-        rotation_to_quat_f64(r, q);
+        largest_divisor_quat_f64(r, q);
         st->x = q[0], st->y = q[1], st->z = q[2], st->w = q[3];
     }
     st->iterations = zero;
@@ -496,33 +557,53 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     if (JM_UNLIKELY(md_any(reduce))) {
         vd h = vd_min(vd_sqrt(h2), vd_set1(0x1p22));
         vd k = vd_round(vd_mul(h, vd_set1(0.3183098861837907)));
-        vd r = vd_fnmadd(k, vd_set1(0x1.3198a2e037073p-68),
-                         vd_fnmadd(k, vd_set1(0x1.0b4611a6p-33), vd_fnmadd(k, vd_set1(0x1.921fb544p+1), h)));
+        vd r = vd_neg_mul_add(k, vd_set1(0x1.3198a2e037073p-68),
+                              vd_neg_mul_add(k, vd_set1(0x1.0b4611a6p-33), vd_neg_mul_add(k, vd_set1(0x1.921fb544p+1), h)));
         r2 = vd_select(reduce, vd_mul(r, r), h2);
         ratio = vd_select(reduce, vd_div(r, h), ratio);
     }
     vd cos_r = vd_set1(cos_terms[10]), sinc_r = vd_set1(sinc_terms[10]);
     for (int i = 9; i >= 0; i--) {
-        cos_r = vd_fmadd(cos_r, r2, vd_set1(cos_terms[i]));
-        sinc_r = vd_fmadd(sinc_r, r2, vd_set1(sinc_terms[i]));
+        cos_r = vd_mul_add(cos_r, r2, vd_set1(cos_terms[i]));
+        sinc_r = vd_mul_add(sinc_r, r2, vd_set1(sinc_terms[i]));
     }
     vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
     vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
     turn_by_f64(st, cos_r, ax, ay, az, turned);
 }
 
-/* Mueller's update omega = tau / (d + 1e-9) and its square, d = |f| or mueller_denominator_f64 in
-   the mirrored lanes (when curvature is given); small: |omega| < tol (false for NaN) */
-JM_INLINE vdmask mueller_omega_f64(const extract_state_f64 *st, const vd torque[3], vd f, const vd *curvature, vd tol,
-                                   vd *ox, vd *oy, vd *oz, vd *theta2) {
-    vd denominator = vd_abs(f);
-    if (curvature)
-        denominator = vd_select(st->mirrored, mueller_denominator_f64(f, curvature), denominator);
-    vd inv_denominator = vd_div(vd_set1(1.0), vd_add(denominator, vd_set1(1e-9)));
-    *ox = vd_mul(torque[0], inv_denominator), *oy = vd_mul(torque[1], inv_denominator);
-    *oz = vd_mul(torque[2], inv_denominator);
-    *theta2 = vd_fmadd(*ox, *ox, vd_fmadd(*oy, *oy, vd_mul(*oz, *oz)));
-    return vd_lt(*theta2, vd_mul(tol, tol));
+/*
+ * near_reflection_update_f64: Newton's update of the near-reflection lanes (det A < 0 with
+ * reflection_spread of K below FLAT_LIMIT_F64; the block's near_reflections hint says whether to
+ * look): the step about the stiff axis alone (stiff_newton_step) until
+ * they lie on their near-flat set of best rotations, then they stop without updating
+ * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
+ * Out of line: the hot loop of every other matrix stays as it was.
+ */
+typedef struct {
+    vd curvature[6], torque[3], f, tol; /* the step's, in */
+    vd next[4];                         /* the candidate quaternion, in and out */
+    vdmask update, go_on;                   /* in and out */
+} near_reflection_step_f64;
+
+static JM_COLD void near_reflection_update_f64(const extract_state_f64 *st, near_reflection_step_f64 *r) {
+    const vd *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
+    vd *next = r->next;
+    vdmask *update = &r->update, *go_on = &r->go_on;
+    vd spread = reflection_spread_of_k_f64(st);
+    vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(spread, vd_set1(FLAT_LIMIT_F64)));
+    if (!md_any(near_reflection))
+        return;
+    vdmask settled = md_and(near_reflection, near_reflection_settled_f64(spread, curvature, torque, f, tol));
+    vd e[3], e2, stiff_q[4];
+    vdmask stiff = md_and(md_and(near_reflection, md_not(settled)), stiff_newton_step_f64(curvature, torque, f, tol, e, &e2));
+    if (md_any(stiff)) {
+        turn_f64(st, e[0], e[1], e[2], e2, stiff_q);
+        for (int i = 0; i < 4; i++)
+            next[i] = vd_select(stiff, stiff_q[i], next[i]);
+    }
+    *update = md_or(md_and(*update, md_not(settled)), stiff);
+    *go_on = md_or(md_and(*go_on, md_not(settled)), stiff);
 }
 
 /* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip
@@ -587,6 +668,16 @@ JM_INLINE void extract_step_f64(extract_state_f64 *st, vd tol, int method) {
         }
     }
 
+    /* Newton's near-reflections (rare: out of line) */
+    if (method == JM_EXTRACT_NEWTON && JM_UNLIKELY(st->near_reflections)) {
+        /* through a copy: the step's own values never have their address taken */
+        near_reflection_step_f64 r = {{curvature[0], curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]},
+                                     {torque[0], torque[1], torque[2]}, f, tol, {next[0], next[1], next[2], next[3]}, update, go_on};
+        near_reflection_update_f64(st, &r);
+        for (int i = 0; i < 4; i++)
+            next[i] = r.next[i];
+        update = r.update, go_on = r.go_on;
+    }
     st->active = md_and(st->active, go_on);
     st->x = vd_select(update, next[0], st->x);
     st->y = vd_select(update, next[1], st->y);
@@ -602,7 +693,7 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
     vd norm2 = dot4_f64(q, q);
     vdmask off = md_not(vd_lt(vd_abs(vd_sub(norm2, vd_set1(1.0))), vd_set1(UNIT_MARGIN_F64)));
     if (md_any(off)) {
-        vd scale = vd_select(off, inv_sqrt_f64(norm2), vd_set1(1.0));
+        vd scale = vd_select(off, vd_rsqrt_ieee(norm2), vd_set1(1.0));
         for (int i = 0; i < 4; i++)
             q[i] = vd_mul(q[i], scale);
     }
@@ -644,7 +735,9 @@ JM_INLINE void extract_finish_f64(const extract_state_f64 *st, char *out, ptrdif
  * | |q| - 1 | < 2^-50).
  * Accuracy, float64, default tol 1e-12 (tests/kernels/test_extract.py checks it on every path):
  * "newton": A = R S with S symmetric positive definite of condition up to 1e3 (and rotations),
- * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation. "muller" stops
+ * within 1e-14 sigma1 / (sigma2 + sigma3) rad of the float64 SVD polar rotation; near-reflections
+ * (singular values within ~2e-5) within 2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) of the maximum
+ * of trace(R^T A) (near_reflection_update_f64). "muller" stops
  * on |omega| < tol, i.e. within about tol (sigma1 + sigma2 + sigma3) / (sigma2 + sigma3) rad.
  */
 void JM_FN(jm_extract_matrices_f64)(const jm_extract_job *job) {

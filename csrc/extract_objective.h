@@ -12,6 +12,8 @@
  *               a rank-one A's cofactors)
  *
  * and undefines them after. Every name below is T_FN(...), so both expansions live in one unit.
+ * Multiply-adds are T_OP(mul_add) and T_OP(neg_mul_add), rounded twice on every path (never the
+ * fused v_fmadd): the same bits on every path (docs/design/extraction.md#counts-across-paths).
  */
 
 /*
@@ -29,14 +31,14 @@ JM_INLINE T_MASK T_FN(rank_two)(const T_STATE *st) {
                     T_OP(sub)(st->kxz, st->kyw), T_OP(add)(st->kyz, st->kxw), T_OP(add)(st->kzz, st->kww)};
     T norm2 = T_OP(mul)(a[0], a[0]);
     for (int i = 1; i < 9; i++)
-        norm2 = T_OP(fmadd)(a[i], a[i], norm2);
+        norm2 = T_OP(mul_add)(a[i], a[i], norm2);
     T cofactors2 = T_OP(set1)(0.0);
     for (int i = 0; i < 3; i++) {
         const T *r = &a[3 * ((i + 1) % 3)], *s = &a[3 * ((i + 2) % 3)];
         for (int j = 0; j < 3; j++) {
             const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-            T minor = T_OP(fnmadd)(r[j2], s[j1], T_OP(mul)(r[j1], s[j2]));
-            cofactors2 = T_OP(fmadd)(minor, minor, cofactors2);
+            T minor = T_OP(neg_mul_add)(r[j2], s[j1], T_OP(mul)(r[j1], s[j2]));
+            cofactors2 = T_OP(mul_add)(minor, minor, cofactors2);
         }
     }
     return T_OP(gt)(cofactors2, T_OP(mul)(T_OP(set1)(T_RANK_TWO), T_OP(mul)(norm2, norm2)));
@@ -44,10 +46,10 @@ JM_INLINE T_MASK T_FN(rank_two)(const T_STATE *st) {
 
 /* k_times: p = K v for a 4-vector v of lanes. */
 JM_INLINE void T_FN(k_times)(const T_STATE *st, T vx, T vy, T vz, T vw, T p[4]) {
-    p[0] = T_OP(fmadd)(st->kxx, vx, T_OP(fmadd)(st->kxy, vy, T_OP(fmadd)(st->kxz, vz, T_OP(mul)(st->kxw, vw))));
-    p[1] = T_OP(fmadd)(st->kxy, vx, T_OP(fmadd)(st->kyy, vy, T_OP(fmadd)(st->kyz, vz, T_OP(mul)(st->kyw, vw))));
-    p[2] = T_OP(fmadd)(st->kxz, vx, T_OP(fmadd)(st->kyz, vy, T_OP(fmadd)(st->kzz, vz, T_OP(mul)(st->kzw, vw))));
-    p[3] = T_OP(fmadd)(st->kxw, vx, T_OP(fmadd)(st->kyw, vy, T_OP(fmadd)(st->kzw, vz, T_OP(mul)(st->kww, vw))));
+    p[0] = T_OP(mul_add)(st->kxx, vx, T_OP(mul_add)(st->kxy, vy, T_OP(mul_add)(st->kxz, vz, T_OP(mul)(st->kxw, vw))));
+    p[1] = T_OP(mul_add)(st->kxy, vx, T_OP(mul_add)(st->kyy, vy, T_OP(mul_add)(st->kyz, vz, T_OP(mul)(st->kyw, vw))));
+    p[2] = T_OP(mul_add)(st->kxz, vx, T_OP(mul_add)(st->kyz, vy, T_OP(mul_add)(st->kzz, vz, T_OP(mul)(st->kzw, vw))));
+    p[3] = T_OP(mul_add)(st->kxw, vx, T_OP(mul_add)(st->kyw, vy, T_OP(mul_add)(st->kzw, vz, T_OP(mul)(st->kww, vw))));
 }
 
 /*
@@ -78,14 +80,14 @@ JM_INLINE void T_FN(extract_gradient)(const T_STATE *st, T torque[3], T *f) {
     const T x = st->x, y = st->y, z = st->z, w = st->w;
     T p[4];
     T_FN(k_times)(st, x, y, z, w, p);
-    torque[0] = T_OP(fnmadd)(p[3], x, T_OP(fmadd)(w, p[0], T_OP(fnmadd)(z, p[1], T_OP(mul)(y, p[2]))));
-    torque[1] = T_OP(fnmadd)(p[3], y, T_OP(fmadd)(w, p[1], T_OP(fnmadd)(x, p[2], T_OP(mul)(z, p[0]))));
-    torque[2] = T_OP(fnmadd)(p[3], z, T_OP(fmadd)(w, p[2], T_OP(fnmadd)(y, p[0], T_OP(mul)(x, p[1]))));
-    *f = T_OP(fmadd)(x, p[0], T_OP(fmadd)(y, p[1], T_OP(fmadd)(z, p[2], T_OP(mul)(w, p[3]))));
+    torque[0] = T_OP(neg_mul_add)(p[3], x, T_OP(mul_add)(w, p[0], T_OP(neg_mul_add)(z, p[1], T_OP(mul)(y, p[2]))));
+    torque[1] = T_OP(neg_mul_add)(p[3], y, T_OP(mul_add)(w, p[1], T_OP(neg_mul_add)(x, p[2], T_OP(mul)(z, p[0]))));
+    torque[2] = T_OP(neg_mul_add)(p[3], z, T_OP(mul_add)(w, p[2], T_OP(neg_mul_add)(y, p[0], T_OP(mul)(x, p[1]))));
+    *f = T_OP(mul_add)(x, p[0], T_OP(mul_add)(y, p[1], T_OP(mul_add)(z, p[2], T_OP(mul)(w, p[3]))));
 }
 
 JM_INLINE T T_FN(dot4)(const T a[4], const T b[4]) {
-    return T_OP(fmadd)(a[0], b[0], T_OP(fmadd)(a[1], b[1], T_OP(fmadd)(a[2], b[2], T_OP(mul)(a[3], b[3]))));
+    return T_OP(mul_add)(a[0], b[0], T_OP(mul_add)(a[1], b[1], T_OP(mul_add)(a[2], b[2], T_OP(mul)(a[3], b[3]))));
 }
 
 JM_INLINE void T_FN(extract_curvature)(const T_STATE *st, T f, T curvature[6]) {

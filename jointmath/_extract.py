@@ -29,7 +29,9 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
 
     Neither returns a stationary point that is not the maximum: before a matrix stops, the
     second-order condition (H positive semidefinite) is checked, and a saddle is left by a
-    Ritz update (a half turn about the eigenvector of the largest eigenvalue).
+    Ritz update (a half turn about the eigenvector of the largest eigenvalue). The exception
+    is ``"newton"`` near a multiple of a reflection (see Limits), where a whole set of
+    rotations is within the bound of the maximum and any of them may be returned.
 
     Parameters
     ----------
@@ -91,20 +93,25 @@ def extract_rotation(a, q0=None, *, method="newton", max_iter=DEFAULT_MAX_ITER, 
 
     float32, default ``tol`` and ``max_iter``, cold start, every path: with ``"newton"`` every
     matrix of condition <= 1,000 is within max(1e-6, 1e-6 sigma1 / (sigma2 + sigma3)) rad of
-    the SVD polar rotation, in a median of 4 updates or fewer (at most 20; at most 40 where
-    det A < 0 and sigma1 - sigma3 is below 1e-4 of the largest element); rotation
+    the SVD polar rotation, in a median of 4 updates or fewer (at most 20, near-reflections
+    included); rotation
     matrices within 2.7e-7 rad; ``| |q| - 1 | <= 3.1e-7``. ``"muller"`` converges linearly (the
     error about the axis of sigma1 shrinks by sigma1 / (sigma1 + sigma2 + sigma3) per update).
     float64 runs the same methods in float64 kernels: ``"newton"`` within
     2e-15 sigma1 / (sigma2 + sigma3) rad of an extended-precision polar rotation, in at most
-    20 updates at condition <= 10,000.
+    20 updates at condition <= 10,000. Every ISA path (scalar, SSE, AVX2, AVX-512, NEON) computes
+    the same bits: the results and the update counts do not depend on the CPU.
 
     Limits: ``"newton"`` needs the curvature's eigenvalues above 2**-14 of A's scale (2**-40
     in float64); det A < 0 with sigma2 - sigma3 below about 3e-5 of the largest element (two
     rotations nearly tie) takes Newton steps about the other two axes only and returns a
-    proper rotation whose trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum
-    (2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) near a multiple of a reflection); rank <= 1 A takes Mueller's
-    updates. The kernels run without the
+    proper rotation whose trace(R^T A) is within 2 (sigma2 - sigma3) of the maximum; near a
+    multiple of a reflection (det A < 0, all three singular values within about 3e-4 of the
+    largest element in float32, 2e-5 in float64), where every rotation of a near-flat set is
+    within 2 (sigma1 - sigma3) of the maximum and the updates crawl along it, ``"newton"``
+    stops as soon as what is left to gain is far below that: trace(R^T A) within
+    2 (sigma1 - sigma3) + 2 (sigma2 - sigma3) of the maximum, not within the angle bounds
+    above. Rank <= 1 A takes Mueller's updates. The kernels run without the
     GIL when matrices * (max_iter + 1) >= 16,384.
 
     Examples

@@ -78,8 +78,10 @@
  *                 last).
  *
  * Helpers (this header): v_rsqrt v_rcp v_rsqrt_fine; jm_float_from_bits v_abs v_negate
- * v_scale_pow2 and their float64 twins jm_double_from_bits vd_abs vd_negate vd_scale_pow2 (one
- * template, simd/lane_helpers.h); jm_load_lanewise jm_store_lanewise v_load_quads_lanewise
+ * v_scale_pow2 v_pow2_inverse and the path-identical v_mul_add v_neg_mul_add v_rcp_ieee
+ * v_rsqrt_ieee (the same bits on every path), and their float64 twins jm_double_from_bits vd_abs
+ * vd_negate vd_scale_pow2 vd_pow2_inverse vd_mul_add vd_neg_mul_add vd_rcp_ieee vd_rsqrt_ieee (one template,
+ * simd/lane_helpers.h); jm_load_lanewise jm_store_lanewise v_load_quads_lanewise
  * v_store_quads_lanewise; v_load_quads v_store_quads v_load_quads_idx v_store_quads_idx
  * v_load_octs v_store_octs v_load_records v_store_records; vd_load_mat3 vd_store_mat3;
  * JM_FOR_BLOCKS JM_FOR_BLOCKS_D. Paths override these by name (JM_NATIVE_<NAME>):

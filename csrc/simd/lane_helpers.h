@@ -6,9 +6,10 @@
  *   JM_T_MIN_NORMAL     JM_T's smallest normal number (FLT_MIN, DBL_MIN)
  *   JM_T_VEC            the vector of JM_T (vf, vd), JM_T_OP(name) its op `name` (v_name, vd_name)
  *   JM_T_FROM_BITS      the name of the bit-pattern helper defined here
- * and undefines them at the end. Defines JM_T_FROM_BITS, JM_T_OP(abs), JM_T_OP(negate) and
- * JM_T_OP(scale_pow2): jm_float_from_bits v_abs v_negate v_scale_pow2, jm_double_from_bits
- * vd_abs vd_negate vd_scale_pow2.
+ * and undefines them at the end. Defines JM_T_FROM_BITS, JM_T_OP(abs), JM_T_OP(negate),
+ * JM_T_OP(scale_pow2), JM_T_OP(pow2_inverse) and the path-identical arithmetic JM_T_OP(mul_add), JM_T_OP(neg_mul_add),
+ * JM_T_OP(rcp_ieee), JM_T_OP(rsqrt_ieee): jm_float_from_bits v_abs v_negate v_scale_pow2 v_pow2_inverse v_mul_add
+ * v_neg_mul_add v_rcp_ieee v_rsqrt_ieee, and their float64 twins with the prefix vd_.
  */
 #ifndef JM_SIMD_COMMON_H
 #error "include simd/common.h, which includes this template"
@@ -54,6 +55,35 @@ JM_INLINE JM_T_VEC JM_T_OP(scale_pow2)(JM_T_VEC *v, int n) {
     for (int i = 0; i < n; i++)
         v[i] = JM_T_OP(mul)(JM_T_OP(mul)(v[i], lift), scale);
     return largest;
+}
+
+/* pow2_inverse: 2^-e for a in [2^e, 2^(e+1)), a positive and normal (exact: a's exponent bits
+   flipped, E -> E_max - E is 2^(1 - e), then halved; the same bits on every path) */
+JM_INLINE JM_T_VEC JM_T_OP(pow2_inverse)(JM_T_VEC a) {
+    const JM_T_VEC exponent_bits = JM_T_OP(set1)(JM_T_FROM_BITS(JM_T_EXPONENT_MASK));
+    return JM_T_OP(mul)(JM_T_OP(xor)(JM_T_OP(and)(a, exponent_bits), exponent_bits), JM_T_OP(set1)((JM_T)0.5));
+}
+
+/*
+ * Path-identical arithmetic: the same IEEE-754 operations, each correctly rounded, in the same
+ * order on every path, so that a kernel written with them (and the primitives add, sub, mul, div,
+ * sqrt, min, max, compares, selects) gives the same bits on scalar, SSE, AVX2, AVX-512 and NEON.
+ *   mul_add(a, b, c)      a*b + c, the product rounded before the sum (fmadd fuses on AVX2,
+ *                         AVX-512 and NEON, not on SSE or the scalar path; the build's
+ *                         -ffp-contract=off keeps the compiler from fusing these)
+ *   neg_mul_add(a, b, c)  c - a*b, likewise
+ *   rcp_ieee(a)           1 / a by a division (the paths' reciprocal estimates differ)
+ *   rsqrt_ieee(a)         1 / sqrt(a) by a square root and a division
+ */
+JM_INLINE JM_T_VEC JM_T_OP(mul_add)(JM_T_VEC a, JM_T_VEC b, JM_T_VEC c) {
+    return JM_T_OP(add)(JM_T_OP(mul)(a, b), c);
+}
+JM_INLINE JM_T_VEC JM_T_OP(neg_mul_add)(JM_T_VEC a, JM_T_VEC b, JM_T_VEC c) {
+    return JM_T_OP(sub)(c, JM_T_OP(mul)(a, b));
+}
+JM_INLINE JM_T_VEC JM_T_OP(rcp_ieee)(JM_T_VEC a) { return JM_T_OP(div)(JM_T_OP(set1)((JM_T)1.0), a); }
+JM_INLINE JM_T_VEC JM_T_OP(rsqrt_ieee)(JM_T_VEC a) {
+    return JM_T_OP(div)(JM_T_OP(set1)((JM_T)1.0), JM_T_OP(sqrt)(a));
 }
 
 #undef JM_T
