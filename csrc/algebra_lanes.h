@@ -678,13 +678,22 @@ JM_INLINE int T_FN(to_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) 
     return 0;
 }
 
+/* frame_of_columns: the row-major matrix whose columns are b1, b2 and b1 x b2 */
+JM_INLINE void T_FN(frame_of_columns)(const T b1[3], const T b2[3], T r[9]) {
+    for (int k = 0; k < 3; k++)
+        r[3 * k] = b1[k], r[3 * k + 1] = b2[k];
+    r[2] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));
+    r[5] = T_OP(fnmadd)(b1[0], b2[2], T_OP(mul)(b1[2], b2[0]));
+    r[8] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
+}
+
 /* sixd_to_quat of the lanes outside from_6d_lanes' short form: a1 scaled by a power of two where
    its block holds a column outside [T_RANGE_LO, T_RANGE_HI) (scale_if_needed), a2 and the part
    of a2 orthogonal to b1 always (scale_pow2; exact either way), R's quaternion by T_FROM_ROTATION
    (which scales its entries too); NaN where a2 is parallel to a1 within rounding. Kept out of
    line: its blocks are rare. */
 JM_COLD static void T_FN(sixd_scaled)(const T a[8], T out[4]) {
-    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], b3[3], r[9], q[8];
+    T b1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]}, b2[3], r[9], q[8];
     T_FN(scale_if_needed)(b1, 3); /* normalised next: only its squares' range matters */
     T_OP(scale_pow2)(a2, 3);
     T inv1 = T_RSQRT(T_FN(dot3)(b1, b1));
@@ -700,11 +709,7 @@ JM_COLD static void T_FN(sixd_scaled)(const T a[8], T out[4]) {
     inv2 = T_OP(select)(parallel, T_FN(nan_lanes)(), inv2);
     for (int k = 0; k < 3; k++)
         b2[k] = T_OP(mul)(b2[k], inv2);
-    b3[0] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));
-    b3[1] = T_OP(fnmadd)(b1[0], b2[2], T_OP(mul)(b1[2], b2[0]));
-    b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
-    for (int k = 0; k < 3; k++)
-        r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
+    T_FN(frame_of_columns)(b1, b2, r);
     T_FROM_ROTATION(r, q);
     for (int k = 0; k < 4; k++)
         out[k] = q[k];
@@ -727,7 +732,7 @@ JM_COLD static void T_FN(sixd_scaled)(const T a[8], T out[4]) {
 JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag) {
     (void)b, (void)flag;
     const T a1[3] = {a[0], a[1], a[2]}, a2[3] = {a[3], a[4], a[5]};
-    T b1[3], b2[3], b3[3], r[9], e[4];
+    T b1[3], b2[3], r[9], e[4];
     T n1 = T_FN(dot3)(a1, a1), n2 = T_FN(dot3)(a2, a2);
     T inv1 = T_RSQRT(n1);
     for (int k = 0; k < 3; k++)
@@ -744,11 +749,7 @@ JM_INLINE int T_FN(from_6d_lanes)(const T a[8], const T b[8], T out[8], int flag
     T inv2 = T_RSQRT(m2);
     for (int k = 0; k < 3; k++)
         b2[k] = T_OP(mul)(b2[k], inv2);
-    b3[0] = T_OP(fnmadd)(b1[2], b2[1], T_OP(mul)(b1[1], b2[2]));
-    b3[1] = T_OP(fnmadd)(b1[0], b2[2], T_OP(mul)(b1[2], b2[0]));
-    b3[2] = T_OP(fnmadd)(b1[1], b2[0], T_OP(mul)(b1[0], b2[1]));
-    for (int k = 0; k < 3; k++)
-        r[3 * k] = b1[k], r[3 * k + 1] = b2[k], r[3 * k + 2] = b3[k];
+    T_FN(frame_of_columns)(b1, b2, r);
     (void)T_FN(divisor_entries)(r, e);
     T inv_e = T_RSQRT(T_OP(fmadd)(e[0], e[0], T_OP(fmadd)(e[1], e[1], T_OP(fmadd)(e[2], e[2], T_OP(mul)(e[3], e[3])))));
     for (int k = 0; k < 4; k++)

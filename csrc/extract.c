@@ -221,40 +221,6 @@ JM_INLINE void turn(const extract_state *st, vf ox, vf oy, vf oz, vf theta2, vf 
 }
 
 /*
- * near_reflection_update: Newton's update of the near-reflection lanes (det A < 0 with
- * reflection_spread of K below FLAT_LIMIT; the block's near_reflections hint says whether to look):
- * the step about the stiff axis alone (stiff_newton_step) until
- * they lie on their near-flat set of best rotations, then they stop without updating
- * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
- * Out of line: the hot loop of every other matrix stays as it was.
- */
-typedef struct {
-    vf curvature[6], torque[3], f, tol; /* the step's, in */
-    vf next[4];                         /* the candidate quaternion, in and out */
-    vmask update, go_on;                   /* in and out */
-} near_reflection_step;
-
-static JM_COLD void near_reflection_update(const extract_state *st, near_reflection_step *r) {
-    const vf *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
-    vf *next = r->next;
-    vmask *update = &r->update, *go_on = &r->go_on;
-    vf spread = reflection_spread_of_k(st);
-    vmask near_reflection = m_and(m_and(st->active, st->mirrored), v_lt(spread, v_set1(FLAT_LIMIT)));
-    if (!m_any(near_reflection))
-        return;
-    vmask settled = m_and(near_reflection, near_reflection_settled(spread, curvature, torque, f, tol));
-    vf e[3], e2, stiff_q[4];
-    vmask stiff = m_and(m_and(near_reflection, m_not(settled)), stiff_newton_step(curvature, torque, f, tol, e, &e2));
-    if (m_any(stiff)) {
-        turn(st, e[0], e[1], e[2], e2, stiff_q);
-        for (int i = 0; i < 4; i++)
-            next[i] = v_select(stiff, stiff_q[i], next[i]);
-    }
-    *update = m_or(m_and(*update, m_not(settled)), stiff);
-    *go_on = m_or(m_and(*go_on, m_not(settled)), stiff);
-}
-
-/*
  * One update of JM_W matrices by `method` (a compile-time constant after inlining).
  *
  * Mueller (JM_EXTRACT_MULLER), the paper's update: R <- exp(omega) R,
@@ -570,40 +536,6 @@ JM_INLINE void turn_f64(const extract_state_f64 *st, vd ox, vd oy, vd oz, vd the
     vd scale = vd_mul(vd_mul(vd_set1(0.5), sinc_r), ratio);
     vd ax = vd_mul(ox, scale), ay = vd_mul(oy, scale), az = vd_mul(oz, scale);
     turn_by_f64(st, cos_r, ax, ay, az, turned);
-}
-
-/*
- * near_reflection_update_f64: Newton's update of the near-reflection lanes (det A < 0 with
- * reflection_spread of K below FLAT_LIMIT_F64; the block's near_reflections hint says whether to
- * look): the step about the stiff axis alone (stiff_newton_step) until
- * they lie on their near-flat set of best rotations, then they stop without updating
- * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
- * Out of line: the hot loop of every other matrix stays as it was.
- */
-typedef struct {
-    vd curvature[6], torque[3], f, tol; /* the step's, in */
-    vd next[4];                         /* the candidate quaternion, in and out */
-    vdmask update, go_on;                   /* in and out */
-} near_reflection_step_f64;
-
-static JM_COLD void near_reflection_update_f64(const extract_state_f64 *st, near_reflection_step_f64 *r) {
-    const vd *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
-    vd *next = r->next;
-    vdmask *update = &r->update, *go_on = &r->go_on;
-    vd spread = reflection_spread_of_k_f64(st);
-    vdmask near_reflection = md_and(md_and(st->active, st->mirrored), vd_lt(spread, vd_set1(FLAT_LIMIT_F64)));
-    if (!md_any(near_reflection))
-        return;
-    vdmask settled = md_and(near_reflection, near_reflection_settled_f64(spread, curvature, torque, f, tol));
-    vd e[3], e2, stiff_q[4];
-    vdmask stiff = md_and(md_and(near_reflection, md_not(settled)), stiff_newton_step_f64(curvature, torque, f, tol, e, &e2));
-    if (md_any(stiff)) {
-        turn_f64(st, e[0], e[1], e[2], e2, stiff_q);
-        for (int i = 0; i < 4; i++)
-            next[i] = vd_select(stiff, stiff_q[i], next[i]);
-    }
-    *update = md_or(md_and(*update, md_not(settled)), stiff);
-    *go_on = md_or(md_and(*go_on, md_not(settled)), stiff);
 }
 
 /* extract_step on float64 lanes: the same updates, stops and saddle check. Newton's blocks skip

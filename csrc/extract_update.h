@@ -368,3 +368,43 @@ JM_INLINE T_MASK T_FN(stiff_newton_step)(const T c[6], const T torque[3], T f, T
     T_FN(lift_axis)(lifted, across, axis, norm);
     return T_FN(newton_step)(lifted, across, f, tol, eps, eps2, &unused_tol);
 }
+
+/*
+ * near_reflection_update: Newton's update of the near-reflection lanes (det A < 0 with
+ * reflection_spread of K below T_FLAT_LIMIT; the block's near_reflections hint says whether to look):
+ * the step about the stiff axis alone (stiff_newton_step) until
+ * they lie on their near-flat set of best rotations, then they stop without updating
+ * (near_reflection_settled); lanes whose stiff step is refused keep the update chosen before.
+ * Out of line: the hot loop of every other matrix stays as it was. turn is extract.c's, one per
+ * lane type (their polynomials differ), defined after this header.
+ */
+JM_INLINE void T_FN(turn)(const T_STATE *st, T ox, T oy, T oz, T theta2, T turned[4]);
+
+typedef struct {
+    T curvature[6], torque[3], f, tol; /* the step's, in */
+    T next[4];                         /* the candidate quaternion, in and out */
+    T_MASK update, go_on;              /* in and out */
+} T_FN(near_reflection_step);
+
+static JM_COLD void T_FN(near_reflection_update)(const T_STATE *st, T_FN(near_reflection_step) *r) {
+    const T *curvature = r->curvature, *torque = r->torque, f = r->f, tol = r->tol;
+    T *next = r->next;
+    T_MASK *update = &r->update, *go_on = &r->go_on;
+    T spread = T_FN(reflection_spread_of_k)(st);
+    T_MASK near_reflection = T_MASK_OP(and)(T_MASK_OP(and)(st->active, st->mirrored),
+                                            T_OP(lt)(spread, T_OP(set1)(T_FLAT_LIMIT)));
+    if (!T_MASK_OP(any)(near_reflection))
+        return;
+    T_MASK settled =
+        T_MASK_OP(and)(near_reflection, T_FN(near_reflection_settled)(spread, curvature, torque, f, tol));
+    T e[3], e2, stiff_q[4];
+    T_MASK stiff = T_MASK_OP(and)(T_MASK_OP(and)(near_reflection, T_MASK_OP(not)(settled)),
+                                  T_FN(stiff_newton_step)(curvature, torque, f, tol, e, &e2));
+    if (T_MASK_OP(any)(stiff)) {
+        T_FN(turn)(st, e[0], e[1], e[2], e2, stiff_q);
+        for (int i = 0; i < 4; i++)
+            next[i] = T_OP(select)(stiff, stiff_q[i], next[i]);
+    }
+    *update = T_MASK_OP(or)(T_MASK_OP(and)(*update, T_MASK_OP(not)(settled)), stiff);
+    *go_on = T_MASK_OP(or)(T_MASK_OP(and)(*go_on, T_MASK_OP(not)(settled)), stiff);
+}
