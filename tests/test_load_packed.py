@@ -349,7 +349,8 @@ def _member_edits(fields, rng):
                        array.dtype.newbyteorder(">")]
         target = targets[int(rng.integers(0, len(targets)))]
         try:
-            return {name: array.astype(target)}
+            with np.errstate(invalid="ignore"):  # the mutant may hold values the target cannot
+                return {name: array.astype(target)}
         except (TypeError, ValueError):  # a string that is not a number
             return {name: np.zeros(array.shape, target)}
 
