@@ -442,7 +442,7 @@ static inline void quarter_angle(uint64_t word, double *x, double *swap, double 
    work, independent across quaternions), then the chunk's quaternions a vector of lanes at a time. */
 #define RANDOM_CHUNK 64
 
-/* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes). */
+/* The inputs of up to RANDOM_CHUNK quaternions (see random_quat_lanes in fit_template.h). */
 typedef struct {
     double u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
         cos_sign[RANDOM_CHUNK]; /* the first angle's: the second's cosine gives |w| */
@@ -460,28 +460,6 @@ static void random_chunk_fill(uint64_t key, uint64_t first, size_t m, random_chu
         for (int a = 0; a < 2; a++)
             quarter_angle(stream_mix(counter + (uint64_t)(a + 1) * STREAM_GAMMA), &chunk->x[a][l], &chunk->swap[a][l],
                           &chunk->sin_sign[a][l], a == 0 ? &chunk->cos_sign[l] : NULL);
-    }
-}
-
-/*
- * Shoemake's method (1992) for quaternions i .. i + JM_WD - 1 of a chunk: u in (0, 1) (an odd
- * multiple of 2^-53: 1 - u exact) and two angles t1, t2 uniform on the circle give
- * q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) |cos t2|): uniform on the
- * half of the 3-sphere with w >= 0, since reflecting w keeps the sphere's measure (q and -q are one
- * rotation: uniform on SO(3) still; w is never 0). One AND where negating q when w < 0 took five
- * operations. Rejection-free, so every lane does the same work. The x, y, z, w lanes to c[0..3].
- */
-static inline void random_quat_lanes(const random_chunk *chunk, size_t i, vd c[4]) {
-    const vd uv = vd_loadu(&chunk->u[i]), zero = vd_set1(0.0);
-    const vd radius[2] = {vd_sqrt(vd_sub(vd_set1(1.0), uv)), vd_sqrt(uv)};
-    for (int a = 0; a < 2; a++) {
-        vd s, cosine_x;
-        sincos_quarter(vd_loadu(&chunk->x[a][i]), &s, &cosine_x);
-        const vdmask swapped = vd_gt(vd_loadu(&chunk->swap[a][i]), zero);
-        const vd sine = vd_xor(vd_select(swapped, cosine_x, s), vd_loadu(&chunk->sin_sign[a][i]));
-        const vd cosine = vd_select(swapped, s, cosine_x);
-        c[2 * a] = vd_mul(radius[a], sine);
-        c[2 * a + 1] = vd_mul(radius[a], a == 0 ? vd_xor(cosine, vd_loadu(&chunk->cos_sign[i])) : vd_abs(cosine));
     }
 }
 
@@ -514,8 +492,9 @@ static inline void quarter_angle_float(uint32_t bits, float *x, float *swap, flo
         *cos_sign = jm_float_from_bits((bits ^ (bits << 1)) & top);
 }
 
-/* The inputs of up to RANDOM_CHUNK float quaternions (see random_quat_lanes_float), one array per
-   quantity, entry s for the quaternion at offset[s] of the chunk (random_lane_offsets). */
+/* The inputs of up to RANDOM_CHUNK float quaternions (see random_quat_lanes in fit_template.h),
+   one array per quantity, entry s for the quaternion at offset[s] of the chunk
+   (random_lane_offsets). */
 typedef struct {
     float u[RANDOM_CHUNK], x[2][RANDOM_CHUNK], swap[2][RANDOM_CHUNK], sin_sign[2][RANDOM_CHUNK],
         cos_sign[RANDOM_CHUNK];
@@ -552,22 +531,6 @@ static void random_chunk_fill_float(uint64_t key, uint64_t first, size_t m, rand
         quarter_angle_float((uint32_t)w0, &chunk->x[0][l], &chunk->swap[0][l], &chunk->sin_sign[0][l],
                             &chunk->cos_sign[l]);
         quarter_angle_float((uint32_t)(w1 >> 32), &chunk->x[1][l], &chunk->swap[1][l], &chunk->sin_sign[1][l], NULL);
-    }
-}
-
-/* random_quat_lanes in float for entries i .. i + JM_W - 1 of a chunk (lanes in v_store_quads'
-   arrangement, see random_lane_offsets). */
-static inline void random_quat_lanes_float(const random_chunk_float *chunk, size_t i, vf c[4]) {
-    const vf uv = v_loadu(&chunk->u[i]), zero = v_set1(0.0f);
-    const vf radius[2] = {v_sqrt(v_sub(v_set1(1.0f), uv)), v_sqrt(uv)};
-    for (int a = 0; a < 2; a++) {
-        vf s, cosine_x;
-        sincos_quarter_float(v_loadu(&chunk->x[a][i]), &s, &cosine_x);
-        const vmask swapped = v_gt(v_loadu(&chunk->swap[a][i]), zero);
-        const vf sine = v_xor(v_select(swapped, cosine_x, s), v_loadu(&chunk->sin_sign[a][i]));
-        const vf cosine = v_select(swapped, s, cosine_x);
-        c[2 * a] = v_mul(radius[a], sine);
-        c[2 * a + 1] = v_mul(radius[a], a == 0 ? v_xor(cosine, v_loadu(&chunk->cos_sign[i])) : v_abs(cosine));
     }
 }
 

@@ -567,7 +567,9 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
 #define random_chunk_type random_chunk_float
 #define random_chunk_start random_lane_offsets
 #define random_fill random_chunk_fill_float
-#define random_lanes random_quat_lanes_float
+#define random_mask vmask
+#define random_op(op) v_##op
+#define random_sincos sincos_quarter_float
 #define random_store_quads v_store_quads
 #else
 #define RANDOM_LANES JM_WD
@@ -575,17 +577,46 @@ void JM_FN(T_FN(jm_align_vectors))(jm_align_job *job) {
 #define random_chunk_type random_chunk
 #define random_chunk_start(chunk) ((void)(chunk))
 #define random_fill random_chunk_fill
-#define random_lanes random_quat_lanes
+#define random_mask vdmask
+#define random_op(op) vd_##op
+#define random_sincos sincos_quarter
 #define random_store_quads vd_store_quads
 #endif
+
+/*
+ * Shoemake's method (1992) for quaternions i .. i + RANDOM_LANES - 1 of a chunk: u in (0, 1) (an
+ * odd multiple of 2^-53 in double, 2^-24 in float: 1 - u exact) and two angles t1, t2 uniform on
+ * the circle give q = (sqrt(1 - u) sin t1, sqrt(1 - u) cos t1, sqrt(u) sin t2, sqrt(u) |cos t2|):
+ * uniform on the half of the 3-sphere with w >= 0, since reflecting w keeps the sphere's measure
+ * (q and -q are one rotation: uniform on SO(3) still; w is never 0). One AND where negating q when
+ * w < 0 took five operations. Rejection-free, so every lane does the same work. The x, y, z, w
+ * lanes to c[0..3] (float lanes in v_store_quads' arrangement, see random_lane_offsets).
+ */
+static inline void T_FN(random_quat_lanes)(const random_chunk_type *chunk, size_t i, random_vec c[4]) {
+    const random_vec uv = random_op(loadu)(&chunk->u[i]), zero = random_op(set1)((T_SCALAR)0);
+    const random_vec radius[2] = {random_op(sqrt)(random_op(sub)(random_op(set1)((T_SCALAR)1), uv)),
+                                  random_op(sqrt)(uv)};
+    for (int a = 0; a < 2; a++) {
+        random_vec s, cosine_x;
+        random_sincos(random_op(loadu)(&chunk->x[a][i]), &s, &cosine_x);
+        const random_mask swapped = random_op(gt)(random_op(loadu)(&chunk->swap[a][i]), zero);
+        const random_vec sine =
+            random_op(xor)(random_op(select)(swapped, cosine_x, s), random_op(loadu)(&chunk->sin_sign[a][i]));
+        const random_vec cosine = random_op(select)(swapped, s, cosine_x);
+        c[2 * a] = random_op(mul)(radius[a], sine);
+        c[2 * a + 1] = random_op(mul)(radius[a], a == 0 ? random_op(xor)(cosine, random_op(loadu)(&chunk->cos_sign[i]))
+                                                        : random_op(abs)(cosine));
+    }
+}
 
 /*
  * random_quats: n unit quaternions uniformly distributed on the 3-sphere (so their rotations
  * uniformly on SO(3)), by Shoemake's method on stream_word's counter-based stream keyed by `key`
  * (one word of the caller's stream): float64 in double lanes from three words per quaternion
- * (random_quat_lanes), float32 in float lanes from two (random_quat_lanes_float: float32 needs 24
- * bits per uniform, and float lanes are twice as many). The same key gives the same bits on
- * every path (the same IEEE operations, no FMA, in every lane and for the last records).
+ * (random_chunk_fill), float32 in float lanes from two (random_chunk_fill_float: float32 needs 24
+ * bits per uniform, and float lanes are twice as many); both through random_quat_lanes. The same
+ * key gives the same bits on every path (the same IEEE operations, no FMA, in every lane and for
+ * the last records).
  */
 void JM_FN(T_FN(jm_random_quats))(uint64_t key, char *out, size_t n) {
     random_chunk_type chunk;
@@ -595,7 +626,7 @@ void JM_FN(T_FN(jm_random_quats))(uint64_t key, char *out, size_t n) {
         random_fill(key, start, m, &chunk);
         for (size_t i = 0; i < m; i += RANDOM_LANES) {
             random_vec c[4];
-            random_lanes(&chunk, i, c);
+            T_FN(random_quat_lanes)(&chunk, i, c);
             char *record = out + (start + i) * sizeof(T_SCALAR[4]);
             if (i + RANDOM_LANES <= m) {
                 random_store_quads(record, sizeof(T_SCALAR[4]), c[0], c[1], c[2], c[3]);
@@ -613,5 +644,7 @@ void JM_FN(T_FN(jm_random_quats))(uint64_t key, char *out, size_t n) {
 #undef random_chunk_type
 #undef random_chunk_start
 #undef random_fill
-#undef random_lanes
+#undef random_mask
+#undef random_op
+#undef random_sincos
 #undef random_store_quads
