@@ -42,6 +42,18 @@ static int result_core(int out_floats, npy_intp *core) {
     }
 }
 
+/* The operands' walks over the broadcast batch `shape`; record_bytes[i]: operand i's record. */
+static int walk_operands(const algebra_spec *spec, PyArrayObject *const *ops, int n_operands, int type,
+                         npy_intp esize, int batch_ndim, const npy_intp *shape, npy_intp record_bytes[2],
+                         jm_walk walks[2]) {
+    for (int i = 0; i < n_operands; i++) {
+        record_bytes[i] = spec->floats[i] * esize;
+        if (jm_walk_operand(ops[i], type, 1, record_bytes[i], batch_ndim, shape, JM_WALK_REPEAT, &walks[i]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /*
  * The body of every function of the family: slots = the operands, then the flag (when spec->flag),
  * then out. Returns the result array (a new reference), `out` itself when given. Results of two
@@ -102,11 +114,8 @@ static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, 
             if (jm_float_out(halves[k], type, batch_ndim + 1, half_shape, &checked[k]) < 0)
                 goto done;
         npy_intp record_bytes[2];
-        for (int i = 0; i < n_operands; i++) {
-            record_bytes[i] = spec->floats[i] * esize;
-            if (jm_walk_operand(ops[i], type, 1, record_bytes[i], batch_ndim, shape, JM_WALK_REPEAT, &walks[i]) < 0)
-                goto done;
-        }
+        if (walk_operands(spec, ops, n_operands, type, esize, batch_ndim, shape, record_bytes, walks) < 0)
+            goto done;
         jm_walk parts[2] = {{NULL, NULL, 0}, {NULL, NULL, 0}};
         PyObject *results[2] = {NULL, NULL};
         int ok = 1;
@@ -132,11 +141,8 @@ static PyObject *algebra_call(const algebra_spec *spec, PyObject *const *slots, 
     if (jm_float_out(out_obj, type, ndim, shape, &out) < 0)
         goto done;
     npy_intp record_bytes[2];
-    for (int i = 0; i < n_operands; i++) {
-        record_bytes[i] = spec->floats[i] * esize;
-        if (jm_walk_operand(ops[i], type, 1, record_bytes[i], batch_ndim, shape, JM_WALK_REPEAT, &walks[i]) < 0)
-            goto done;
-    }
+    if (walk_operands(spec, ops, n_operands, type, esize, batch_ndim, shape, record_bytes, walks) < 0)
+        goto done;
     if (jm_walk_output(out, type, ndim, shape, batch_ndim, spec->out_floats * esize, 0, walks, record_bytes,
                        n_operands, &dst) < 0)
         goto done;
